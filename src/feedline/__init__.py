@@ -1,0 +1,42 @@
+"""feedline: data loading and preprocessing pipelines for deep learning.
+
+The API follows NVIDIA DALI's (``pipeline_def``, ``Pipeline``, ``fn``, ``types``) and runs on any
+machine. Importing feedline is light: plugins (operators, readers, codecs, iterators) load on first
+use of ``fn`` or ``Pipeline.build()``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from feedline.core import types
+from feedline.core.errors import OperatorError, PipelineError, PluginError
+from feedline.core.pipeline import Pipeline
+from feedline.core.pipeline_def import pipeline_def
+from feedline.core.tensor import TensorCPU, TensorListCPU
+
+__version__ = "0.1.0"
+__all__ = [
+    "OperatorError",
+    "Pipeline",
+    "PipelineError",
+    "PluginError",
+    "TensorCPU",
+    "TensorListCPU",
+    "__version__",
+    "fn",
+    "math",
+    "pipeline_def",
+    "types",
+]
+
+_LAZY = {"fn": "feedline.fn", "math": "feedline.math"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        module = importlib.import_module(_LAZY[name])
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module 'feedline' has no attribute {name!r}")

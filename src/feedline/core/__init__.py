@@ -1,0 +1,1 @@
+"""feedline core: schema, registry, graph, pipeline, executor, tensors and types."""

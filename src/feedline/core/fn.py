@@ -1,0 +1,87 @@
+"""The ``fn`` namespace: one function per registered operator, built lazily from the registry.
+
+``fn.readers.file`` resolves the dotted operator name ``"readers.file"``. Plugins load on the first
+attribute access (not at import); ``dir(fn)`` lists what is registered. Each function carries the
+docstring and signature generated from its schema.
+"""
+
+from __future__ import annotations
+
+import types as _pytypes
+from typing import Any
+
+from feedline.core.schema import OpSchema
+
+__all__ = ["FnNamespace", "make_function"]
+
+
+def make_function(schema: OpSchema) -> Any:
+    """The user-facing function of an operator (validates and adds a graph node when called)."""
+    op_name = schema.name
+
+    def operator_function(*inputs: Any, **kwargs: Any) -> Any:
+        from feedline.core.graph import make_operator_call
+
+        return make_operator_call(op_name, inputs, kwargs)
+
+    short = op_name.rsplit(".", 1)[-1]
+    operator_function.__name__ = short
+    operator_function.__qualname__ = op_name
+    operator_function.__module__ = "feedline.fn"
+    operator_function.__doc__ = schema.docstring()
+    operator_function.__signature__ = schema.signature()  # type: ignore[attr-defined]
+    return operator_function
+
+
+class FnNamespace(_pytypes.ModuleType):
+    """A (sub-)namespace of ``fn``; attributes resolve against the active registry."""
+
+    def __init__(self, prefix: str = "") -> None:
+        super().__init__(f"feedline.fn{'.' + prefix if prefix else ''}")
+        self._prefix = prefix
+        self.__doc__ = __doc__ if not prefix else f"Operators under ``fn.{prefix}``."
+
+    def _names(self) -> tuple[dict[str, OpSchema], set[str]]:
+        from feedline.core.plugins import get_registry
+
+        prefix = f"{self._prefix}." if self._prefix else ""
+        ops: dict[str, OpSchema] = {}
+        subspaces: set[str] = set()
+        for name, entry in get_registry().operators.items():
+            if not name.startswith(prefix):
+                continue
+            rest = name[len(prefix):]
+            head, dot, _ = rest.partition(".")
+            if dot:
+                if not entry.schema.hidden:
+                    subspaces.add(head)
+            else:
+                ops[head] = entry.schema
+        return ops, subspaces
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        ops, subspaces = self._names()
+        if attr in ops:
+            return make_function(ops[attr])
+        full = f"{self._prefix}.{attr}" if self._prefix else attr
+        if attr in subspaces or any(
+            name.startswith(full + ".") for name in _all_operator_names()
+        ):
+            return FnNamespace(full)
+        from feedline.core.graph import _resolve_schema
+
+        _resolve_schema(full)
+        raise AttributeError(full)
+
+    def __dir__(self) -> list[str]:
+        ops, subspaces = self._names()
+        visible = {name for name, schema in ops.items() if not schema.hidden}
+        return sorted(visible | subspaces)
+
+
+def _all_operator_names() -> list[str]:
+    from feedline.core.plugins import get_registry
+
+    return list(get_registry().operators)

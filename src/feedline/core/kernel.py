@@ -1,0 +1,148 @@
+"""The kernel contract: how an operator's implementation runs on batches.
+
+A kernel is created once per graph node with the node's resolved arguments (a
+:class:`KernelContext`) and runs once per iteration. :class:`Kernel` works on whole batches;
+:class:`SampleKernel` only implements one sample and lets the executor map it over the batch on the
+pipeline's thread pool (fusing chains of per-sample operators into one task per sample).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+
+import numpy as np
+
+from feedline.core.tensor import TensorListCPU
+
+if TYPE_CHECKING:
+    from feedline.core.schema import OpSchema
+
+__all__ = ["Batch", "Kernel", "KernelContext", "SampleContext", "SampleKernel", "sample_rng"]
+
+T = TypeVar("T")
+
+
+def sample_rng(seed: int, iteration: int, sample_idx: int) -> np.random.Generator:
+    """The generator of one sample: a function of (operator seed, iteration, sample index) only."""
+    return np.random.default_rng(
+        [seed & 0xFFFFFFFF, (seed >> 32) & 0xFFFFFFFF, iteration, sample_idx]
+    )
+
+
+@dataclass(frozen=True)
+class KernelContext:
+    """Everything a kernel knows about its node.
+
+    Attributes:
+        name: the node's unique name.
+        schema: the operator's schema.
+        args: validated static arguments with defaults filled in (deprecated names renamed).
+        tensor_args: arguments that arrive per sample, in :attr:`Batch.arg_inputs`.
+        device: ``cpu``, ``mixed`` or ``gpu``.
+        batch_size: the pipeline's maximum batch size.
+        num_threads: size of the pipeline's thread pool.
+        seed: this operator's seed.
+        device_id: the CUDA device, or None for CPU-only pipelines.
+        pipeline: the owning pipeline (for services such as the Python worker pool).
+    """
+
+    name: str
+    schema: OpSchema
+    args: Mapping[str, Any]
+    tensor_args: frozenset[str]
+    device: str
+    batch_size: int
+    num_threads: int
+    seed: int
+    device_id: int | None
+    pipeline: Any = None
+
+
+class Batch:
+    """The inputs of one iteration, handed to :meth:`Kernel.run`."""
+
+    __slots__ = ("_map", "_seed", "arg_inputs", "inputs", "iteration", "size")
+
+    def __init__(
+        self,
+        inputs: list[TensorListCPU],
+        arg_inputs: dict[str, TensorListCPU],
+        iteration: int,
+        size: int,
+        seed: int,
+        mapper: Callable[[Callable[[int], Any], int], list[Any]],
+    ) -> None:
+        self.inputs = inputs
+        self.arg_inputs = arg_inputs
+        self.iteration = iteration
+        self.size = size
+        self._seed = seed
+        self._map = mapper
+
+    def rng(self, sample_idx: int) -> np.random.Generator:
+        """The random generator of sample ``sample_idx`` in this iteration."""
+        return sample_rng(self._seed, self.iteration, sample_idx)
+
+    def map(self, fn: Callable[[int], T], n: int) -> list[T]:
+        """Run ``fn(i)`` for ``i < n`` on the pipeline's thread pool; results in order."""
+        return self._map(fn, n)
+
+
+class SampleContext:
+    """What a per-sample kernel knows about the sample it is processing."""
+
+    __slots__ = ("_rng", "_seed", "index", "iteration", "layouts", "source_info")
+
+    def __init__(
+        self, index: int, iteration: int, source_info: str, layouts: tuple[str, ...], seed: int
+    ) -> None:
+        self.index = index
+        self.iteration = iteration
+        self.source_info = source_info
+        self.layouts = layouts
+        self._seed = seed
+        self._rng: np.random.Generator | None = None
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """This sample's random generator (created on first use)."""
+        if self._rng is None:
+            self._rng = sample_rng(self._seed, self.iteration, self.index)
+        return self._rng
+
+
+class Kernel:
+    """Base class of operator implementations: runs on whole batches."""
+
+    is_reader: ClassVar[bool] = False
+
+    def __init__(self, ctx: KernelContext) -> None:
+        self.ctx = ctx
+        self.args = ctx.args
+
+    def setup(self) -> None:
+        """Prepare once, at ``Pipeline.build()``."""
+
+    def run(self, batch: Batch) -> Sequence[TensorListCPU]:
+        """Compute one iteration: one TensorList per output."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement run()")
+
+    def close(self) -> None:
+        """Release resources (threads, files); called when the pipeline closes."""
+
+
+class SampleKernel(Kernel):
+    """A kernel that processes one sample at a time; the executor maps it over the batch."""
+
+    def output_layouts(self, input_layouts: tuple[str, ...]) -> tuple[str, ...]:
+        """Output layouts given input layouts (default: input 0's layout for every output)."""
+        layout = input_layouts[0] if input_layouts else ""
+        return (layout,) * len(self.ctx.schema.output_names(self.ctx.args))
+
+    def run_sample(
+        self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
+    ) -> np.ndarray | tuple[np.ndarray, ...]:
+        """Process one sample; return one array per output (a bare array for one output)."""
+        raise NotImplementedError(f"{type(self).__name__} does not implement run_sample()")

@@ -1,0 +1,83 @@
+"""The ``@pipeline_def`` decorator (spec §4.4)."""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["pipeline_def"]
+
+_UNSUPPORTED = ("enable_conditionals", "debug")
+
+
+def _pipeline_params() -> set[str]:
+    from feedline.core.pipeline import Pipeline
+
+    return set(inspect.signature(Pipeline.__init__).parameters) - {"self"}
+
+
+def pipeline_def(fn: Callable[..., Any] | None = None, **pipeline_kwargs: Any) -> Any:
+    """Turn a graph-defining function into a pipeline factory.
+
+    Calling the decorated function creates a :class:`~feedline.core.pipeline.Pipeline` and runs
+    the function inside it. A keyword argument named like a parameter of the function goes to
+    the function (shadowing a Pipeline argument of the same name, with a warning); any other
+    keyword goes to the Pipeline constructor and overrides the decorator's values. A returned
+    tuple means several outputs; anything else is one output.
+
+    Raises:
+        TypeError: the function takes ``**kwargs``.
+        ValueError: ``enable_conditionals=True`` or ``debug=True`` (not supported).
+    """
+
+    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        signature = inspect.signature(func)
+        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values()):
+            raise TypeError(
+                f"@pipeline_def: {func.__name__} takes **kwargs, which cannot be told apart "
+                "from Pipeline arguments; name its parameters explicitly"
+            )
+        func_params = set(signature.parameters)
+
+        @functools.wraps(func)
+        def create(*args: Any, **kwargs: Any) -> Any:
+            from feedline.core.pipeline import Pipeline
+
+            ctor_params = _pipeline_params()
+            fn_kwargs = {k: v for k, v in kwargs.items() if k in func_params}
+            pipe_kwargs = {**pipeline_kwargs}
+            for key, value in kwargs.items():
+                if key in func_params:
+                    if key in ctor_params:
+                        warnings.warn(
+                            f"argument {key!r} of {func.__name__} shadows the Pipeline "
+                            "argument of the same name; it is passed to the function",
+                            UserWarning,
+                            stacklevel=2,
+                        )
+                    continue
+                pipe_kwargs[key] = value
+            for key in _UNSUPPORTED:
+                if key in func_params:
+                    continue
+                if pipe_kwargs.pop(key, False):
+                    raise ValueError(
+                        f"@pipeline_def: {key}=True is not supported by feedline; express "
+                        "per-sample conditions with arithmetic (e.g. masks) instead"
+                    )
+            pipe = Pipeline(**pipe_kwargs)
+            with pipe:
+                result = func(*args, **fn_kwargs)
+            outputs = result if isinstance(result, tuple) else (
+                () if result is None else (result,)
+            )
+            pipe.set_outputs(*outputs)
+            return pipe
+
+        create._is_pipeline_def = True  # type: ignore[attr-defined]
+        return create
+
+    return decorate(fn) if fn is not None else decorate

@@ -1,0 +1,392 @@
+"""Operator schemas: what an operator accepts, how a call is validated, and its generated docs."""
+
+from __future__ import annotations
+
+import difflib
+import enum
+import inspect
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from feedline.core.types import DataType, ImageType, InterpType, TensorLayout
+
+__all__ = ["COMMON_ARGS", "REQUIRED", "ArgSpec", "InputSpec", "OpSchema"]
+
+
+class _Required:
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+
+REQUIRED: Any = _Required()
+
+_SCALAR_KINDS = {"bool", "int", "float", "str"}
+_VEC_KINDS = {"int_vec": "int", "float_vec": "float", "str_vec": "str", "bool_vec": "bool"}
+_ENUM_KINDS: dict[str, type[enum.IntEnum]] = {
+    "dtype": DataType,
+    "interp": InterpType,
+    "image_type": ImageType,
+}
+KINDS = frozenset(
+    {*_SCALAR_KINDS, *_VEC_KINDS, *_ENUM_KINDS, "layout", "callable", "any", "dict"}
+)
+_KIND_DOC = {
+    "bool": "bool",
+    "int": "int",
+    "float": "float",
+    "str": "str",
+    "int_vec": "int or list of int",
+    "float_vec": "float or list of float",
+    "str_vec": "str or list of str",
+    "bool_vec": "bool or list of bool",
+    "dtype": "feedline.types.DataType",
+    "interp": "feedline.types.InterpType",
+    "image_type": "feedline.types.ImageType",
+    "layout": "layout str",
+    "callable": "callable",
+    "any": "any",
+    "dict": "dict",
+}
+
+COMMON_ARGS = ("name", "device", "preserve", "seed")
+
+
+def _type_name(value: Any) -> str:
+    return type(value).__name__
+
+
+def _coerce_scalar(kind: str, value: Any) -> Any:
+    """Convert ``value`` to ``kind`` or raise TypeError with no context (the caller adds it)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if kind == "bool":
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, int) and value in (0, 1):
+            return bool(value)
+    elif kind == "int":
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, float) and value.is_integer():
+            return int(value)
+    elif kind == "float":
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+    elif kind == "str" and isinstance(value, str):
+        return value
+    raise TypeError(kind)
+
+
+@dataclass(frozen=True)
+class ArgSpec:
+    """One keyword argument of an operator.
+
+    Attributes:
+        name: the argument name.
+        kind: one of ``bool int float str int_vec float_vec str_vec bool_vec dtype interp
+            image_type layout callable any dict``; vector kinds accept a scalar or a sequence and
+            are normalised to a tuple.
+        default: the default value; ``REQUIRED`` if it must be given, ``None`` if optional.
+        doc: the description used in the generated docs.
+        tensor: whether the argument may be given per sample as a CPU DataNode.
+        choices: the allowed values, if restricted.
+    """
+
+    name: str
+    kind: str
+    default: Any = REQUIRED
+    doc: str = ""
+    tensor: bool = False
+    choices: tuple[Any, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"argument {self.name!r}: unknown kind {self.kind!r}")
+
+    @property
+    def required(self) -> bool:
+        """Whether the argument has no default."""
+        return self.default is REQUIRED
+
+    def coerce(self, value: Any, op_name: str) -> Any:
+        """Validate and normalise ``value``.
+
+        Raises:
+            TypeError: naming the operator, the argument, the expected and the given type.
+            ValueError: when the value is not one of ``choices``.
+        """
+        kind = self.kind
+        try:
+            if value is None and self.default is None:
+                return None
+            if kind in _SCALAR_KINDS:
+                result = _coerce_scalar(kind, value)
+            elif kind in _VEC_KINDS:
+                element = _VEC_KINDS[kind]
+                if isinstance(value, np.ndarray):
+                    value = value.tolist()
+                items = value if isinstance(value, list | tuple) else [value]
+                result = tuple(_coerce_scalar(element, v) for v in items)
+            elif kind in _ENUM_KINDS:
+                enum_type = _ENUM_KINDS[kind]
+                if isinstance(value, enum_type):
+                    result = value
+                elif kind == "dtype" and isinstance(value, type | np.dtype) and value is not bool:
+                    from feedline.core.types import from_numpy_dtype
+
+                    result = from_numpy_dtype(value)
+                else:
+                    raise TypeError(kind)
+            elif kind == "layout":
+                result = str(TensorLayout(value)) if isinstance(value, str) else None
+                if result is None:
+                    raise TypeError(kind)
+            elif kind == "callable":
+                if not callable(value):
+                    raise TypeError(kind)
+                result = value
+            elif kind == "dict":
+                if not isinstance(value, Mapping):
+                    raise TypeError(kind)
+                result = dict(value)
+            else:
+                result = value
+        except TypeError:
+            raise TypeError(
+                f"{op_name}: argument {self.name!r} expects {_KIND_DOC[kind]}, "
+                f"got {_type_name(value)} ({value!r:.60})"
+            ) from None
+        if self.choices is not None:
+            values = result if kind in _VEC_KINDS else (result,)
+            bad = [v for v in values if v not in self.choices]
+            if bad:
+                raise ValueError(
+                    f"{op_name}: argument {self.name!r} must be one of "
+                    f"{', '.join(map(repr, self.choices))}; got {bad[0]!r}"
+                )
+        return result
+
+    def doc_line(self) -> str:
+        """The Google-style docstring entry for this argument."""
+        kind = _KIND_DOC[self.kind] + (" or TensorList" if self.tensor else "")
+        if self.required:
+            default = "required"
+        else:
+            default_value = self.default
+            if isinstance(default_value, enum.Enum):
+                default_value = f"types.{default_value.name}"
+            default = f"default {default_value!r}" if not isinstance(default_value, str) or (
+                default_value == ""
+            ) else f"default {default_value!r}"
+        per_sample = " Per-sample values are accepted." if self.tensor else ""
+        return f"{self.name} ({kind}, {default}): {self.doc}{per_sample}".rstrip()
+
+
+@dataclass(frozen=True)
+class InputSpec:
+    """One positional input of an operator."""
+
+    name: str
+    doc: str = ""
+    layouts: tuple[str, ...] | None = None
+    optional: bool = False
+    variadic: bool = False
+
+    def doc_line(self) -> str:
+        """The Google-style docstring entry for this input."""
+        layouts = ""
+        if self.layouts is not None:
+            shown = ", ".join(repr(x) if x else "'' (none)" for x in self.layouts)
+            layouts = f" Layouts: {shown}."
+        flag = ", optional" if self.optional else ""
+        many = "*" if self.variadic else ""
+        return f"{many}{self.name} (TensorList{flag}): {self.doc}{layouts}".rstrip()
+
+
+@dataclass(frozen=True)
+class OpSchema:
+    """What an operator accepts and produces.
+
+    Attributes:
+        name: dotted name (``"resize"``, ``"readers.file"``), the path under ``fn``.
+        doc: the operator's description (first line = summary).
+        inputs: positional inputs.
+        outputs: output names, or a function of the resolved arguments returning them.
+        args: keyword arguments (``name``, ``device``, ``preserve`` and ``seed`` are implicit).
+        devices: the devices that have kernels (``cpu``, ``mixed``, ``gpu``).
+        deprecated: old argument name → new name.
+        no_prune: never prune the operator, even when its outputs are unused.
+        serializable: whether pipelines using it can be serialized.
+        hidden: left out of ``dir(fn)`` (internal operators such as arithmetic).
+    """
+
+    name: str
+    doc: str
+    inputs: tuple[InputSpec, ...] = ()
+    outputs: tuple[str, ...] | Callable[[Mapping[str, Any]], tuple[str, ...]] = ("output",)
+    args: tuple[ArgSpec, ...] = ()
+    devices: tuple[str, ...] = ("cpu",)
+    deprecated: Mapping[str, str] = field(default_factory=dict)
+    no_prune: bool = False
+    serializable: bool = True
+    hidden: bool = False
+
+    def __post_init__(self) -> None:
+        names = [a.name for a in self.args]
+        duplicates = {n for n in names if names.count(n) > 1}
+        if duplicates:
+            raise ValueError(f"schema {self.name!r} declares {sorted(duplicates)} twice")
+        reserved = set(names) & set(COMMON_ARGS)
+        if reserved:
+            raise ValueError(f"schema {self.name!r}: {sorted(reserved)} are implicit arguments")
+        for old, new in self.deprecated.items():
+            if new not in names:
+                raise ValueError(f"schema {self.name!r}: alias {old!r} points to unknown {new!r}")
+
+    @property
+    def arg_map(self) -> dict[str, ArgSpec]:
+        """Arguments by name."""
+        return {a.name: a for a in self.args}
+
+    @property
+    def min_inputs(self) -> int:
+        """Number of inputs that must be given."""
+        return sum(1 for i in self.inputs if not i.optional and not i.variadic)
+
+    @property
+    def max_inputs(self) -> int | None:
+        """Maximum number of inputs (None when the last input is variadic)."""
+        if self.inputs and self.inputs[-1].variadic:
+            return None
+        return len(self.inputs)
+
+    def output_names(self, args: Mapping[str, Any]) -> tuple[str, ...]:
+        """The output names for resolved arguments ``args``."""
+        outputs = self.outputs(args) if callable(self.outputs) else self.outputs
+        return tuple(outputs)
+
+    def closest(self, name: str) -> list[str]:
+        """The valid argument names closest to ``name``."""
+        valid = [*self.arg_map, *self.deprecated, *COMMON_ARGS]
+        return difflib.get_close_matches(name, valid, n=3, cutoff=0.5)
+
+    def check_num_inputs(self, count: int) -> None:
+        """Raise TypeError if ``count`` positional inputs is not acceptable."""
+        high = self.max_inputs
+        if count < self.min_inputs or (high is not None and count > high):
+            expected = f"{self.min_inputs}" if high == self.min_inputs else (
+                f"{self.min_inputs} to {high}" if high is not None else f"at least {self.min_inputs}"
+            )
+            raise TypeError(f"{self.name}: expected {expected} input(s), got {count}")
+
+    def rename_deprecated(self, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+        """Rename deprecated aliases (with a DeprecationWarning); both names given is an error."""
+        result = dict(kwargs)
+        for old, new in self.deprecated.items():
+            if old in result:
+                if new in result:
+                    raise TypeError(
+                        f"{self.name}: {old!r} is a deprecated alias of {new!r}; give only {new!r}"
+                    )
+                warnings.warn(
+                    f"{self.name}: argument {old!r} is deprecated, use {new!r} instead",
+                    DeprecationWarning,
+                    stacklevel=4,
+                )
+                result[new] = result.pop(old)
+        return result
+
+    def validate(
+        self, kwargs: Mapping[str, Any], is_node: Callable[[Any], bool] = lambda _: False
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """Validate keyword arguments of a call.
+
+        Args:
+            kwargs: the call's keyword arguments (without the implicit common arguments).
+            is_node: tells whether a value is a graph node (a per-sample argument input).
+
+        Returns:
+            ``(static, tensor)``: validated static values with defaults filled in, and the
+            per-sample arguments given as nodes.
+
+        Raises:
+            TypeError: unknown argument (with the closest names), wrong type, missing required
+                argument, or a node given for an argument that is not per-sample.
+        """
+        kwargs = self.rename_deprecated(kwargs)
+        arg_map = self.arg_map
+        static: dict[str, Any] = {}
+        tensor: dict[str, Any] = {}
+        for key, value in kwargs.items():
+            spec = arg_map.get(key)
+            if spec is None:
+                hint = self.closest(key)
+                suggestion = f"; did you mean {', '.join(map(repr, hint))}?" if hint else ""
+                raise TypeError(f"{self.name} got an unexpected argument {key!r}{suggestion}")
+            if is_node(value):
+                if not spec.tensor:
+                    raise TypeError(
+                        f"{self.name}: argument {key!r} cannot be given per sample (a DataNode); "
+                        "pass a constant value"
+                    )
+                tensor[key] = value
+            else:
+                static[key] = spec.coerce(value, self.name)
+        for spec in self.args:
+            if spec.name in static or spec.name in tensor:
+                continue
+            if spec.required:
+                raise TypeError(f"{self.name}: missing required argument {spec.name!r}")
+            static[spec.name] = spec.default
+        return static, tensor
+
+    def docstring(self) -> str:
+        """The Google-style docstring of the generated ``fn`` function."""
+        lines = [inspect.cleandoc(self.doc), ""]
+        devices = ", ".join(f"``{d}``" for d in self.devices)
+        lines += [f"Supported devices: {devices}.", ""]
+        if self.inputs:
+            lines.append("Args:")
+            lines += [f"    {i.doc_line()}" for i in self.inputs]
+            lines.append("")
+        lines.append("Keyword Args:")
+        lines += [f"    {a.doc_line()}" for a in self.args]
+        lines += [
+            "    name (str, optional): unique name of this operator in the pipeline.",
+            f"    device (str, optional): where to run it, one of {', '.join(self.devices)}.",
+            "    preserve (bool, default False): keep the operator even if its outputs are unused.",
+            "    seed (int, optional): random seed of this operator (derived from the pipeline's).",
+        ]
+        if self.deprecated:
+            lines += ["", "Deprecated aliases:"]
+            lines += [f"    {old} → {new}" for old, new in self.deprecated.items()]
+        lines += ["", "Returns:"]
+        if callable(self.outputs):
+            lines.append("    DataNode or list of DataNode: the outputs (they depend on arguments).")
+        elif len(self.outputs) == 1:
+            lines.append(f"    DataNode: {self.outputs[0]}.")
+        else:
+            lines.append(f"    list of DataNode: {', '.join(self.outputs)}.")
+        return "\n".join(lines)
+
+    def signature(self) -> inspect.Signature:
+        """The ``inspect.Signature`` of the generated ``fn`` function."""
+        params = []
+        kind_pos = inspect.Parameter.POSITIONAL_ONLY
+        for spec in self.inputs:
+            if spec.variadic:
+                params.append(inspect.Parameter(spec.name, inspect.Parameter.VAR_POSITIONAL))
+            else:
+                default = None if spec.optional else inspect.Parameter.empty
+                params.append(inspect.Parameter(spec.name, kind_pos, default=default))
+        keyword = inspect.Parameter.KEYWORD_ONLY
+        for arg in self.args:
+            default = inspect.Parameter.empty if arg.required else arg.default
+            params.append(inspect.Parameter(arg.name, keyword, default=default))
+        for common, default in (("name", None), ("device", None), ("preserve", False), ("seed", None)):
+            params.append(inspect.Parameter(common, keyword, default=default))
+        return inspect.Signature(params)

@@ -1,0 +1,385 @@
+"""CPU tensors and tensor lists (batches), with DALI's ``TensorCPU``/``TensorListCPU`` behaviour.
+
+A dense batch (every sample the same shape) lives in one contiguous buffer whose outer dimension
+is the batch; a ragged batch is a list of per-sample arrays. Samples handed out with ``tl[i]`` are
+zero-copy views; ``tl.at(i)`` copies. GPU counterparts live in the GPU plugin (they wrap CuPy).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from feedline.core.types import DataType, TensorLayout, from_numpy_dtype
+
+__all__ = ["TensorCPU", "TensorListCPU"]
+
+_CPU_DEVICE = (1, 0)  # DLPack kDLCPU, device 0
+
+
+def _check_layout(layout: str | None, ndim: int) -> str:
+    checked = TensorLayout(layout or "")
+    checked.check_ndim(ndim)
+    return str(checked)
+
+
+def _from_dlpack(obj: Any) -> np.ndarray:
+    """Import a DLPack producer (or a legacy capsule) as a NumPy array without copying."""
+    if type(obj).__name__ == "PyCapsule":
+
+        class _Capsule:
+            def __dlpack__(self, stream: Any = None, **_: Any) -> Any:
+                return obj
+
+            def __dlpack_device__(self) -> tuple[int, int]:
+                return _CPU_DEVICE
+
+        obj = _Capsule()
+    return np.from_dlpack(obj)
+
+
+class TensorCPU:
+    """One sample (or a whole dense batch) in CPU memory.
+
+    Args:
+        data: an array-like, a DLPack capsule or a ``__dlpack__`` producer.
+        layout: the layout string (``""`` for none); its length must equal ``ndim``.
+        source_info: where the data came from (usually a file path).
+    """
+
+    __slots__ = ("_array", "_layout", "_source_info")
+
+    def __init__(self, data: Any, layout: str | None = None, source_info: str = "") -> None:
+        if type(data).__name__ == "PyCapsule" or (
+            hasattr(data, "__dlpack__") and not isinstance(data, np.ndarray)
+        ):
+            array = _from_dlpack(data)
+        else:
+            array = np.asarray(data)
+        from_numpy_dtype(array.dtype)
+        self._array = array
+        self._layout = _check_layout(layout, array.ndim)
+        self._source_info = source_info
+
+    def shape(self) -> list[int]:
+        """The shape as a list of ints."""
+        return list(self._array.shape)
+
+    @property
+    def dtype(self) -> DataType:
+        """The element type."""
+        return from_numpy_dtype(self._array.dtype)
+
+    @property
+    def ndim(self) -> int:
+        """Number of dimensions."""
+        return self._array.ndim
+
+    def layout(self) -> str:
+        """The layout string, ``""`` if none."""
+        return self._layout
+
+    def set_layout(self, layout: str | None) -> None:
+        """Set the layout (validated against ``ndim``)."""
+        self._layout = _check_layout(layout, self._array.ndim)
+
+    def source_info(self) -> str:
+        """Where the sample came from (a file path), ``""`` if unknown."""
+        return self._source_info
+
+    def squeeze(self, dim: int | None = None) -> bool:
+        """Remove unit dimensions in place (one, or all when ``dim`` is None).
+
+        Returns:
+            True if the shape changed.
+
+        Raises:
+            RuntimeError: if ``dim`` is out of range or not of extent 1.
+        """
+        array = self._array
+        if dim is None:
+            axes = tuple(i for i, n in enumerate(array.shape) if n == 1)
+        else:
+            if not -array.ndim <= dim < array.ndim:
+                raise RuntimeError(f"squeeze: dimension {dim} out of range for ndim {array.ndim}")
+            dim %= array.ndim
+            if array.shape[dim] != 1:
+                raise RuntimeError(
+                    f"squeeze: dimension {dim} has extent {array.shape[dim]}, not 1"
+                )
+            axes = (dim,)
+        if not axes:
+            return False
+        self._array = np.squeeze(array, axis=axes)
+        if self._layout:
+            self._layout = "".join(c for i, c in enumerate(self._layout) if i not in axes)
+        return True
+
+    def data_ptr(self) -> int:
+        """Address of the first element."""
+        return int(self._array.__array_interface__["data"][0])
+
+    def copy_to_external(self, ptr: int) -> None:
+        """Copy the data to raw memory at ``ptr`` (must hold ``nbytes`` bytes)."""
+        np.ctypeslib.as_array(
+            (np.ctypeslib.ctypes.c_uint8 * self._array.nbytes).from_address(ptr)
+        )[:] = np.ascontiguousarray(self._array).reshape(-1).view(np.uint8)
+
+    def as_cpu(self) -> TensorCPU:
+        """Return itself (already in CPU memory)."""
+        return self
+
+    def as_array(self) -> np.ndarray:
+        """The data as a NumPy array sharing memory."""
+        return self._array
+
+    @property
+    def __array_interface__(self) -> dict[str, Any]:
+        return self._array.__array_interface__
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        if dtype is None and not copy:
+            return self._array
+        return np.array(self._array, dtype=dtype, copy=True)
+
+    def __dlpack__(self, stream: Any = None, **kwargs: Any) -> Any:
+        return self._array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return _CPU_DEVICE
+
+    def __repr__(self) -> str:
+        return f"TensorCPU(shape={self.shape()}, dtype={self.dtype.name}, layout={self._layout!r})"
+
+
+class TensorListCPU:
+    """A batch of CPU samples (DALI's ``TensorListCPU``).
+
+    Args:
+        data: an ndarray whose outer dimension is the batch, a list of arrays (copied into one
+            buffer; dense when all shapes agree), a DLPack capsule/producer or another TensorList.
+        layout: the sample layout; its length must equal the sample ``ndim``.
+
+    Raises:
+        ValueError: 0-D input, mixed dtypes or ndims in a list, bad layout.
+        RuntimeError: a non-contiguous (strided) array.
+    """
+
+    __slots__ = ("_dense", "_layout", "_samples", "_source_info")
+
+    def __init__(self, data: Any, layout: str | None = None) -> None:
+        self._source_info: list[str] | None = None
+        if isinstance(data, TensorListCPU):
+            self._dense, self._samples = data._dense, data._samples
+            self._source_info = data._source_info
+            self._layout = data._layout if layout is None else _check_layout(layout, data.ndim)
+            return
+        if isinstance(data, list | tuple):
+            self._init_from_list(data)
+        else:
+            if type(data).__name__ == "PyCapsule" or (
+                hasattr(data, "__dlpack__") and not isinstance(data, np.ndarray)
+            ):
+                array = _from_dlpack(data)
+            else:
+                array = np.asarray(data)
+            if array.ndim == 0:
+                raise ValueError("a TensorList needs at least one dimension (the batch)")
+            if not array.flags.c_contiguous:
+                raise RuntimeError("strided arrays are not supported: pass a contiguous array")
+            from_numpy_dtype(array.dtype)
+            self._dense, self._samples = array, None
+        self._layout = _check_layout(layout, self.ndim) if len(self) else str(layout or "")
+
+    def _init_from_list(self, items: Sequence[Any]) -> None:
+        arrays = [np.asarray(x.as_array() if isinstance(x, TensorCPU) else x) for x in items]
+        if not arrays:
+            self._dense, self._samples = None, []
+            return
+        ndims = {a.ndim for a in arrays}
+        dtypes = {a.dtype for a in arrays}
+        if len(ndims) > 1:
+            raise ValueError(f"all samples must have the same ndim, got {sorted(ndims)}")
+        if len(dtypes) > 1:
+            raise ValueError(f"all samples must have the same dtype, got {sorted(map(str, dtypes))}")
+        from_numpy_dtype(arrays[0].dtype)
+        if len({a.shape for a in arrays}) == 1:
+            self._dense, self._samples = np.stack(arrays), None
+        else:
+            self._dense, self._samples = None, [np.array(a, copy=True) for a in arrays]
+
+    @classmethod
+    def from_samples(
+        cls,
+        samples: Sequence[np.ndarray],
+        layout: str = "",
+        source_info: Sequence[str] | None = None,
+    ) -> TensorListCPU:
+        """Build a batch from per-sample arrays without the public constructor's checks.
+
+        Uniform shapes are stacked into one contiguous buffer; ragged samples are kept as given
+        (no copy). Used by kernels and the executor on the hot path.
+        """
+        tl = cls.__new__(cls)
+        first_shape = samples[0].shape if samples else None
+        if samples and all(s.shape == first_shape for s in samples):
+            tl._dense, tl._samples = np.stack(samples), None
+        else:
+            tl._dense, tl._samples = None, list(samples)
+        tl._layout = layout
+        tl._source_info = list(source_info) if source_info is not None else None
+        return tl
+
+    @classmethod
+    def from_dense(
+        cls, array: np.ndarray, layout: str = "", source_info: Sequence[str] | None = None
+    ) -> TensorListCPU:
+        """Wrap a contiguous ``(batch, *sample_shape)`` array without copying."""
+        tl = cls.__new__(cls)
+        tl._dense, tl._samples = array, None
+        tl._layout = layout
+        tl._source_info = list(source_info) if source_info is not None else None
+        return tl
+
+    def __len__(self) -> int:
+        return len(self._dense) if self._dense is not None else len(self._samples or ())
+
+    def _sample(self, index: int) -> np.ndarray:
+        return self._dense[index] if self._dense is not None else self._samples[index]
+
+    def __getitem__(self, index: int) -> TensorCPU:
+        if isinstance(index, slice):
+            raise TypeError("TensorList does not support slicing; index samples one at a time")
+        if not isinstance(index, int | np.integer):
+            raise TypeError(f"TensorList indices must be integers, not {type(index).__name__}")
+        n = len(self)
+        if not -n <= index < n:
+            raise IndexError(f"sample index {index} out of range for a batch of {n}")
+        index = int(index) % n
+        tensor = TensorCPU.__new__(TensorCPU)
+        tensor._array = self._sample(index)
+        tensor._layout = self._layout
+        tensor._source_info = self.source_info(index)
+        return tensor
+
+    def __iter__(self) -> Any:
+        return (self[i] for i in range(len(self)))
+
+    def at(self, index: int) -> np.ndarray:
+        """A copy of sample ``index`` as a NumPy array (negative indices are rejected)."""
+        if not isinstance(index, int | np.integer) or not 0 <= index < len(self):
+            raise IndexError(f"sample index {index} out of range for a batch of {len(self)}")
+        return np.array(self._sample(int(index)), copy=True)
+
+    def samples(self) -> list[np.ndarray]:
+        """The samples as zero-copy NumPy views (internal fast path)."""
+        if self._dense is not None:
+            return list(self._dense)
+        return list(self._samples or ())
+
+    def is_dense_tensor(self) -> bool:
+        """True when every sample has the same shape and the batch is one contiguous buffer."""
+        return self._dense is not None or len(self) == 0
+
+    def as_array(self) -> np.ndarray:
+        """The batch as one ``(n, *shape)`` NumPy array sharing memory.
+
+        Raises:
+            RuntimeError: if the samples do not all have the same shape.
+        """
+        if self._dense is None:
+            if not self._samples:
+                return np.empty((0,), dtype=np.uint8)
+            raise RuntimeError(
+                "as_array() needs a dense batch, but not all samples have the same shape: "
+                f"{self.shape()}; pad the samples or read them one by one"
+            )
+        return self._dense
+
+    def as_tensor(self) -> TensorCPU:
+        """The batch as one :class:`TensorCPU` of shape ``(n, *shape)`` sharing memory.
+
+        Raises:
+            RuntimeError: if the batch is not dense.
+        """
+        tensor = TensorCPU.__new__(TensorCPU)
+        tensor._array = self.as_array()
+        tensor._layout = ("N" + self._layout) if self._layout and "N" not in self._layout else ""
+        tensor._source_info = ""
+        return tensor
+
+    def as_reshaped_tensor(self, shape: Sequence[int]) -> TensorCPU:
+        """Reinterpret the contiguous data of the whole batch with a new shape."""
+        return TensorCPU(self.as_array().reshape(tuple(shape)))
+
+    def shape(self) -> list[tuple[int, ...]]:
+        """The shape of every sample."""
+        if self._dense is not None:
+            return [tuple(self._dense.shape[1:])] * len(self._dense)
+        return [s.shape for s in self._samples or ()]
+
+    @property
+    def ndim(self) -> int:
+        """Number of dimensions of a sample."""
+        if self._dense is not None:
+            return self._dense.ndim - 1
+        return self._samples[0].ndim if self._samples else 0
+
+    @property
+    def dtype(self) -> DataType:
+        """The element type."""
+        if self._dense is not None:
+            return from_numpy_dtype(self._dense.dtype)
+        return from_numpy_dtype(self._samples[0].dtype) if self._samples else DataType.NO_TYPE
+
+    @property
+    def numpy_dtype(self) -> np.dtype:
+        """The NumPy dtype of the elements."""
+        if self._dense is not None:
+            return self._dense.dtype
+        return self._samples[0].dtype if self._samples else np.dtype(np.uint8)
+
+    def layout(self) -> str:
+        """The sample layout, ``""`` if none."""
+        return self._layout
+
+    def set_layout(self, layout: str | None) -> None:
+        """Set the sample layout (validated against the sample ``ndim``)."""
+        self._layout = _check_layout(layout, self.ndim)
+
+    def source_info(self, index: int) -> str:
+        """Where sample ``index`` came from, ``""`` if unknown."""
+        return self._source_info[index] if self._source_info else ""
+
+    def source_infos(self) -> list[str]:
+        """Where every sample came from."""
+        return list(self._source_info) if self._source_info else [""] * len(self)
+
+    def nbytes(self) -> int:
+        """Bytes held by the samples."""
+        if self._dense is not None:
+            return int(self._dense.nbytes)
+        return sum(int(s.nbytes) for s in self._samples or ())
+
+    def data_ptr(self) -> int:
+        """Address of the first element of a dense batch."""
+        return int(self.as_array().__array_interface__["data"][0])
+
+    def copy_to_external(self, ptr: int) -> None:
+        """Copy all samples back to back into raw memory at ``ptr``."""
+        offset = 0
+        for sample in self.samples():
+            TensorCPU(np.ascontiguousarray(sample)).copy_to_external(ptr + offset)
+            offset += sample.nbytes
+
+    def as_cpu(self) -> TensorListCPU:
+        """Return itself (already in CPU memory)."""
+        return self
+
+    def __repr__(self) -> str:
+        return (
+            f"TensorListCPU(batch={len(self)}, dtype={self.dtype.name}, "
+            f"layout={self._layout!r}, dense={self.is_dense_tensor()})"
+        )

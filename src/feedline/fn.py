@@ -1,0 +1,11 @@
+"""``feedline.fn``: the operator functions (``fn.readers.file``, ``fn.decoders.image``…).
+
+This module is replaced by a lazy :class:`~feedline.core.fn.FnNamespace` built from the registry;
+plugins load on first attribute access.
+"""
+
+import sys
+
+from feedline.core.fn import FnNamespace
+
+sys.modules[__name__] = FnNamespace()

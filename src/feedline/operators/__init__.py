@@ -1,0 +1,1 @@
+"""Built-in operator plugins: ``cpu`` (NumPy/Pillow kernels) and ``gpu`` (CUDA kernels)."""

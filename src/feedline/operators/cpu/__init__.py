@@ -1,0 +1,1 @@
+"""Built-in CPU operators, each family registered by its own plugin module."""

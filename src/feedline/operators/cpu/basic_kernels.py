@@ -1,0 +1,183 @@
+"""Kernels of the basic operators: constant, cast, reshape, copy."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from feedline.core.kernel import Batch, Kernel, SampleContext, SampleKernel
+from feedline.core.tensor import TensorListCPU
+from feedline.core.types import to_numpy_dtype
+
+__all__ = ["ConstantKernel", "CastKernel", "CopyKernel", "ReshapeKernel", "cast_array"]
+
+
+class ConstantKernel(Kernel):
+    """Emits a read-only batch of one constant sample."""
+
+    def setup(self) -> None:
+        args = self.args
+        given = [k for k in ("value", "fdata", "idata") if args.get(k) is not None]
+        if len(given) != 1:
+            raise ValueError(
+                f"constant: give exactly one of value, fdata and idata (got {given or 'none'})"
+            )
+        source = given[0]
+        default = {"fdata": np.float32, "idata": np.int32}.get(source)
+        dtype = args.get("dtype")
+        np_dtype = to_numpy_dtype(dtype) if dtype is not None else default
+        sample = np.asarray(args[source], dtype=np_dtype)
+        shape = args.get("shape")
+        if shape is not None:
+            if sample.size == 1:
+                sample = np.broadcast_to(sample.reshape(()), tuple(shape))
+            elif math.prod(shape) != sample.size:
+                raise ValueError(
+                    f"constant: {sample.size} values cannot have shape {tuple(shape)}"
+                )
+            sample = sample.reshape(tuple(shape))
+        self._sample = np.ascontiguousarray(sample)
+        layout = args.get("layout") or ""
+        if layout and len(layout) != self._sample.ndim:
+            raise ValueError(
+                f"constant: layout {layout!r} does not match the sample's {self._sample.ndim} dims"
+            )
+        self._layout = layout
+        self._cache: dict[int, TensorListCPU] = {}
+
+    def run(self, batch: Batch) -> list[TensorListCPU]:
+        size = batch.size
+        cached = self._cache.get(size)
+        if cached is None:
+            dense = np.ascontiguousarray(np.broadcast_to(self._sample, (size, *self._sample.shape)))
+            dense.setflags(write=False)
+            cached = self._cache[size] = TensorListCPU.from_dense(dense, self._layout)
+        return [cached]
+
+
+def _round_half_away(values: np.ndarray) -> np.ndarray:
+    return np.trunc(values + np.copysign(0.5, values))
+
+
+def cast_array(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Convert ``values`` to ``dtype`` with DALI's rounding and saturation rules."""
+    dtype = np.dtype(dtype)
+    source = values.dtype
+    if dtype == np.bool_:
+        if source.kind == "f":
+            return _round_half_away(values) != 0
+        return values != 0
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        if source.kind == "f":
+            rounded = np.nan_to_num(_round_half_away(values), nan=0.0)
+            return np.clip(rounded, info.min, info.max).astype(dtype)
+        if source.kind in "iu" and (
+            np.iinfo(source).min < info.min or np.iinfo(source).max > info.max
+        ):
+            wide = values.astype(np.int64) if source != np.uint64 else values
+            if source == np.uint64:
+                return np.minimum(wide, np.uint64(info.max)).astype(dtype)
+            return np.clip(wide, max(info.min, np.iinfo(np.int64).min), min(
+                info.max, np.iinfo(np.int64).max)).astype(dtype)
+    return values.astype(dtype)
+
+
+class CastKernel(Kernel):
+    """Vectorised cast over the whole batch."""
+
+    def setup(self) -> None:
+        self._dtype = to_numpy_dtype(self.args["dtype"])
+
+    def run(self, batch: Batch) -> list[TensorListCPU]:
+        (tl,) = batch.inputs
+        if tl.is_dense_tensor() and len(tl):
+            out = cast_array(tl.as_array(), self._dtype)
+            return [TensorListCPU.from_dense(out, tl.layout(), tl.source_infos())]
+        samples = [cast_array(s, self._dtype) for s in tl.samples()]
+        return [TensorListCPU.from_samples(samples, tl.layout(), tl.source_infos())]
+
+
+class CopyKernel(Kernel):
+    """Copies the batch into a new buffer."""
+
+    def run(self, batch: Batch) -> list[TensorListCPU]:
+        (tl,) = batch.inputs
+        if tl.is_dense_tensor() and len(tl):
+            return [TensorListCPU.from_dense(tl.as_array().copy(), tl.layout(), tl.source_infos())]
+        samples = [s.copy() for s in tl.samples()]
+        return [TensorListCPU.from_samples(samples, tl.layout(), tl.source_infos())]
+
+
+def _target_shape(
+    in_shape: tuple[int, ...], shape: Sequence[int] | None, rel: Sequence[float] | None,
+    src_dims: Sequence[int] | None,
+) -> tuple[int, ...]:
+    if src_dims is not None:
+        shape_from_dims = []
+        for d in src_dims:
+            if d == -1:
+                shape_from_dims.append(1)
+            elif 0 <= d < len(in_shape):
+                shape_from_dims.append(in_shape[d])
+            else:
+                raise ValueError(f"src_dims names dimension {d}, the input has {len(in_shape)}")
+        if shape is None and rel is None:
+            return tuple(shape_from_dims)
+        in_shape = tuple(shape_from_dims)
+    if shape is not None and rel is not None:
+        raise ValueError("give at most one of shape and rel_shape")
+    if rel is not None:
+        if len(rel) != len(in_shape):
+            raise ValueError(f"rel_shape has {len(rel)} values for a {len(in_shape)}-D input")
+        return tuple(round(r * n) for r, n in zip(rel, in_shape, strict=True))
+    if shape is None:
+        return in_shape
+    result = [in_shape[i] if s == 0 and i < len(in_shape) else s for i, s in enumerate(shape)]
+    if result.count(-1) > 1:
+        raise ValueError(f"shape {tuple(shape)} has more than one -1")
+    if -1 in result:
+        known = math.prod(s for s in result if s != -1)
+        total = math.prod(in_shape)
+        if known == 0 or total % known:
+            raise ValueError(f"cannot infer -1 in {tuple(shape)} for {total} elements")
+        result[result.index(-1)] = total // known
+    if any(s < 0 for s in result):
+        raise ValueError(f"negative extent in shape {tuple(shape)}")
+    return tuple(result)
+
+
+class ReshapeKernel(SampleKernel):
+    """Reinterprets each sample's shape."""
+
+    def output_layouts(self, input_layouts: tuple[str, ...]) -> tuple[str, ...]:
+        layout = self.args.get("layout")
+        if layout is not None:
+            return (layout,)
+        src_dims = self.args.get("src_dims")
+        in_layout = input_layouts[0] if input_layouts else ""
+        if src_dims is not None and in_layout:
+            return ("".join(in_layout[d] if d >= 0 else "" for d in src_dims)
+                    if -1 not in src_dims else "",)
+        return ("",)
+
+    def run_sample(
+        self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
+    ) -> np.ndarray:
+        data = inputs[0]
+        shape = args.get("shape")
+        if len(inputs) > 1:
+            if shape is not None:
+                raise ValueError("give the shape either as an input or as 'shape', not both")
+            shape = tuple(int(v) for v in np.asarray(inputs[1]).ravel())
+        target = _target_shape(data.shape, shape, args.get("rel_shape"), args.get("src_dims"))
+        if math.prod(target) != data.size:
+            raise ValueError(
+                f"cannot reshape a sample of shape {data.shape} ({data.size} elements) "
+                f"to {target}"
+            )
+        return data.reshape(target)
+

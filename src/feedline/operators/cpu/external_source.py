@@ -1,0 +1,325 @@
+"""The ``external_source`` kernel: data from Python callables, iterables or ``feed_input``."""
+
+from __future__ import annotations
+
+import inspect
+from collections import deque
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from feedline.core.kernel import Batch, Kernel
+from feedline.core.tensor import TensorCPU, TensorListCPU
+from feedline.core.types import BatchInfo, DataType, SampleInfo, from_numpy_dtype
+
+__all__ = ["ExternalSourceKernel", "classify_source"]
+
+_CYCLE_MODES = {None: "no", False: "no", "no": "no", True: "quiet", "quiet": "quiet",
+                "raise": "raise"}
+
+
+def _positional_arity(fn: Callable[..., Any], what: str) -> int:
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return 1
+    count = 0
+    for p in params:
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+            raise TypeError(f"{what}: the source may not take *args or **kwargs")
+        if p.kind is p.KEYWORD_ONLY and p.default is p.empty:
+            raise TypeError(f"{what}: the source may not have keyword-only parameters")
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty:
+            count += 1
+    if count > 1:
+        raise TypeError(f"{what}: the source must take 0 or 1 positional argument, not {count}")
+    return count
+
+
+def classify_source(source: Any, cycle: Any, what: str) -> tuple[str, int]:
+    """Tell the kind of a source: ``callable``, ``generator_function``, ``iterable`` or ``push``.
+
+    Returns:
+        ``(kind, arity)`` (arity only meaningful for callables).
+
+    Raises:
+        TypeError: bad callable signature, cycling a callable or a one-shot iterator.
+        ValueError: unknown ``cycle`` value.
+    """
+    if cycle not in _CYCLE_MODES:
+        raise ValueError(f"{what}: cycle must be None, a bool, 'no', 'quiet' or 'raise'; got {cycle!r}")
+    cycling = _CYCLE_MODES[cycle] != "no"
+    if source is None:
+        return "push", 0
+    if inspect.isgeneratorfunction(source):
+        return "generator_function", 0
+    if inspect.isgenerator(source) or (isinstance(source, Iterator) and cycling):
+        if cycling:
+            raise TypeError(
+                f"{what}: a generator object / iterator cannot be cycled; pass a generator "
+                "function or a re-iterable collection instead"
+            )
+        return "iterable", 0
+    if callable(source):
+        if cycling:
+            raise TypeError(f"{what}: 'cycle' applies only to iterables, not to callables")
+        return "callable", _positional_arity(source, what)
+    if hasattr(source, "__iter__"):
+        return "iterable", 0
+    raise TypeError(
+        f"{what}: source must be a callable, an iterable or a generator function, "
+        f"got {type(source).__name__}"
+    )
+
+
+def _per_output(value: Any, count: int, what: str, name: str) -> list[Any]:
+    if isinstance(value, list | tuple) and not isinstance(value, str):
+        if len(value) != count:
+            raise ValueError(f"{what}: {name} has {len(value)} entries for {count} outputs")
+        return list(value)
+    return [value] * count
+
+
+def _as_samples(data: Any, no_copy: bool) -> list[np.ndarray] | np.ndarray:
+    if isinstance(data, TensorListCPU):
+        return data.as_array() if data.is_dense_tensor() else data.samples()
+    if isinstance(data, np.ndarray):
+        return data if no_copy else np.array(data, copy=True)
+    if isinstance(data, list | tuple):
+        return [
+            np.asarray(x.as_array() if isinstance(x, TensorCPU) else x)
+            if no_copy else np.array(x.as_array() if isinstance(x, TensorCPU) else x, copy=True)
+            for x in data
+        ]
+    if hasattr(data, "__dlpack__") or hasattr(data, "__array__"):
+        array = np.from_dlpack(data) if hasattr(data, "__dlpack__") else np.asarray(data)
+        return array if no_copy else np.array(array, copy=True)
+    raise TypeError(f"unsupported batch type {type(data).__name__}")
+
+
+class ExternalSourceKernel(Kernel):
+    """Produces one batch per iteration from the configured source."""
+
+    def setup(self) -> None:
+        args = self.args
+        self._what = f"external_source {self.ctx.name!r}"
+        self._num_outputs = args["num_outputs"]
+        count = self._num_outputs or 1
+        if self._num_outputs is not None and self._num_outputs < 1:
+            raise ValueError(f"{self._what}: num_outputs must be >= 1")
+        self._layouts = _per_output(args["layout"], count, self._what, "layout")
+        self._dtypes = _per_output(args["dtype"], count, self._what, "dtype")
+        self._ndims = _per_output(args["ndim"], count, self._what, "ndim")
+        for dtype in self._dtypes:
+            if dtype is not None and not isinstance(dtype, DataType):
+                raise TypeError(f"{self._what}: dtype must be a types.DataType, got {dtype!r}")
+        self._parallel = args["parallel"]
+        self._batch = args["batch"] if args["batch"] is not None else not self._parallel
+        self._cycle = _CYCLE_MODES.get(args["cycle"], "no")
+        self._kind, arity = classify_source(args["source"], args["cycle"], self._what)
+        if self._kind == "callable" and not self._batch and arity != 1:
+            raise TypeError(f"{self._what}: a per-sample source (batch=False) takes a SampleInfo")
+        self._arity = arity
+        self._no_copy = args["no_copy"] or self._parallel
+        self._fed: deque[list[TensorListCPU]] = deque()
+        self._last_fed: list[TensorListCPU] | None = None
+        self._iteration = 0
+        self._epoch_idx = 0
+        self._iterator: Iterator[Any] | None = None
+        self._exhausted = False
+        if self._kind == "iterable":
+            self._iterator = iter(args["source"])
+        elif self._kind == "generator_function":
+            self._iterator = args["source"]()
+        self._pool_source: int | None = None
+        if self._parallel:
+            self._setup_parallel()
+
+    def _setup_parallel(self) -> None:
+        pipeline = self.ctx.pipeline
+        if self._kind == "push":
+            raise ValueError(f"{self._what}: parallel=True needs a source")
+        if pipeline is None or pipeline.py_num_workers < 1:
+            raise RuntimeError(
+                f"{self._what}: parallel=True needs py_num_workers >= 1 in the Pipeline"
+            )
+        if self._kind == "callable" and self._arity == 0:
+            raise TypeError(f"{self._what}: a parallel source must accept one argument")
+        from feedline.core.workers import WorkerPool
+
+        if pipeline.py_pool is None:
+            pipeline.py_pool = WorkerPool(
+                pipeline.py_num_workers, pipeline.py_start_method,
+                callback_pickler=pipeline.py_callback_pickler,
+            )
+        pool = pipeline.py_pool
+        self._pool_source = id(self)
+        mode = "sample" if not self._batch else (
+            "batch" if self._kind == "callable" else "iterable"
+        )
+        pool.add_source(
+            self._pool_source, self.args["source"], kind=mode,
+            prefetch=self.args["prefetch_queue_depth"], num_outputs=self._num_outputs,
+        )
+
+    def reset_epoch(self, epoch_idx: int) -> None:
+        """Start a new epoch: counters restart, cycling sources rewind."""
+        self._epoch_idx = epoch_idx
+        self._iteration = 0
+        if self._pool_source is not None:
+            self.ctx.pipeline.py_pool.reset()
+
+    def feed(self, data: Any, layout: str | None = None, **_: Any) -> None:
+        """Queue one batch (push mode)."""
+        outputs = data if self._num_outputs is not None else (data,)
+        if self._num_outputs is not None and len(outputs) != self._num_outputs:
+            raise ValueError(f"{self._what}: expected {self._num_outputs} outputs to be fed")
+        layouts = [layout] * len(outputs) if layout is not None else self._layouts
+        self._fed.append([
+            self._to_batch(out, index, layouts[index]) for index, out in enumerate(outputs)
+        ])
+
+    def run(self, batch: Batch) -> list[TensorListCPU]:
+        if self._kind == "push":
+            return self._pop_fed()
+        try:
+            raw = self._fetch()
+        except StopIteration:
+            self._iteration = 0
+            raise
+        self._iteration += 1
+        return self._convert(raw)
+
+    def _pop_fed(self) -> list[TensorListCPU]:
+        if self._fed:
+            self._last_fed = self._fed.popleft()
+            return self._last_fed
+        if self.args["repeat_last"] and self._last_fed is not None:
+            return self._last_fed
+        raise RuntimeError(
+            f"{self._what}: no data was fed for this iteration; call "
+            f"Pipeline.feed_input({self.ctx.name!r}, batch) before running"
+        )
+
+    def _fetch(self) -> Any:
+        if self._pool_source is not None:
+            return self._fetch_parallel()
+        source = self.args["source"]
+        iteration, epoch = self._iteration, self._epoch_idx
+        if self._kind == "callable":
+            if not self._batch:
+                bs = self.ctx.batch_size
+                return [
+                    source(SampleInfo(iteration * bs + i, i, iteration, epoch)) for i in range(bs)
+                ]
+            if self._arity == 0:
+                return source()
+            return source(BatchInfo(iteration, epoch) if self.args["batch_info"] else iteration)
+        return self._next_from_iterable()
+
+    def _fetch_parallel(self) -> Any:
+        from feedline.core.workers import BatchTask, SampleBatchTask
+
+        pool = self.ctx.pipeline.py_pool
+        iteration, epoch, bs = self._iteration, self._epoch_idx, self.ctx.batch_size
+        if not self._batch:
+            task: Any = SampleBatchTask(
+                [SampleInfo(iteration * bs + i, i, iteration, epoch) for i in range(bs)]
+            )
+        else:
+            task = BatchTask(BatchInfo(iteration, epoch) if self.args["batch_info"] else iteration)
+        pool.schedule(self._pool_source, task)
+        return pool.receive(self._pool_source)
+
+    def _next_from_iterable(self) -> Any:
+        assert self._iterator is not None
+        if self._exhausted:
+            if self._cycle == "no":
+                raise StopIteration
+            self._restart()
+        try:
+            return next(self._iterator)
+        except StopIteration:
+            if self._cycle == "quiet":
+                self._restart()
+                return next(self._iterator)
+            self._exhausted = True
+            raise
+
+    def _restart(self) -> None:
+        source = self.args["source"]
+        self._iterator = source() if self._kind == "generator_function" else iter(source)
+        self._exhausted = False
+
+    def _convert(self, raw: Any) -> list[TensorListCPU]:
+        count = self._num_outputs
+        if not self._batch and self._pool_source is None:
+            samples = raw
+            if count is not None:
+                for s in samples:
+                    if not isinstance(s, tuple | list) or len(s) != count:
+                        raise ValueError(
+                            f"{self._what}: each sample must be a tuple of {count} outputs"
+                        )
+                per_output = [[s[i] for s in samples] for i in range(count)]
+            else:
+                per_output = [samples]
+        elif count is not None:
+            if not isinstance(raw, tuple | list) or len(raw) != count:
+                raise ValueError(
+                    f"{self._what}: the source must return a tuple of {count} batches, got "
+                    f"{type(raw).__name__}"
+                )
+            per_output = list(raw)
+        else:
+            per_output = [raw]
+        return [
+            self._to_batch(data, index, self._layouts[index])
+            for index, data in enumerate(per_output)
+        ]
+
+    def _to_batch(self, data: Any, index: int, layout: str | None) -> TensorListCPU:
+        what = self._what if self._num_outputs is None else f"{self._what} output {index}"
+        try:
+            samples = _as_samples(data, self._no_copy)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{what}: {exc}") from None
+        size = len(samples)
+        if size == 0:
+            raise ValueError(f"{what}: the batch is empty")
+        if size > self.ctx.batch_size:
+            raise RuntimeError(
+                f"{what}: the batch has {size} samples, more than the pipeline's batch size "
+                f"{self.ctx.batch_size}"
+            )
+        if isinstance(samples, np.ndarray):
+            if samples.ndim == 0:
+                raise ValueError(f"{what}: a batch needs an outer (sample) dimension")
+            tl = TensorListCPU.from_dense(np.ascontiguousarray(samples), layout or "")
+        else:
+            ndims = {s.ndim for s in samples}
+            dtypes = {s.dtype for s in samples}
+            if len(ndims) > 1 or len(dtypes) > 1:
+                raise ValueError(
+                    f"{what}: samples must share ndim and dtype, got ndims {sorted(ndims)} and "
+                    f"dtypes {sorted(map(str, dtypes))}"
+                )
+            tl = TensorListCPU.from_samples(samples, layout or "")
+        from_numpy_dtype(tl.numpy_dtype)
+        expected_dtype, expected_ndim = self._dtypes[index], self._ndims[index]
+        if expected_dtype is not None and tl.dtype != expected_dtype:
+            raise TypeError(
+                f"{what}: unexpected data type. Expected: {expected_dtype.name.lower()}. "
+                f"Received: {tl.dtype.name.lower()}"
+            )
+        if expected_ndim is not None and tl.ndim != expected_ndim:
+            raise ValueError(f"{what}: expected {expected_ndim}-D samples, got {tl.ndim}-D")
+        if layout and len(layout) != tl.ndim:
+            raise ValueError(
+                f"{what}: layout {layout!r} has {len(layout)} dims, the samples have {tl.ndim}"
+            )
+        return tl
+
+    def close(self) -> None:
+        self._fed.clear()

@@ -1,0 +1,1 @@
+"""GPU operators (CUDA kernels compiled with nvcc and called through cffi)."""

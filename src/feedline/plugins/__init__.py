@@ -1,0 +1,1 @@
+"""Framework iterators (PyTorch, JAX, NumPy) and other built-in plugins."""
