@@ -199,12 +199,12 @@ class Executor:
                     chain_of[id(op)] = step
         needed = {(id(n.source), n.index) for n in self.outputs}
         for op in self.ops:
-            for node in op.upstream():
+            for node in op.inputs:
                 src_chain = chain_of.get(id(node.source))
                 if src_chain is None or id(op) not in src_chain.members:
                     needed.add((id(node.source), node.index))
-                if node in op.arg_inputs.values():
-                    needed.add((id(node.source), node.index))
+            for node in op.arg_inputs.values():
+                needed.add((id(node.source), node.index))
         return needed
 
     def run_iteration(self, iteration: int) -> IterationResult:
@@ -345,7 +345,8 @@ class Executor:
                     if arg_keys:
                         args = dict(args)
                         for name, key, kind in arg_keys:
-                            args[name] = _sample_arg(external[key][i], kind)
+                            value = local[key] if key in local else external[key][i]
+                            args[name] = _sample_arg(value, kind)
                     start = time.perf_counter()
                     result = kernel.run_sample(
                         ins, args, SampleContext(i, iteration, source, in_layouts, seed)

@@ -325,7 +325,7 @@ def _constant_array(value: Any, dtype: DataType | None, shape: Any) -> np.ndarra
         array = (
             np.broadcast_to(array, target) if array.size == 1 else array.reshape(target)
         ).copy()
-    return np.ascontiguousarray(array)
+    return np.array(array, order="C")
 
 
 def constant_node(
@@ -379,8 +379,8 @@ def make_operator_call(
         ValueError: device rules (spec §4.3) are broken.
         RuntimeError: called outside a pipeline definition.
     """
-    schema = _resolve_schema(op_name)
     pipe = _current_pipeline(f"fn.{op_name}")
+    schema = _resolve_schema(op_name)
     kwargs = dict(kwargs)
     common = {key: kwargs.pop(key) for key in COMMON_ARGS if key in kwargs}
     schema.check_num_inputs(len(inputs))

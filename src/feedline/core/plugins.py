@@ -142,7 +142,8 @@ class PluginSystem:
             return []
         found: list[tuple[Any, PluginInfo]] = []
         seen: set[tuple[str, str]] = set()
-        for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        entry_points = sorted(metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name)
+        for ep in entry_points:
             if ep.name in disabled or (only is not None and ep.name not in only):
                 continue
             dist = getattr(ep, "dist", None)

@@ -175,13 +175,10 @@ class ArgSpec:
         kind = _KIND_DOC[self.kind] + (" or TensorList" if self.tensor else "")
         if self.required:
             default = "required"
+        elif isinstance(self.default, enum.Enum):
+            default = f"default types.{self.default.name}"
         else:
-            default_value = self.default
-            if isinstance(default_value, enum.Enum):
-                default_value = f"types.{default_value.name}"
-            default = f"default {default_value!r}" if not isinstance(default_value, str) or (
-                default_value == ""
-            ) else f"default {default_value!r}"
+            default = f"default {self.default!r}"
         per_sample = " Per-sample values are accepted." if self.tensor else ""
         return f"{self.name} ({kind}, {default}): {self.doc}{per_sample}".rstrip()
 

@@ -27,17 +27,18 @@ def _check_layout(layout: str | None, ndim: int) -> str:
 
 def _from_dlpack(obj: Any) -> np.ndarray:
     """Import a DLPack producer (or a legacy capsule) as a NumPy array without copying."""
-    if type(obj).__name__ == "PyCapsule":
+    if type(obj).__name__ != "PyCapsule":
+        return np.from_dlpack(obj)
+    capsule = obj
 
-        class _Capsule:
-            def __dlpack__(self, stream: Any = None, **_: Any) -> Any:
-                return obj
+    class _Capsule:
+        def __dlpack__(self, stream: Any = None) -> Any:
+            return capsule
 
-            def __dlpack_device__(self) -> tuple[int, int]:
-                return _CPU_DEVICE
+        def __dlpack_device__(self) -> tuple[int, int]:
+            return _CPU_DEVICE
 
-        obj = _Capsule()
-    return np.from_dlpack(obj)
+    return np.from_dlpack(_Capsule())
 
 
 class TensorCPU:

@@ -39,7 +39,7 @@ class ConstantKernel(Kernel):
                     f"constant: {sample.size} values cannot have shape {tuple(shape)}"
                 )
             sample = sample.reshape(tuple(shape))
-        self._sample = np.ascontiguousarray(sample)
+        self._sample = np.array(sample, order="C")
         layout = args.get("layout") or ""
         if layout and len(layout) != self._sample.ndim:
             raise ValueError(

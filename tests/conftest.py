@@ -1,0 +1,53 @@
+"""Shared fixtures: isolated plugin systems, paths to the shared data sets, GPU skipping."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from feedline.core.plugins import PluginSystem, use_plugin_system
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+
+
+def shared_data(*parts: str) -> Path:
+    """Path under ``../shared/data``; skips the test when it is absent."""
+    path = SHARED_DATA.joinpath(*parts)
+    if not path.exists():
+        pytest.skip(f"needs the shared data set {path} (only present beside the repository)")
+    return path
+
+
+def _has_gpu() -> bool:
+    try:
+        import cupy
+
+        return cupy.cuda.runtime.getDeviceCount() > 0
+    except Exception:
+        return False
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip ``gpu``-marked tests on machines without a CUDA device."""
+    if any("gpu" in item.keywords for item in items) and not _has_gpu():
+        skip = pytest.mark.skip(reason="needs a CUDA device and CuPy")
+        for item in items:
+            if "gpu" in item.keywords:
+                item.add_marker(skip)
+
+
+@pytest.fixture
+def plugin_system() -> Iterator[PluginSystem]:
+    """A fresh auto-loading plugin system (and registry) active for one test."""
+    with use_plugin_system(PluginSystem()) as system:
+        yield system
+
+
+@pytest.fixture
+def empty_plugin_system() -> Iterator[PluginSystem]:
+    """A plugin system that loads no entry point: only what the test registers in code."""
+    with use_plugin_system(PluginSystem(autoload=False)) as system:
+        yield system

@@ -1,0 +1,58 @@
+"""Small operators registered in code by the core tests (a plugin object, as a team would write)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+
+from feedline.core.hookspecs import hookimpl
+from feedline.core.kernel import SampleKernel
+from feedline.core.schema import ArgSpec, InputSpec, OpSchema
+
+NOISE = OpSchema(
+    "test.noise",
+    "Add per-sample random noise drawn from the sample's generator.",
+    inputs=(InputSpec("data"),),
+    args=(ArgSpec("scale", "float", 1.0, "Noise scale.", tensor=True),),
+)
+FAIL_ON = OpSchema(
+    "test.fail_on",
+    "Raise for samples whose first element equals ``value``.",
+    inputs=(InputSpec("data"),),
+    args=(ArgSpec("value", "int", doc="The poisoned value."),),
+)
+SLOW = OpSchema("test.slow", "Sleep a little per sample.", inputs=(InputSpec("data"),))
+
+
+class NoiseKernel(SampleKernel):
+    def run_sample(self, inputs, args, sample):
+        data = inputs[0].astype(np.float64)
+        return data + args["scale"] * sample.rng.standard_normal(data.shape)
+
+
+class FailOnKernel(SampleKernel):
+    def run_sample(self, inputs, args, sample):
+        if inputs[0].reshape(-1)[0] == args["value"]:
+            raise ValueError(f"poisoned sample with value {args['value']}")
+        return inputs[0]
+
+
+class SlowKernel(SampleKernel):
+    threads: set[int] = set()
+
+    def run_sample(self, inputs, args, sample):
+        SlowKernel.threads.add(threading.get_ident())
+        time.sleep(0.002)
+        return inputs[0]
+
+
+class TestOps:
+    """The plugin object."""
+
+    @hookimpl
+    def feedline_register_operators(self, registry):
+        registry.add_operator(NOISE, {"cpu": NoiseKernel})
+        registry.add_operator(FAIL_ON, {"cpu": FailOnKernel})
+        registry.add_operator(SLOW, {"cpu": SlowKernel})

@@ -1,0 +1,94 @@
+"""Schema validation, deprecated aliases, generated docs and signatures."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+from feedline import types
+from feedline.core.schema import ArgSpec, InputSpec, OpSchema
+
+SCHEMA = OpSchema(
+    "demo.resize",
+    "Resize things.\n\nLonger description.",
+    inputs=(InputSpec("images", "The images.", layouts=("HWC", "CHW")),),
+    args=(
+        ArgSpec("size", "float_vec", None, "Target size.", tensor=True),
+        ArgSpec("interp_type", "interp", types.INTERP_LINEAR, "Interpolation."),
+        ArgSpec("antialias", "bool", True, "Antialias."),
+        ArgSpec("mode", "str", "default", "Mode.", choices=("default", "stretch")),
+        ArgSpec("dtype", "dtype", None, "Output type."),
+        ArgSpec("max_size", "int", None, "Limit."),
+    ),
+    deprecated={"resize_size": "size"},
+)
+
+
+def test_validate_fills_defaults_and_normalises() -> None:
+    static, tensor = SCHEMA.validate({"size": 224, "dtype": types.FLOAT})
+    assert static["size"] == (224.0,) and static["antialias"] is True
+    assert static["interp_type"] is types.INTERP_LINEAR and tensor == {}
+    static, _ = SCHEMA.validate({"size": [1, 2.5]})
+    assert static["size"] == (1.0, 2.5)
+
+
+def test_unknown_argument_suggests_closest() -> None:
+    with pytest.raises(TypeError, match=r"demo.resize.*'antialas'.*'antialias'"):
+        SCHEMA.validate({"antialas": False})
+
+
+def test_wrong_type_names_argument_expected_and_given() -> None:
+    with pytest.raises(TypeError, match=r"'antialias' expects bool, got str"):
+        SCHEMA.validate({"antialias": "yes"})
+    with pytest.raises(TypeError, match=r"'interp_type' expects .*InterpType, got int"):
+        SCHEMA.validate({"interp_type": 7})
+    with pytest.raises(ValueError, match="'mode' must be one of"):
+        SCHEMA.validate({"mode": "crop"})
+
+
+def test_deprecated_alias_renamed_and_conflict() -> None:
+    with pytest.warns(DeprecationWarning, match="resize_size"):
+        static, _ = SCHEMA.validate({"resize_size": 10})
+    assert static["size"] == (10.0,)
+    with pytest.raises(TypeError, match="only 'size'"):
+        SCHEMA.validate({"resize_size": 10, "size": 3})
+
+
+def test_required_and_tensor_arguments() -> None:
+    schema = OpSchema("req", "Needs x.", args=(ArgSpec("x", "int", doc="X."),
+                                               ArgSpec("y", "int", 0, "Y.")))
+    with pytest.raises(TypeError, match="missing required argument 'x'"):
+        schema.validate({})
+    node = object()
+    with pytest.raises(TypeError, match="'y' cannot be given per sample"):
+        schema.validate({"x": 1, "y": node}, is_node=lambda v: v is node)
+    _, tensor = SCHEMA.validate({"size": node}, is_node=lambda v: v is node)
+    assert tensor == {"size": node}
+
+
+def test_docstring_and_signature() -> None:
+    doc = SCHEMA.docstring()
+    assert doc.startswith("Resize things.")
+    assert "Supported devices: ``cpu``." in doc
+    assert "images (TensorList): The images. Layouts: 'HWC', 'CHW'." in doc
+    assert "size (float or list of float or TensorList, default None)" in doc
+    assert "interp_type (feedline.types.InterpType, default types.INTERP_LINEAR)" in doc
+    assert "resize_size → size" in doc
+    signature = SCHEMA.signature()
+    assert list(signature.parameters)[:2] == ["images", "size"]
+    assert signature.parameters["images"].kind is inspect.Parameter.POSITIONAL_ONLY
+    assert signature.parameters["antialias"].default is True
+
+
+def test_schema_definition_errors() -> None:
+    with pytest.raises(ValueError, match="unknown kind"):
+        ArgSpec("x", "complex")
+    with pytest.raises(ValueError, match="twice"):
+        OpSchema("d", "", args=(ArgSpec("a", "int", 0), ArgSpec("a", "int", 0)))
+    with pytest.raises(ValueError, match="implicit"):
+        OpSchema("d", "", args=(ArgSpec("seed", "int", 0),))
+    with pytest.raises(ValueError, match="unknown"):
+        OpSchema("d", "", deprecated={"old": "new"})
+    with pytest.raises(TypeError, match="expected 1 input"):
+        SCHEMA.check_num_inputs(2)

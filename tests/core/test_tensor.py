@@ -1,0 +1,96 @@
+"""TensorListCPU / TensorCPU behaviour (spec §6)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from feedline import TensorCPU, TensorListCPU, types
+
+
+def test_dense_from_ndarray_is_zero_copy() -> None:
+    data = np.arange(24, dtype=np.float32).reshape(4, 2, 3)
+    tl = TensorListCPU(data, "HW")
+    assert len(tl) == 4 and tl.is_dense_tensor()
+    assert tl.shape() == [(2, 3)] * 4
+    assert tl.dtype is types.FLOAT and tl.layout() == "HW"
+    view = np.asarray(tl[1])
+    assert np.shares_memory(view, data)
+    assert np.array_equal(tl[-1].as_array(), data[3])
+    assert tl.as_array() is data or np.shares_memory(tl.as_array(), data)
+    assert np.shares_memory(np.asarray(tl.as_tensor()), data)
+    assert tl.as_tensor().shape() == [4, 2, 3]
+
+
+def test_at_copies_and_rejects_negative() -> None:
+    data = np.zeros((2, 3), np.int32)
+    tl = TensorListCPU(data)
+    copy = tl.at(0)
+    copy[0] = 5
+    assert data[0, 0] == 0
+    with pytest.raises(IndexError):
+        tl.at(-1)
+    with pytest.raises(IndexError):
+        tl[2]
+
+
+def test_list_of_arrays_dense_or_ragged() -> None:
+    dense = TensorListCPU([np.ones((2, 2), np.uint8), np.zeros((2, 2), np.uint8)])
+    assert dense.is_dense_tensor() and dense.as_array().shape == (2, 2, 2)
+    ragged = TensorListCPU([np.ones((2,), np.uint8), np.zeros((3,), np.uint8)])
+    assert not ragged.is_dense_tensor()
+    assert ragged.shape() == [(2,), (3,)]
+    with pytest.raises(RuntimeError, match="same shape"):
+        ragged.as_array()
+    with pytest.raises(RuntimeError, match="same shape"):
+        ragged.as_tensor()
+
+
+def test_construction_errors() -> None:
+    with pytest.raises(ValueError, match="batch"):
+        TensorListCPU(np.float32(1))
+    with pytest.raises(RuntimeError, match="strided"):
+        TensorListCPU(np.zeros((4, 4))[:, ::2])
+    with pytest.raises(ValueError, match="same ndim"):
+        TensorListCPU([np.zeros(2), np.zeros((2, 2))])
+    with pytest.raises(ValueError, match="same dtype"):
+        TensorListCPU([np.zeros(2, np.float32), np.zeros(2, np.int32)])
+    with pytest.raises(ValueError, match="dimensions"):
+        TensorListCPU(np.zeros((2, 3)), "HW")
+    with pytest.raises(TypeError, match="slicing"):
+        TensorListCPU(np.zeros((2, 3)))[0:1]
+
+
+def test_dlpack_and_copy_constructor() -> None:
+    data = np.arange(6, dtype=np.int16).reshape(2, 3)
+    from_capsule = TensorListCPU(data.__dlpack__())
+    assert np.array_equal(from_capsule.as_array(), data)
+    from_tl = TensorListCPU(from_capsule, "X")
+    assert from_tl.layout() == "X"
+    tensor = from_tl[0]
+    assert tensor.__dlpack_device__() == (1, 0)
+    assert np.array_equal(np.from_dlpack(tensor), data[0])
+
+
+def test_tensor_cpu_squeeze_layout_and_pointer() -> None:
+    tensor = TensorCPU(np.zeros((1, 3, 1), np.uint8), "HWC")
+    assert tensor.squeeze(0) and tensor.shape() == [3, 1] and tensor.layout() == "WC"
+    assert tensor.squeeze() and tensor.shape() == [3]
+    assert not tensor.squeeze()
+    with pytest.raises(RuntimeError, match="extent"):
+        TensorCPU(np.zeros((2, 3))).squeeze(0)
+    source = TensorCPU(np.arange(4, dtype=np.uint8))
+    target = np.zeros(4, np.uint8)
+    source.copy_to_external(target.ctypes.data)
+    assert target.tolist() == [0, 1, 2, 3]
+    assert source.data_ptr() == np.asarray(source).ctypes.data
+    assert np.asarray(source).__array_interface__["data"][0] == source.data_ptr()
+
+
+def test_ragged_copy_to_external_and_zero_d_samples() -> None:
+    tl = TensorListCPU([np.array([1, 2], np.uint8), np.array([3], np.uint8)])
+    out = np.zeros(3, np.uint8)
+    tl.copy_to_external(out.ctypes.data)
+    assert out.tolist() == [1, 2, 3]
+    scalars = TensorListCPU(np.array([1, 2, 3], np.int32))
+    assert scalars.shape() == [()] * 3

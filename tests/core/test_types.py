@@ -1,0 +1,85 @@
+"""DataType/enum names and NumPy mapping, TensorLayout, SampleInfo, Constant rules (spec §4.8)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from feedline import types
+from feedline.core.types import (
+    DataType,
+    ScalarConstant,
+    TensorLayout,
+    from_numpy_dtype,
+    to_numpy_dtype,
+)
+
+DALI_MEMBERS = [
+    "NO_TYPE", "UINT8", "UINT16", "UINT32", "UINT64", "INT8", "INT16", "INT32", "INT64",
+    "FLOAT16", "FLOAT", "FLOAT64", "BOOL", "STRING", "_BOOL_VEC", "_INT32_VEC", "_STRING_VEC",
+    "_FLOAT_VEC", "FEATURE", "_FEATURE_VEC", "_FEATURE_DICT", "IMAGE_TYPE", "DATA_TYPE",
+    "INTERP_TYPE", "TENSOR_LAYOUT", "PYTHON_OBJECT", "_TENSOR_LAYOUT_VEC", "_DATA_TYPE_VEC",
+    "_INT64_VEC",
+]
+
+
+def test_datatype_members_and_values_match_dali() -> None:
+    assert list(DataType.__members__) == DALI_MEMBERS
+    assert [int(m) for m in DataType.__members__.values()] == list(range(-1, 28))
+
+
+def test_aliases_and_module_level_members() -> None:
+    assert types.DALIDataType is DataType
+    assert types.DALIInterpType is types.InterpType
+    assert types.DALIImageType is types.ImageType
+    assert types.FLOAT is DataType.FLOAT and types.RGB is types.ImageType.RGB
+    assert types.INTERP_LINEAR is types.InterpType.INTERP_LINEAR
+    assert [m.name for m in types.ImageType] == ["RGB", "BGR", "GRAY", "YCbCr", "ANY_DATA"]
+    assert len(types.InterpType) == 6
+
+
+@pytest.mark.parametrize("np_dtype", [np.uint8, np.uint16, np.uint32, np.uint64, np.int8,
+                                      np.int16, np.int32, np.int64, np.float16, np.float32,
+                                      np.float64, np.bool_])
+def test_numpy_mapping_round_trips(np_dtype: type) -> None:
+    assert to_numpy_dtype(from_numpy_dtype(np_dtype)) == np.dtype(np_dtype)
+
+
+def test_numpy_mapping_errors() -> None:
+    with pytest.raises(TypeError, match="complex128"):
+        from_numpy_dtype(np.complex128)
+    with pytest.raises(TypeError, match="STRING"):
+        to_numpy_dtype(DataType.STRING)
+
+
+def test_tensor_layout() -> None:
+    layout = TensorLayout("HWC")
+    assert layout == "HWC" and layout.ndim == 3
+    with pytest.raises(ValueError, match="twice"):
+        TensorLayout("HWH")
+    with pytest.raises(ValueError, match="2"):
+        layout.check_ndim(2)
+
+
+def test_sample_and_batch_info_fields() -> None:
+    info = types.SampleInfo(7, 1, 3, 0)
+    assert (info.idx_in_epoch, info.idx_in_batch, info.iteration, info.epoch_idx) == (7, 1, 3, 0)
+    assert types.BatchInfo(2, 1).epoch_idx == 1
+
+
+def test_scalar_constant_rules() -> None:
+    assert types.Constant(1).dtype is DataType.INT32
+    assert types.Constant(1.5).dtype is DataType.FLOAT
+    assert types.Constant(True).dtype is DataType.BOOL
+    assert types.Constant(np.uint16(3)).dtype is DataType.UINT16
+    assert types.Constant(1, dtype=types.INT64).dtype is DataType.INT64
+    assert isinstance(types.Constant(2), ScalarConstant)
+    with pytest.raises(OverflowError, match="int32"):
+        types.Constant(2**40)
+    assert types.Constant(2**40, dtype=types.INT64).value == 2**40
+    assert types.Constant(3).as_array().dtype == np.int32
+
+
+def test_array_constant_needs_a_pipeline() -> None:
+    with pytest.raises(RuntimeError, match="pipeline is being defined"):
+        types.Constant([1, 2, 3])
