@@ -457,8 +457,8 @@ class Pipeline:
                     pipeline=self,
                 )
                 kernel = entry.kernel_class(op.device)(context)
-                kernels.append(kernel)
                 kernel.setup()
+                kernels.append(kernel)
         except BaseException:
             for kernel in kernels:
                 kernel.close()

@@ -1,0 +1,166 @@
+"""external_source: every source kind, cycle modes, per-sample mode, checks, push mode (spec §4.5)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from feedline import Pipeline, fn, pipeline_def, types
+from feedline.core.errors import OperatorError
+
+
+def single(source=None, batch_size: int = 2, depth: int = 1, **kwargs) -> Pipeline:
+    @pipeline_def(batch_size=batch_size, num_threads=1, device_id=None,
+                  prefetch_queue_depth=depth)
+    def graph():
+        return fn.external_source(source=source, **kwargs)
+
+    return graph()
+
+
+def run_all(pipe: Pipeline, limit: int = 20) -> list[list]:
+    batches = []
+    for _ in range(limit):
+        try:
+            out = pipe.run()
+        except StopIteration:
+            break
+        batches.append([s.tolist() for s in out[0].samples()])
+    return batches
+
+
+def test_zero_arg_callable() -> None:
+    pipe = single(lambda: np.ones((2, 3), np.uint8))
+    assert pipe.run()[0].shape() == [(3,), (3,)]
+
+
+def test_batch_info_and_iteration_arguments() -> None:
+    seen = []
+    pipe = single(lambda info: seen.append(info) or np.zeros((1, 1), np.int32), batch_info=True)
+    pipe.run()
+    pipe.run()
+    assert seen == [types.BatchInfo(0, 0), types.BatchInfo(1, 0)]
+
+
+def test_per_sample_mode_drops_partial_batch_on_stop() -> None:
+    def sample(info: types.SampleInfo) -> np.ndarray:
+        if info.idx_in_epoch >= 5:
+            raise StopIteration
+        assert info.idx_in_epoch == info.iteration * 2 + info.idx_in_batch
+        return np.array([info.idx_in_epoch, info.epoch_idx], np.int32)
+
+    pipe = single(sample, batch=False)
+    assert run_all(pipe) == [[[0, 0], [1, 0]], [[2, 0], [3, 0]]]
+    pipe.reset()
+    assert run_all(pipe)[0] == [[0, 1], [1, 1]]
+
+
+@pytest.mark.parametrize(
+    ("cycle", "expected"),
+    [
+        (None, [[[1]], [[2]]]),
+        ("raise", [[[1]], [[2]]]),
+    ],
+)
+def test_cycle_modes_end_of_epoch(cycle, expected) -> None:
+    data = [np.array([[1]], np.int32), np.array([[2]], np.int32)]
+    pipe = single(data, batch_size=1, cycle=cycle)
+    assert run_all(pipe) == expected
+    pipe.reset()
+    again = run_all(pipe)
+    assert again == ([] if cycle is None else expected)
+
+
+def test_cycle_quiet_and_generator_function() -> None:
+    data = [np.array([[1]], np.int32), np.array([[2]], np.int32)]
+    pipe = single(data, batch_size=1, cycle="quiet")
+    assert run_all(pipe, limit=5) == [[[1]], [[2]], [[1]], [[2]], [[1]]]
+
+    def gen():
+        yield np.array([[7]], np.int32)
+
+    pipe = single(gen, batch_size=1, cycle=True)
+    assert run_all(pipe, limit=3) == [[[7]]] * 3
+
+
+def test_source_kind_errors() -> None:
+    def generator():
+        yield 1
+
+    with pytest.raises(TypeError, match="cannot be cycled"):
+        single(generator(), cycle=True).build()
+    with pytest.raises(TypeError, match="only to iterables"):
+        single(lambda: 1, cycle="quiet").build()
+    with pytest.raises(TypeError, match=r"\*args"):
+        single(lambda *a: 1).build()
+    with pytest.raises(TypeError, match="0 or 1"):
+        single(lambda a, b: 1).build()
+    with pytest.raises(ValueError, match="cycle must be"):
+        single([1], cycle="sometimes").build()
+    with pytest.raises(TypeError, match="SampleInfo"):
+        single(lambda: 1, batch=False).build()
+
+
+def test_variable_batch_size_and_too_large() -> None:
+    sizes = iter([1, 2, 3])
+    pipe = single(lambda: np.zeros((next(sizes), 1), np.float32), batch_size=3)
+    assert [len(pipe.run()[0]) for _ in range(3)] == [1, 2, 3]
+    pipe = single(lambda: np.zeros((4, 1), np.float32), batch_size=3)
+    with pytest.raises(OperatorError, match="more than the pipeline's batch size"):
+        pipe.run()
+    pipe = single(lambda: [], batch_size=3)
+    with pytest.raises(OperatorError, match="empty"):
+        pipe.run()
+
+
+def test_dtype_ndim_layout_checks_and_multiple_outputs() -> None:
+    pipe = single(lambda: np.zeros((2, 2), np.int32), dtype=types.FLOAT)
+    with pytest.raises(OperatorError, match="Expected: float. Received: int32"):
+        pipe.run()
+    pipe = single(lambda: np.zeros((2, 2), np.int32), ndim=2)
+    with pytest.raises(OperatorError, match="expected 2-D"):
+        pipe.run()
+
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None)
+    def two():
+        a, b = fn.external_source(
+            source=lambda: (np.zeros((2, 4, 4, 3), np.uint8), np.ones((2, 1), np.int32)),
+            num_outputs=2, layout=["HWC", None], dtype=[types.UINT8, types.INT32],
+        )
+        return a, b
+
+    images, labels = two().run()
+    assert images.layout() == "HWC" and labels.as_array().tolist() == [[1], [1]]
+
+
+def test_copy_unless_no_copy_and_ragged_lists() -> None:
+    buffer = np.zeros((2, 2), np.float32)
+    copied = single(lambda: buffer).run()[0]
+    shared = single(lambda: buffer, no_copy=True).run()[0]
+    buffer[0, 0] = 9
+    assert copied.as_array()[0, 0] == 0 and shared.as_array()[0, 0] == 9
+    ragged = single(lambda: [np.zeros(2, np.uint8), np.zeros(3, np.uint8)]).run()[0]
+    assert ragged.shape() == [(2,), (3,)]
+    with pytest.raises(OperatorError, match="share ndim and dtype"):
+        single(lambda: [np.zeros(2, np.uint8), np.zeros((3, 1), np.uint8)]).run()
+
+
+def test_push_mode_fifo_and_repeat_last() -> None:
+    pipe = single(name="src")
+    pipe.feed_input("src", np.array([[1], [2]], np.int32))
+    pipe.feed_input("src", np.array([[3], [4]], np.int32))
+    assert run_all(pipe, limit=2) == [[[1], [2]], [[3], [4]]]
+    with pytest.raises(OperatorError, match="no data was fed"):
+        pipe.run()
+    repeating = single(name="src", repeat_last=True)
+    repeating.feed_input("src", np.array([[5]], np.int32), layout="X")
+    assert run_all(repeating, limit=3) == [[[5]]] * 3
+    with pytest.raises(RuntimeError, match="no external source named"):
+        repeating.feed_input("nope", np.zeros((1, 1)))
+
+
+def test_iterable_of_framework_and_tensorlist_batches() -> None:
+    from feedline import TensorListCPU
+
+    batches = [TensorListCPU(np.ones((2, 2), np.uint8))]
+    assert single(batches).run()[0].as_array().sum() == 4
