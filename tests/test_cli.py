@@ -8,8 +8,9 @@ from feedline.cli import main
 from feedline.core.plugins import PluginSystem
 
 
-def test_ops_lists_and_documents(plugin_system: PluginSystem,
-                                 capsys: pytest.CaptureFixture[str]) -> None:
+def test_ops_lists_and_documents(
+    plugin_system: PluginSystem, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert main(["ops"]) == 0
     listing = capsys.readouterr().out
     assert "external_source" in listing and "arithmetic." not in listing

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 import time
 
 import numpy as np
@@ -23,6 +22,10 @@ FAIL_ON = OpSchema(
     inputs=(InputSpec("data"),),
     args=(ArgSpec("value", "int", doc="The poisoned value."),),
 )
+DOUBLE_INTO = OpSchema(
+    "test.double_into", "Double the input, writing into the executor's batch buffer.",
+    inputs=(InputSpec("data"),),
+)
 SLOW = OpSchema("test.slow", "Sleep a little per sample.", inputs=(InputSpec("data"),))
 
 
@@ -40,12 +43,16 @@ class FailOnKernel(SampleKernel):
 
 
 class SlowKernel(SampleKernel):
-    threads: set[int] = set()
-
     def run_sample(self, inputs, args, sample):
-        SlowKernel.threads.add(threading.get_ident())
         time.sleep(0.002)
         return inputs[0]
+
+
+class DoubleIntoKernel(SampleKernel):
+    def run_sample(self, inputs, args, sample):
+        out = sample.output(inputs[0].shape, np.float32)
+        np.multiply(inputs[0], 2, out=out)
+        return out
 
 
 class TestOps:
@@ -56,3 +63,4 @@ class TestOps:
         registry.add_operator(NOISE, {"cpu": NoiseKernel})
         registry.add_operator(FAIL_ON, {"cpu": FailOnKernel})
         registry.add_operator(SLOW, {"cpu": SlowKernel})
+        registry.add_operator(DOUBLE_INTO, {"cpu": DoubleIntoKernel})

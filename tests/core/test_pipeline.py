@@ -1,4 +1,4 @@
-"""Pipeline lifecycle (spec §4.1), pruning, pipeline_def (§4.4), determinism, errors, serialization."""
+"""Pipeline lifecycle (spec §4.1), pruning, pipeline_def (§4.4), determinism, serialization."""
 
 from __future__ import annotations
 
@@ -32,8 +32,7 @@ def counter_source(limit: int | None = None, batch: int = 2):
 
 
 def make_pipe(source, depth: int = 2, **kwargs) -> Pipeline:
-    @pipeline_def(batch_size=2, num_threads=2, device_id=None, prefetch_queue_depth=depth,
-                  **kwargs)
+    @pipeline_def(batch_size=2, num_threads=2, device_id=None, prefetch_queue_depth=depth, **kwargs)
     def graph():
         return fn.external_source(source=source, batch=True)
 
@@ -94,7 +93,7 @@ def test_outputs_with_nothing_scheduled_raise_stop_iteration() -> None:
 
 @pytest.mark.parametrize("pipelined", [True, False])
 def test_stop_iteration_ends_epoch_and_reset_restarts(pipelined: bool) -> None:
-    source, calls = counter_source(limit=3)
+    source, _ = counter_source(limit=3)
     pipe = make_pipe(source, exec_pipelined=pipelined)
     assert values(pipe.run()) == [0, 1]
     assert values(pipe.run()) == [10, 11]
@@ -127,7 +126,10 @@ def test_run_with_named_inputs_needs_depth_one() -> None:
     out = pipe.run(src=np.array([[1], [2]], np.int32))
     assert values(out) == [1, 2]
     pipe.close()
-    deep = make_pipe(None, depth=2, )
+    deep = make_pipe(
+        None,
+        depth=2,
+    )
     with pytest.raises(RuntimeError, match="prefetch_queue_depth=1"):
         deep.run(anything=np.zeros((1, 1)))
     deep.close()
@@ -153,7 +155,7 @@ def test_pruning_and_preserve() -> None:
 
 
 def test_names_unique_and_auto() -> None:
-    with Pipeline(batch_size=1, num_threads=1) as pipe:
+    with Pipeline(batch_size=1, num_threads=1):
         a = fn.constant(idata=[1])
         b = fn.constant(idata=[2])
         assert a.name == "__Constant_0" and b.name == "__Constant_1"
@@ -234,8 +236,9 @@ def test_same_seed_same_outputs_for_any_thread_count() -> None:
 def test_error_names_operator_iteration_sample_and_source() -> None:
     @pipeline_def(batch_size=3, num_threads=2, device_id=None)
     def graph():
-        data = fn.external_source(source=lambda i: np.arange(3, dtype=np.int32).reshape(3, 1)
-                                  + 3 * i, batch=True)
+        data = fn.external_source(
+            source=lambda i: np.arange(3, dtype=np.int32).reshape(3, 1) + 3 * i, batch=True
+        )
         return fn.test.fail_on(data, value=4, name="checker")
 
     pipe = graph()
@@ -271,8 +274,10 @@ def test_serialize_round_trip_reproduces_seeded_outputs(tmp_path) -> None:
     text = original.serialize()
     document = json.loads(text)
     assert document["params"]["batch_size"] == 4
-    assert document["ops"][0]["args"]["source"] == {"__omitted__": "callable"} or \
-        document["ops"][0]["args"]["source"] is None
+    assert (
+        document["ops"][0]["args"]["source"] == {"__omitted__": "callable"}
+        or document["ops"][0]["args"]["source"] is None
+    )
     copy = Pipeline.deserialize(text)
     copy.feed_input("src", feed)
     np.testing.assert_array_equal(copy.run()[0].as_array(), expected)
@@ -296,13 +301,18 @@ def test_python_function_like_ops_are_not_serializable_and_dot_export(tmp_path) 
 
 
 def test_properties_and_argument_errors() -> None:
-    pipe = Pipeline(batch_size=4, num_threads=2, prefetch_queue_depth={"cpu_size": 3,
-                                                                      "gpu_size": 1})
+    pipe = Pipeline(
+        batch_size=4, num_threads=2, prefetch_queue_depth={"cpu_size": 3, "gpu_size": 1}
+    )
     assert pipe.exec_separated and pipe.cpu_queue_size == 3 and pipe.gpu_queue_size == 1
     assert pipe.seed is None and pipe.device_id is None and pipe.max_batch_size == 4
     with pytest.raises(ValueError, match="exec_async"):
-        Pipeline(batch_size=1, num_threads=1, exec_async=False,
-                 prefetch_queue_depth={"cpu_size": 1, "gpu_size": 1})
+        Pipeline(
+            batch_size=1,
+            num_threads=1,
+            exec_async=False,
+            prefetch_queue_depth={"cpu_size": 1, "gpu_size": 1},
+        )
     with pytest.raises(ValueError, match="cpu_size"):
         Pipeline(batch_size=1, num_threads=1, prefetch_queue_depth={"cpu": 1, "gpu": 1})
     with pytest.warns(DeprecationWarning, match="negative"):
@@ -322,3 +332,22 @@ def test_gpu_operator_in_cpu_pipeline_fails_at_build() -> None:
             fn.cast(on_gpu, dtype=types.FLOAT, device="cpu")
         with pytest.raises(ValueError, match="must be on CPU"):
             fn.test.noise(fn.constant(fdata=[1.0]), scale=on_gpu)
+
+
+@pytest.mark.parametrize(("shapes", "dense"), [([3, 3, 3], True), ([3, 2, 3], False)])
+def test_sample_kernels_write_into_one_batch_buffer(shapes: list[int], dense: bool) -> None:
+    @pipeline_def(batch_size=3, num_threads=2, device_id=None)
+    def graph():
+        data = fn.external_source(
+            source=lambda: [np.full((n,), i, np.float32) for i, n in enumerate(shapes)]
+        )
+        return fn.test.double_into(data)
+
+    pipe = graph()
+    (out,) = pipe.run()
+    assert out.is_dense_tensor() is dense
+    assert [s.tolist() for s in out.samples()] == [[2.0 * i] * n for i, n in enumerate(shapes)]
+    if dense:
+        rows = out.samples()
+        assert all(np.shares_memory(rows[0].base, r) for r in rows)
+    pipe.close()

@@ -1,4 +1,4 @@
-"""Plugin discovery through real entry points (a fake installed distribution), failures, env vars."""
+"""Plugin discovery through a fake installed distribution, failures, environment variables."""
 
 from __future__ import annotations
 
@@ -45,9 +45,9 @@ def test_installed_plugin_provides_operator_and_broken_one_is_reported(fake_site
     assert "external_source" in registry.operators
 
 
-def test_operator_from_installed_plugin_runs_in_fn_with_docs(fake_site: Path,
-                                                             monkeypatch: pytest.MonkeyPatch
-                                                             ) -> None:
+def test_operator_from_installed_plugin_runs_in_fn_with_docs(
+    fake_site: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("FEEDLINE_PLUGINS", "fake-good,basic")
     with use_plugin_system(PluginSystem()):
         from feedline import fn, pipeline_def
@@ -68,8 +68,9 @@ def test_operator_from_installed_plugin_runs_in_fn_with_docs(fake_site: Path,
         pipe.close()
 
 
-def test_missing_operator_error_names_failed_plugins(fake_site: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_operator_error_names_failed_plugins(
+    fake_site: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("FEEDLINE_PLUGINS", "fake-broken,basic")
     with use_plugin_system(PluginSystem()):
         from feedline import fn

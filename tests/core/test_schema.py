@@ -56,8 +56,9 @@ def test_deprecated_alias_renamed_and_conflict() -> None:
 
 
 def test_required_and_tensor_arguments() -> None:
-    schema = OpSchema("req", "Needs x.", args=(ArgSpec("x", "int", doc="X."),
-                                               ArgSpec("y", "int", 0, "Y.")))
+    schema = OpSchema(
+        "req", "Needs x.", args=(ArgSpec("x", "int", doc="X."), ArgSpec("y", "int", 0, "Y."))
+    )
     with pytest.raises(TypeError, match="missing required argument 'x'"):
         schema.validate({})
     node = object()

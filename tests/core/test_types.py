@@ -15,10 +15,34 @@ from feedline.core.types import (
 )
 
 DALI_MEMBERS = [
-    "NO_TYPE", "UINT8", "UINT16", "UINT32", "UINT64", "INT8", "INT16", "INT32", "INT64",
-    "FLOAT16", "FLOAT", "FLOAT64", "BOOL", "STRING", "_BOOL_VEC", "_INT32_VEC", "_STRING_VEC",
-    "_FLOAT_VEC", "FEATURE", "_FEATURE_VEC", "_FEATURE_DICT", "IMAGE_TYPE", "DATA_TYPE",
-    "INTERP_TYPE", "TENSOR_LAYOUT", "PYTHON_OBJECT", "_TENSOR_LAYOUT_VEC", "_DATA_TYPE_VEC",
+    "NO_TYPE",
+    "UINT8",
+    "UINT16",
+    "UINT32",
+    "UINT64",
+    "INT8",
+    "INT16",
+    "INT32",
+    "INT64",
+    "FLOAT16",
+    "FLOAT",
+    "FLOAT64",
+    "BOOL",
+    "STRING",
+    "_BOOL_VEC",
+    "_INT32_VEC",
+    "_STRING_VEC",
+    "_FLOAT_VEC",
+    "FEATURE",
+    "_FEATURE_VEC",
+    "_FEATURE_DICT",
+    "IMAGE_TYPE",
+    "DATA_TYPE",
+    "INTERP_TYPE",
+    "TENSOR_LAYOUT",
+    "PYTHON_OBJECT",
+    "_TENSOR_LAYOUT_VEC",
+    "_DATA_TYPE_VEC",
     "_INT64_VEC",
 ]
 
@@ -38,9 +62,23 @@ def test_aliases_and_module_level_members() -> None:
     assert len(types.InterpType) == 6
 
 
-@pytest.mark.parametrize("np_dtype", [np.uint8, np.uint16, np.uint32, np.uint64, np.int8,
-                                      np.int16, np.int32, np.int64, np.float16, np.float32,
-                                      np.float64, np.bool_])
+@pytest.mark.parametrize(
+    "np_dtype",
+    [
+        np.uint8,
+        np.uint16,
+        np.uint32,
+        np.uint64,
+        np.int8,
+        np.int16,
+        np.int32,
+        np.int64,
+        np.float16,
+        np.float32,
+        np.float64,
+        np.bool_,
+    ],
+)
 def test_numpy_mapping_round_trips(np_dtype: type) -> None:
     assert to_numpy_dtype(from_numpy_dtype(np_dtype)) == np.dtype(np_dtype)
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from feedline.core.errors import OperatorError
 from feedline.core.graph import DataNode, OpNode
-from feedline.core.kernel import Batch, Kernel, SampleContext, SampleKernel
+from feedline.core.kernel import Batch, BatchArena, Kernel, SampleContext, SampleKernel
 from feedline.core.tensor import TensorListCPU
 
 __all__ = ["EndOfData", "Executor", "IterationResult", "OpStats"]
@@ -275,7 +275,9 @@ class Executor:
                 sizes = [tl.nbytes() for tl in outs]
                 stats.real_memory_size = sizes
                 previous = stats.max_real_memory_size or [0] * len(sizes)
-                stats.max_real_memory_size = [max(a, b) for a, b in zip(previous, sizes, strict=True)]
+                stats.max_real_memory_size = [
+                    max(a, b) for a, b in zip(previous, sizes, strict=True)
+                ]
 
     def _run_chain(
         self,
@@ -319,8 +321,10 @@ class Executor:
                 op,
                 kernel,
                 [(id(x.source), x.index) for x in op.inputs],
-                [(k, (id(x.source), x.index), op.schema.arg_map[k].kind)
-                 for k, x in op.arg_inputs.items()],
+                [
+                    (k, (id(x.source), x.index), op.schema.arg_map[k].kind)
+                    for k, x in op.arg_inputs.items()
+                ],
                 tuple(layouts[(id(x.source), x.index)] for x in op.inputs),
                 self.seeds[op.name],
                 len(op.outputs),
@@ -328,6 +332,7 @@ class Executor:
             for op, kernel in steps
         ]
         timings = [0.0] * len(steps)
+        arenas = {id(op): [BatchArena(n) for _ in op.outputs] for op, _kernel in steps}
 
         def process(i: int) -> dict[tuple[int, int], np.ndarray]:
             local: dict[tuple[int, int], np.ndarray] = {}
@@ -349,7 +354,9 @@ class Executor:
                             args[name] = _sample_arg(value, kind)
                     start = time.perf_counter()
                     result = kernel.run_sample(
-                        ins, args, SampleContext(i, iteration, source, in_layouts, seed)
+                        ins,
+                        args,
+                        SampleContext(i, iteration, source, in_layouts, seed, arenas[id(op)]),
                     )
                     timings[position] += time.perf_counter() - start
                 except Exception as exc:
@@ -386,8 +393,12 @@ class Executor:
                 key = (id(op), index)
                 if key not in self._needed:
                     continue
-                tl = TensorListCPU.from_samples(
-                    [sample[key] for sample in per_sample], layouts[key], infos
+                samples = [sample[key] for sample in per_sample]
+                dense = arenas[id(op)][index].dense(samples)
+                tl = (
+                    TensorListCPU.from_dense(dense, layouts[key], infos)
+                    if dense is not None
+                    else TensorListCPU.from_samples(samples, layouts[key], infos)
                 )
                 values[key] = tl
                 outs.append(tl)

@@ -50,7 +50,7 @@ class FnNamespace(_pytypes.ModuleType):
         for name, entry in get_registry().operators.items():
             if not name.startswith(prefix):
                 continue
-            rest = name[len(prefix):]
+            rest = name[len(prefix) :]
             head, dot, _ = rest.partition(".")
             if dot:
                 if not entry.schema.hidden:
@@ -66,9 +66,7 @@ class FnNamespace(_pytypes.ModuleType):
         if attr in ops:
             return make_function(ops[attr])
         full = f"{self._prefix}.{attr}" if self._prefix else attr
-        if attr in subspaces or any(
-            name.startswith(full + ".") for name in _all_operator_names()
-        ):
+        if attr in subspaces or any(name.startswith(full + ".") for name in _all_operator_names()):
             return FnNamespace(full)
         from feedline.core.graph import _resolve_schema
 

@@ -33,11 +33,17 @@ __all__ = [
 DEVICES = ("cpu", "mixed", "gpu")
 
 TRANSFER_TO_GPU = OpSchema(
-    "_transfer_to_gpu", "Copy a CPU batch to the GPU.", outputs=("output",), devices=("mixed",),
+    "_transfer_to_gpu",
+    "Copy a CPU batch to the GPU.",
+    outputs=("output",),
+    devices=("mixed",),
     hidden=True,
 )
 TRANSFER_TO_CPU = OpSchema(
-    "_transfer_to_cpu", "Copy a GPU batch to the CPU.", outputs=("output",), devices=("gpu",),
+    "_transfer_to_cpu",
+    "Copy a GPU batch to the CPU.",
+    outputs=("output",),
+    devices=("gpu",),
     hidden=True,
 )
 _INTERNAL_SCHEMAS = {s.name: s for s in (TRANSFER_TO_GPU, TRANSFER_TO_CPU)}
@@ -205,8 +211,16 @@ class OpNode:
     """
 
     __slots__ = (
-        "arg_inputs", "args", "device", "inputs", "name", "outputs", "position", "preserve",
-        "schema", "seed",
+        "arg_inputs",
+        "args",
+        "device",
+        "inputs",
+        "name",
+        "outputs",
+        "position",
+        "preserve",
+        "schema",
+        "seed",
     )
 
     def __init__(
@@ -286,7 +300,9 @@ def _as_input(value: Any) -> DataNode:
 def _arithmetic(op: str, operands: Sequence[Any]) -> DataNode:
     if not any(isinstance(x, DataNode) for x in operands):
         raise TypeError(f"arithmetic '{op}' needs at least one DataNode operand")
-    device = "gpu" if any(isinstance(x, DataNode) and x.device == "gpu" for x in operands) else "cpu"
+    device = (
+        "gpu" if any(isinstance(x, DataNode) and x.device == "gpu" for x in operands) else "cpu"
+    )
     nodes = [_as_input(x) for x in operands]
     if device == "gpu":
         nodes = [n.gpu() for n in nodes]

@@ -8,6 +8,7 @@ pipeline's thread pool (fusing chains of per-sample operators into one task per 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
@@ -19,7 +20,15 @@ from feedline.core.tensor import TensorListCPU
 if TYPE_CHECKING:
     from feedline.core.schema import OpSchema
 
-__all__ = ["Batch", "Kernel", "KernelContext", "SampleContext", "SampleKernel", "sample_rng"]
+__all__ = [
+    "Batch",
+    "BatchArena",
+    "Kernel",
+    "KernelContext",
+    "SampleContext",
+    "SampleKernel",
+    "sample_rng",
+]
 
 T = TypeVar("T")
 
@@ -90,20 +99,82 @@ class Batch:
         return self._map(fn, n)
 
 
+class BatchArena:
+    """One output's batch buffer that per-sample kernels can write into directly.
+
+    The first sample that asks for an output buffer fixes the batch's sample shape and dtype;
+    samples of that shape get a view of row ``index`` of one contiguous ``(n, *shape)`` array, so
+    the executor hands the batch on without stacking (copying) it. Other shapes get their own
+    array and the batch becomes ragged.
+    """
+
+    __slots__ = ("_lock", "buffer", "size")
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.buffer: np.ndarray | None = None
+        self._lock = threading.Lock()
+
+    def allocate(self, index: int, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+        """A writable array for sample ``index``: a batch-buffer row when the shape agrees."""
+        dtype = np.dtype(dtype)
+        if self.buffer is None:
+            with self._lock:
+                if self.buffer is None:
+                    self.buffer = np.empty((self.size, *shape), dtype)
+        buffer = self.buffer
+        if buffer.shape[1:] == tuple(shape) and buffer.dtype == dtype:
+            return buffer[index]
+        return np.empty(shape, dtype)
+
+    def dense(self, samples: Sequence[np.ndarray]) -> np.ndarray | None:
+        """The batch buffer if every sample is its own row of it (else None)."""
+        buffer = self.buffer
+        if buffer is None or len(samples) != self.size:
+            return None
+        base = buffer.__array_interface__["data"][0]
+        stride = buffer.strides[0] if buffer.ndim else 0
+        for i, sample in enumerate(samples):
+            if (
+                sample.base is not buffer
+                or sample.__array_interface__["data"][0] != base + i * stride
+            ):
+                return None
+        return buffer
+
+
 class SampleContext:
     """What a per-sample kernel knows about the sample it is processing."""
 
-    __slots__ = ("_rng", "_seed", "index", "iteration", "layouts", "source_info")
+    __slots__ = ("_arenas", "_rng", "_seed", "index", "iteration", "layouts", "source_info")
 
     def __init__(
-        self, index: int, iteration: int, source_info: str, layouts: tuple[str, ...], seed: int
+        self,
+        index: int,
+        iteration: int,
+        source_info: str,
+        layouts: tuple[str, ...],
+        seed: int,
+        arenas: Sequence[BatchArena] | None = None,
     ) -> None:
         self.index = index
         self.iteration = iteration
         self.source_info = source_info
         self.layouts = layouts
         self._seed = seed
+        self._arenas = arenas
         self._rng: np.random.Generator | None = None
+
+    def output(self, shape: Sequence[int], dtype: Any, output_index: int = 0) -> np.ndarray:
+        """An uninitialised array to write output ``output_index`` into (saves a batch copy).
+
+        Return this array (filled) from ``run_sample``. When every sample of the batch has the
+        same shape, the executor hands the batch on without stacking it.
+        """
+        shape = tuple(int(s) for s in shape)
+        if self._arenas is None:
+            return np.empty(shape, dtype)
+        return self._arenas[output_index].allocate(self.index, shape, dtype)
 
     @property
     def rng(self) -> np.random.Generator:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import warnings
@@ -113,10 +114,12 @@ class Pipeline:
                 )
             if not exec_async:
                 raise ValueError("Pipeline: separate CPU/GPU queues need exec_async=True")
-            cpu_size = _check_positive_int("prefetch_queue_depth['cpu_size']",
-                                           prefetch_queue_depth["cpu_size"])
-            gpu_size = _check_positive_int("prefetch_queue_depth['gpu_size']",
-                                           prefetch_queue_depth["gpu_size"])
+            cpu_size = _check_positive_int(
+                "prefetch_queue_depth['cpu_size']", prefetch_queue_depth["cpu_size"]
+            )
+            gpu_size = _check_positive_int(
+                "prefetch_queue_depth['gpu_size']", prefetch_queue_depth["gpu_size"]
+            )
             self._separated = True
         else:
             cpu_size = gpu_size = _check_positive_int("prefetch_queue_depth", prefetch_queue_depth)
@@ -126,7 +129,9 @@ class Pipeline:
                 f"Pipeline: py_start_method must be 'fork' or 'spawn', got {py_start_method!r}"
             )
         if not isinstance(py_num_workers, int) or py_num_workers < 0:
-            raise ValueError(f"Pipeline: py_num_workers must be an int >= 0, got {py_num_workers!r}")
+            raise ValueError(
+                f"Pipeline: py_num_workers must be an int >= 0, got {py_num_workers!r}"
+            )
         self._batch_size = batch_size
         self._num_threads = num_threads
         self._device_id = device_id
@@ -149,7 +154,8 @@ class Pipeline:
         self._output_layout = output_layout
         self._exec_dynamic = exec_dynamic
         self._effective_seed = (
-            self._seed if self._seed is not None
+            self._seed
+            if self._seed is not None
             else int(np.random.SeedSequence().generate_state(1)[0])
         )
         self._ops: list[OpNode] = []
@@ -241,7 +247,9 @@ class Pipeline:
             for index, value in enumerate(outputs):
                 if isinstance(value, DataNode):
                     nodes.append(value)
-                elif isinstance(value, list | tuple) and any(isinstance(v, DataNode) for v in value):
+                elif isinstance(value, list | tuple) and any(
+                    isinstance(v, DataNode) for v in value
+                ):
                     raise TypeError(
                         f"output {index} is a nested list of DataNodes; return a tuple for "
                         "several outputs"
@@ -465,8 +473,14 @@ class Pipeline:
             raise
         self._built_ops = ops
         self._executor = Executor(
-            ops, kernels, outputs, self._batch_size, self._num_threads, self._seeds,
-            self._enable_memory_stats, self._set_affinity,
+            ops,
+            kernels,
+            outputs,
+            self._batch_size,
+            self._num_threads,
+            self._seeds,
+            self._enable_memory_stats,
+            self._set_affinity,
         )
         if self._restore_from is not None:
             self._apply_checkpoint(self._restore_from)
@@ -583,10 +597,8 @@ class Pipeline:
         self._stop_flag = True
         while self._pending:
             future = self._pending.popleft()
-            try:
+            with contextlib.suppress(BaseException):
                 future.result()
-            except BaseException:  # noqa: S110 - results of dropped iterations are discarded
-                pass
 
     def release_outputs(self) -> None:
         """Release the outputs returned by :meth:`share_outputs`."""
@@ -641,8 +653,9 @@ class Pipeline:
             return []
         return [self._executor.kernel_of(op) for op in self._built_ops]
 
-    def feed_input(self, data_node: str | DataNode, data: Any, layout: str | None = None,
-                   **kwargs: Any) -> None:
+    def feed_input(
+        self, data_node: str | DataNode, data: Any, layout: str | None = None, **kwargs: Any
+    ) -> None:
         """Queue one batch for the external source named ``data_node`` (FIFO)."""
         self.build()
         name = data_node.source.name if isinstance(data_node, DataNode) else data_node
@@ -687,7 +700,8 @@ class Pipeline:
             return {n: k.reader_meta() for n, k in readers.items()}  # type: ignore[attr-defined]
         if name not in readers:
             raise RuntimeError(
-                f"no reader named {name!r} in the pipeline (readers: {', '.join(readers) or 'none'})"
+                f"no reader named {name!r} in the pipeline "
+                f"(readers: {', '.join(readers) or 'none'})"
             )
         return readers[name].reader_meta()  # type: ignore[attr-defined]
 
@@ -757,7 +771,9 @@ class Pipeline:
 
     @classmethod
     def deserialize(
-        cls, serialized_pipeline: str | bytes | None = None, filename: str | None = None,
+        cls,
+        serialized_pipeline: str | bytes | None = None,
+        filename: str | None = None,
         **kwargs: Any,
     ) -> Pipeline:
         """Rebuild a pipeline from :meth:`serialize` output; ``kwargs`` override parameters.
@@ -767,13 +783,17 @@ class Pipeline:
         return _serialize.load_pipeline(cls, serialized_pipeline, filename, kwargs)
 
     def save_graph_to_dot_file(
-        self, filename: str, show_tensors: bool = False, show_ids: bool = False,
+        self,
+        filename: str,
+        show_tensors: bool = False,
+        show_ids: bool = False,
         use_colors: bool = False,
     ) -> None:
         """Write the built graph as Graphviz dot text."""
         self.build()
-        text = _serialize.to_dot(self._built_ops, self._outputs or [], show_tensors, show_ids,
-                                 use_colors)
+        text = _serialize.to_dot(
+            self._built_ops, self._outputs or [], show_tensors, show_ids, use_colors
+        )
         with open(filename, "w", encoding="utf-8") as handle:
             handle.write(text)
 
@@ -798,5 +818,5 @@ class Pipeline:
         try:
             if self._runner is not None:
                 self._runner.shutdown(wait=False, cancel_futures=True)
-        except Exception:  # noqa: S110 - best effort at interpreter teardown
+        except Exception:
             pass

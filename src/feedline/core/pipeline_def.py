@@ -71,9 +71,7 @@ def pipeline_def(fn: Callable[..., Any] | None = None, **pipeline_kwargs: Any) -
             pipe = Pipeline(**pipe_kwargs)
             with pipe:
                 result = func(*args, **fn_kwargs)
-            outputs = result if isinstance(result, tuple) else (
-                () if result is None else (result,)
-            )
+            outputs = result if isinstance(result, tuple) else (() if result is None else (result,))
             pipe.set_outputs(*outputs)
             return pipe
 

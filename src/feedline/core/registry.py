@@ -113,7 +113,7 @@ class Registry:
         override: bool = False,
         owner: str | None = None,
     ) -> None:
-        """Add a kernel for ``device`` to an operator registered earlier (possibly by another plugin)."""
+        """Add a kernel for ``device`` to an operator registered earlier (by any plugin)."""
         owner = owner or self.current_owner
         if device not in DEVICES:
             raise ValueError(f"unknown device {device!r}; expected one of {', '.join(DEVICES)}")
@@ -153,7 +153,9 @@ class Registry:
                 f"codec {name!r} is registered by {self._codecs[name].owner!r} and again by "
                 f"{owner!r}; pass override=True to replace it"
             )
-        if not signatures or not all(callable(s) or (isinstance(s, bytes) and s) for s in signatures):
+        if not signatures or not all(
+            callable(s) or (isinstance(s, bytes) and s) for s in signatures
+        ):
             raise ValueError(f"codec {name!r}: signatures must be non-empty bytes or predicates")
         self._codecs[name] = CodecEntry(name, tuple(signatures), decoder, owner, priority)
 
@@ -229,7 +231,7 @@ class Registry:
         self._graph_passes = dict(snapshot["graph_passes"])
 
     def diff(self, snapshot: Mapping[str, Any]) -> dict[str, list[str]]:
-        """Names registered since ``snapshot``: operators, kernels (``op:device``), codecs, iterators."""
+        """Names registered since ``snapshot``: operators, kernels (``op:device``), codecs…"""
         before_ops = snapshot["operators"]
         kernels = [
             f"{name}:{device}"

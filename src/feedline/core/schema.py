@@ -31,9 +31,7 @@ _ENUM_KINDS: dict[str, type[enum.IntEnum]] = {
     "interp": InterpType,
     "image_type": ImageType,
 }
-KINDS = frozenset(
-    {*_SCALAR_KINDS, *_VEC_KINDS, *_ENUM_KINDS, "layout", "callable", "any", "dict"}
-)
+KINDS = frozenset({*_SCALAR_KINDS, *_VEC_KINDS, *_ENUM_KINDS, "layout", "callable", "any", "dict"})
 _KIND_DOC = {
     "bool": "bool",
     "int": "int",
@@ -275,8 +273,14 @@ class OpSchema:
         """Raise TypeError if ``count`` positional inputs is not acceptable."""
         high = self.max_inputs
         if count < self.min_inputs or (high is not None and count > high):
-            expected = f"{self.min_inputs}" if high == self.min_inputs else (
-                f"{self.min_inputs} to {high}" if high is not None else f"at least {self.min_inputs}"
+            expected = (
+                f"{self.min_inputs}"
+                if high == self.min_inputs
+                else (
+                    f"{self.min_inputs} to {high}"
+                    if high is not None
+                    else f"at least {self.min_inputs}"
+                )
             )
             raise TypeError(f"{self.name}: expected {expected} input(s), got {count}")
 
@@ -363,7 +367,9 @@ class OpSchema:
             lines += [f"    {old} → {new}" for old, new in self.deprecated.items()]
         lines += ["", "Returns:"]
         if callable(self.outputs):
-            lines.append("    DataNode or list of DataNode: the outputs (they depend on arguments).")
+            lines.append(
+                "    DataNode or list of DataNode: the outputs (they depend on arguments)."
+            )
         elif len(self.outputs) == 1:
             lines.append(f"    DataNode: {self.outputs[0]}.")
         else:
@@ -384,6 +390,11 @@ class OpSchema:
         for arg in self.args:
             default = inspect.Parameter.empty if arg.required else arg.default
             params.append(inspect.Parameter(arg.name, keyword, default=default))
-        for common, default in (("name", None), ("device", None), ("preserve", False), ("seed", None)):
+        for common, default in (
+            ("name", None),
+            ("device", None),
+            ("preserve", False),
+            ("seed", None),
+        ):
             params.append(inspect.Parameter(common, keyword, default=default))
         return inspect.Signature(params)

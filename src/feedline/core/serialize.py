@@ -25,8 +25,16 @@ _ENUMS: dict[str, type[enum.IntEnum]] = {
     "ImageType": ImageType,
 }
 _PARAMS = (
-    "batch_size", "num_threads", "device_id", "seed", "bytes_per_sample", "set_affinity",
-    "max_streams", "default_cuda_stream_priority", "enable_memory_stats", "py_num_workers",
+    "batch_size",
+    "num_threads",
+    "device_id",
+    "seed",
+    "bytes_per_sample",
+    "set_affinity",
+    "max_streams",
+    "default_cuda_stream_priority",
+    "enable_memory_stats",
+    "py_num_workers",
     "py_start_method",
 )
 _OMITTED = {"__omitted__": "callable"}
@@ -80,16 +88,18 @@ def dump_pipeline(pipe: Pipeline, ops: Sequence[OpNode]) -> str:
             raise RuntimeError(
                 f"operator {op.name!r} ({op.schema.name}) cannot be serialized: it runs Python code"
             )
-        records.append({
-            "name": op.name,
-            "op": op.schema.name,
-            "device": op.device,
-            "inputs": [_ref(n) for n in op.inputs],
-            "arg_inputs": {k: _ref(n) for k, n in op.arg_inputs.items()},
-            "args": {k: _encode(v) for k, v in op.args.items()},
-            "seed": pipe._op_seed(op),
-            "preserve": op.preserve,
-        })
+        records.append(
+            {
+                "name": op.name,
+                "op": op.schema.name,
+                "device": op.device,
+                "inputs": [_ref(n) for n in op.inputs],
+                "arg_inputs": {k: _ref(n) for k, n in op.arg_inputs.items()},
+                "args": {k: _encode(v) for k, v in op.args.items()},
+                "seed": pipe._op_seed(op),
+                "preserve": op.preserve,
+            }
+        )
     params = {name: getattr(pipe, name) for name in _PARAMS}
     params["prefetch_queue_depth"] = pipe.prefetch_queue_depth
     document = {
@@ -148,8 +158,14 @@ def load_pipeline(
             k: nodes[name].outputs[index] for k, (name, index) in record["arg_inputs"].items()
         }
         nodes[record["name"]] = pipe._add_op(
-            schema, record["device"], inputs, arg_inputs, args, record["seed"],
-            record["preserve"], record["name"],
+            schema,
+            record["device"],
+            inputs,
+            arg_inputs,
+            args,
+            record["seed"],
+            record["preserve"],
+            record["name"],
         )
     pipe._outputs = [nodes[name].outputs[index] for name, index in document["outputs"]]
     pipe.build()

@@ -107,9 +107,7 @@ class TensorCPU:
                 raise RuntimeError(f"squeeze: dimension {dim} out of range for ndim {array.ndim}")
             dim %= array.ndim
             if array.shape[dim] != 1:
-                raise RuntimeError(
-                    f"squeeze: dimension {dim} has extent {array.shape[dim]}, not 1"
-                )
+                raise RuntimeError(f"squeeze: dimension {dim} has extent {array.shape[dim]}, not 1")
             axes = (dim,)
         if not axes:
             return False
@@ -124,9 +122,9 @@ class TensorCPU:
 
     def copy_to_external(self, ptr: int) -> None:
         """Copy the data to raw memory at ``ptr`` (must hold ``nbytes`` bytes)."""
-        np.ctypeslib.as_array(
-            (np.ctypeslib.ctypes.c_uint8 * self._array.nbytes).from_address(ptr)
-        )[:] = np.ascontiguousarray(self._array).reshape(-1).view(np.uint8)
+        np.ctypeslib.as_array((np.ctypeslib.ctypes.c_uint8 * self._array.nbytes).from_address(ptr))[
+            :
+        ] = np.ascontiguousarray(self._array).reshape(-1).view(np.uint8)
 
     def as_cpu(self) -> TensorCPU:
         """Return itself (already in CPU memory)."""
@@ -204,7 +202,9 @@ class TensorListCPU:
         if len(ndims) > 1:
             raise ValueError(f"all samples must have the same ndim, got {sorted(ndims)}")
         if len(dtypes) > 1:
-            raise ValueError(f"all samples must have the same dtype, got {sorted(map(str, dtypes))}")
+            raise ValueError(
+                f"all samples must have the same dtype, got {sorted(map(str, dtypes))}"
+            )
         from_numpy_dtype(arrays[0].dtype)
         if len({a.shape for a in arrays}) == 1:
             self._dense, self._samples = np.stack(arrays), None

@@ -160,7 +160,9 @@ class TensorLayout(str):
     def check_ndim(self, ndim: int) -> None:
         """Raise ValueError if the layout does not describe ``ndim`` dimensions."""
         if self and len(self) != ndim:
-            raise ValueError(f"layout {str(self)!r} has {len(self)} dimensions, the data has {ndim}")
+            raise ValueError(
+                f"layout {str(self)!r} has {len(self)} dimensions, the data has {ndim}"
+            )
 
 
 class SampleInfo(NamedTuple):
@@ -226,7 +228,7 @@ class ScalarConstant:
         return ScalarConstant(python_value, chosen)
 
 
-def Constant(  # noqa: N802 - DALI's spelling
+def Constant(
     value: Any,
     dtype: DataType | None = None,
     shape: Any = None,

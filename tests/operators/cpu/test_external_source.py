@@ -1,4 +1,4 @@
-"""external_source: every source kind, cycle modes, per-sample mode, checks, push mode (spec §4.5)."""
+"""external_source: source kinds, cycle modes, per-sample mode, checks, push mode (spec §4.5)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ from feedline.core.errors import OperatorError
 
 
 def single(source=None, batch_size: int = 2, depth: int = 1, **kwargs) -> Pipeline:
-    @pipeline_def(batch_size=batch_size, num_threads=1, device_id=None,
-                  prefetch_queue_depth=depth)
+    @pipeline_def(batch_size=batch_size, num_threads=1, device_id=None, prefetch_queue_depth=depth)
     def graph():
         return fn.external_source(source=source, **kwargs)
 
@@ -125,7 +124,9 @@ def test_dtype_ndim_layout_checks_and_multiple_outputs() -> None:
     def two():
         a, b = fn.external_source(
             source=lambda: (np.zeros((2, 4, 4, 3), np.uint8), np.ones((2, 1), np.int32)),
-            num_outputs=2, layout=["HWC", None], dtype=[types.UINT8, types.INT32],
+            num_outputs=2,
+            layout=["HWC", None],
+            dtype=[types.UINT8, types.INT32],
         )
         return a, b
 

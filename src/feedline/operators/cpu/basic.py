@@ -35,25 +35,50 @@ EXTERNAL_SOURCE = OpSchema(
     args=(
         ArgSpec("source", "any", None, "The data source (see above); None for push mode."),
         ArgSpec("num_outputs", "int", None, "Outputs per call; the source returns a tuple."),
-        ArgSpec("batch", "bool", None,
-                "Whether the source returns whole batches (default True; False with parallel)."),
+        ArgSpec(
+            "batch",
+            "bool",
+            None,
+            "Whether the source returns whole batches (default True; False with parallel).",
+        ),
         ArgSpec("batch_info", "bool", False, "Pass a BatchInfo instead of the iteration index."),
-        ArgSpec("cycle", "any", None,
-                "For iterables: None/False/'no' stop at the end, True/'quiet' restart silently, "
-                "'raise' raise StopIteration then restart."),
+        ArgSpec(
+            "cycle",
+            "any",
+            None,
+            "For iterables: None/False/'no' stop at the end, True/'quiet' restart silently, "
+            "'raise' raise StopIteration then restart.",
+        ),
         ArgSpec("layout", "any", None, "Layout of the data, or one per output."),
         ArgSpec("dtype", "any", None, "Expected data type (checked), or one per output."),
         ArgSpec("ndim", "any", None, "Expected sample ndim (checked), or one per output."),
-        ArgSpec("no_copy", "bool", False,
-                "Keep references to the source's arrays instead of copying them."),
-        ArgSpec("parallel", "bool", False,
-                "Run the source in the pipeline's Python worker processes (py_num_workers)."),
-        ArgSpec("prefetch_queue_depth", "int", 1,
-                "With parallel: batches computed ahead per source."),
-        ArgSpec("repeat_last", "bool", False,
-                "Push mode: reuse the last fed batch when nothing new was fed."),
-        ArgSpec("blocking", "bool", True,
-                "Push mode: wait for data is not possible here, so False only changes the error."),
+        ArgSpec(
+            "no_copy",
+            "bool",
+            False,
+            "Keep references to the source's arrays instead of copying them.",
+        ),
+        ArgSpec(
+            "parallel",
+            "bool",
+            False,
+            "Run the source in the pipeline's Python worker processes (py_num_workers).",
+        ),
+        ArgSpec(
+            "prefetch_queue_depth", "int", 1, "With parallel: batches computed ahead per source."
+        ),
+        ArgSpec(
+            "repeat_last",
+            "bool",
+            False,
+            "Push mode: reuse the last fed batch when nothing new was fed.",
+        ),
+        ArgSpec(
+            "blocking",
+            "bool",
+            True,
+            "Push mode: wait for data is not possible here, so False only changes the error.",
+        ),
     ),
 )
 
@@ -68,8 +93,12 @@ CONSTANT = OpSchema(
         ArgSpec("fdata", "float_vec", None, "Float values (row-major)."),
         ArgSpec("idata", "int_vec", None, "Integer values (row-major)."),
         ArgSpec("shape", "int_vec", None, "Shape of the sample."),
-        ArgSpec("dtype", "dtype", None,
-                "Output type (default FLOAT for fdata, INT32 for idata, value's own type)."),
+        ArgSpec(
+            "dtype",
+            "dtype",
+            None,
+            "Output type (default FLOAT for fdata, INT32 for idata, value's own type).",
+        ),
         ArgSpec("layout", "layout", "", "Layout of the sample."),
     ),
 )
@@ -97,8 +126,9 @@ RESHAPE = OpSchema(
     ),
     args=(
         ArgSpec("shape", "int_vec", None, "The output shape.", tensor=True),
-        ArgSpec("rel_shape", "float_vec", None, "Output extents relative to the input's.",
-                tensor=True),
+        ArgSpec(
+            "rel_shape", "float_vec", None, "Output extents relative to the input's.", tensor=True
+        ),
         ArgSpec("src_dims", "int_vec", None, "Input dimensions to keep, in order (-1 = new 1)."),
         ArgSpec("layout", "layout", None, "The output layout (default: dropped unless kept)."),
     ),

@@ -12,7 +12,7 @@ from feedline.core.kernel import Batch, Kernel, SampleContext, SampleKernel
 from feedline.core.tensor import TensorListCPU
 from feedline.core.types import to_numpy_dtype
 
-__all__ = ["ConstantKernel", "CastKernel", "CopyKernel", "ReshapeKernel", "cast_array"]
+__all__ = ["CastKernel", "ConstantKernel", "CopyKernel", "ReshapeKernel", "cast_array"]
 
 
 class ConstantKernel(Kernel):
@@ -35,9 +35,7 @@ class ConstantKernel(Kernel):
             if sample.size == 1:
                 sample = np.broadcast_to(sample.reshape(()), tuple(shape))
             elif math.prod(shape) != sample.size:
-                raise ValueError(
-                    f"constant: {sample.size} values cannot have shape {tuple(shape)}"
-                )
+                raise ValueError(f"constant: {sample.size} values cannot have shape {tuple(shape)}")
             sample = sample.reshape(tuple(shape))
         self._sample = np.array(sample, order="C")
         layout = args.get("layout") or ""
@@ -81,8 +79,9 @@ def cast_array(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
             wide = values.astype(np.int64) if source != np.uint64 else values
             if source == np.uint64:
                 return np.minimum(wide, np.uint64(info.max)).astype(dtype)
-            return np.clip(wide, max(info.min, np.iinfo(np.int64).min), min(
-                info.max, np.iinfo(np.int64).max)).astype(dtype)
+            return np.clip(
+                wide, max(info.min, np.iinfo(np.int64).min), min(info.max, np.iinfo(np.int64).max)
+            ).astype(dtype)
     return values.astype(dtype)
 
 
@@ -113,7 +112,9 @@ class CopyKernel(Kernel):
 
 
 def _target_shape(
-    in_shape: tuple[int, ...], shape: Sequence[int] | None, rel: Sequence[float] | None,
+    in_shape: tuple[int, ...],
+    shape: Sequence[int] | None,
+    rel: Sequence[float] | None,
     src_dims: Sequence[int] | None,
 ) -> tuple[int, ...]:
     if src_dims is not None:
@@ -160,8 +161,11 @@ class ReshapeKernel(SampleKernel):
         src_dims = self.args.get("src_dims")
         in_layout = input_layouts[0] if input_layouts else ""
         if src_dims is not None and in_layout:
-            return ("".join(in_layout[d] if d >= 0 else "" for d in src_dims)
-                    if -1 not in src_dims else "",)
+            return (
+                "".join(in_layout[d] if d >= 0 else "" for d in src_dims)
+                if -1 not in src_dims
+                else "",
+            )
         return ("",)
 
     def run_sample(
@@ -176,8 +180,6 @@ class ReshapeKernel(SampleKernel):
         target = _target_shape(data.shape, shape, args.get("rel_shape"), args.get("src_dims"))
         if math.prod(target) != data.size:
             raise ValueError(
-                f"cannot reshape a sample of shape {data.shape} ({data.size} elements) "
-                f"to {target}"
+                f"cannot reshape a sample of shape {data.shape} ({data.size} elements) to {target}"
             )
         return data.reshape(target)
-

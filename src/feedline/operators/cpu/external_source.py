@@ -15,8 +15,14 @@ from feedline.core.types import BatchInfo, DataType, SampleInfo, from_numpy_dtyp
 
 __all__ = ["ExternalSourceKernel", "classify_source"]
 
-_CYCLE_MODES = {None: "no", False: "no", "no": "no", True: "quiet", "quiet": "quiet",
-                "raise": "raise"}
+_CYCLE_MODES = {
+    None: "no",
+    False: "no",
+    "no": "no",
+    True: "quiet",
+    "quiet": "quiet",
+    "raise": "raise",
+}
 
 
 def _positional_arity(fn: Callable[..., Any], what: str) -> int:
@@ -48,7 +54,9 @@ def classify_source(source: Any, cycle: Any, what: str) -> tuple[str, int]:
         ValueError: unknown ``cycle`` value.
     """
     if cycle not in _CYCLE_MODES:
-        raise ValueError(f"{what}: cycle must be None, a bool, 'no', 'quiet' or 'raise'; got {cycle!r}")
+        raise ValueError(
+            f"{what}: cycle must be None, a bool, 'no', 'quiet' or 'raise'; got {cycle!r}"
+        )
     cycling = _CYCLE_MODES[cycle] != "no"
     if source is None:
         return "push", 0
@@ -89,7 +97,8 @@ def _as_samples(data: Any, no_copy: bool) -> list[np.ndarray] | np.ndarray:
     if isinstance(data, list | tuple):
         return [
             np.asarray(x.as_array() if isinstance(x, TensorCPU) else x)
-            if no_copy else np.array(x.as_array() if isinstance(x, TensorCPU) else x, copy=True)
+            if no_copy
+            else np.array(x.as_array() if isinstance(x, TensorCPU) else x, copy=True)
             for x in data
         ]
     if hasattr(data, "__dlpack__") or hasattr(data, "__array__"):
@@ -150,17 +159,21 @@ class ExternalSourceKernel(Kernel):
 
         if pipeline.py_pool is None:
             pipeline.py_pool = WorkerPool(
-                pipeline.py_num_workers, pipeline.py_start_method,
+                pipeline.py_num_workers,
+                pipeline.py_start_method,
                 callback_pickler=pipeline.py_callback_pickler,
             )
         pool = pipeline.py_pool
         self._pool_source = id(self)
-        mode = "sample" if not self._batch else (
-            "batch" if self._kind == "callable" else "iterable"
+        mode = (
+            "sample" if not self._batch else ("batch" if self._kind == "callable" else "iterable")
         )
         pool.add_source(
-            self._pool_source, self.args["source"], kind=mode,
-            prefetch=self.args["prefetch_queue_depth"], num_outputs=self._num_outputs,
+            self._pool_source,
+            self.args["source"],
+            kind=mode,
+            prefetch=self.args["prefetch_queue_depth"],
+            num_outputs=self._num_outputs,
         )
 
     def reset_epoch(self, epoch_idx: int) -> None:
@@ -176,9 +189,9 @@ class ExternalSourceKernel(Kernel):
         if self._num_outputs is not None and len(outputs) != self._num_outputs:
             raise ValueError(f"{self._what}: expected {self._num_outputs} outputs to be fed")
         layouts = [layout] * len(outputs) if layout is not None else self._layouts
-        self._fed.append([
-            self._to_batch(out, index, layouts[index]) for index, out in enumerate(outputs)
-        ])
+        self._fed.append(
+            [self._to_batch(out, index, layouts[index]) for index, out in enumerate(outputs)]
+        )
 
     def run(self, batch: Batch) -> list[TensorListCPU]:
         if self._kind == "push":
