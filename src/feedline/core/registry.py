@@ -179,7 +179,14 @@ class Registry:
         override: bool = False,
         owner: str | None = None,
     ) -> None:
-        """Register a graph rewrite run at ``Pipeline.build()`` (see :mod:`feedline.core.graph`)."""
+        """Register a graph rewrite run at ``Pipeline.build()``, after pruning.
+
+        A pass is called as ``graph_pass(ops, outputs)`` with the pruned operators
+        (:class:`~feedline.core.graph.OpNode`, in topological order) and the pipeline's output
+        :class:`~feedline.core.graph.DataNode` objects, and returns the new operator list. It may
+        replace operators (keeping output DataNode objects, re-pointing their ``source``) but must
+        not change what the outputs compute.
+        """
         owner = owner or self.current_owner
         if name in self._graph_passes and not override:
             raise ValueError(
