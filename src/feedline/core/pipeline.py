@@ -471,6 +471,8 @@ class Pipeline:
             for kernel in kernels:
                 kernel.close()
             raise
+        if self.py_pool is not None:
+            self.py_pool.start()
         self._built_ops = ops
         self._executor = Executor(
             ops,

@@ -165,3 +165,51 @@ def test_iterable_of_framework_and_tensorlist_batches() -> None:
 
     batches = [TensorListCPU(np.ones((2, 2), np.uint8))]
     assert single(batches).run()[0].as_array().sum() == 4
+
+
+def parallel_sample(info: types.SampleInfo) -> np.ndarray:
+    if info.idx_in_epoch >= 6:
+        raise StopIteration
+    return np.array([info.idx_in_epoch, info.epoch_idx], np.int32)
+
+
+def parallel_failing(info: types.SampleInfo) -> np.ndarray:
+    if info.idx_in_epoch == 3:
+        raise KeyError("missing annotation 3")
+    return np.zeros(1, np.int32)
+
+
+@pytest.mark.parametrize("start_method", ["fork", "spawn"])
+def test_parallel_source_epochs(start_method: str) -> None:
+    @pipeline_def(
+        batch_size=2, num_threads=1, device_id=None, py_num_workers=2, py_start_method=start_method
+    )
+    def graph():
+        return fn.external_source(source=parallel_sample, parallel=True)
+
+    pipe = graph()
+    assert run_all(pipe) == [[[0, 0], [1, 0]], [[2, 0], [3, 0]], [[4, 0], [5, 0]]]
+    pipe.reset()
+    assert run_all(pipe)[0] == [[0, 1], [1, 1]]
+    pipe.close()
+
+
+def test_parallel_source_error_carries_worker_traceback() -> None:
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None, py_num_workers=2)
+    def graph():
+        return fn.external_source(source=parallel_failing, parallel=True)
+
+    pipe = graph()
+    with pytest.raises(OperatorError) as info:
+        run_all(pipe)
+    assert "missing annotation 3" in str(info.value) and "Traceback" in str(info.value)
+    pipe.close()
+
+
+def test_parallel_needs_workers() -> None:
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None, py_num_workers=0)
+    def graph():
+        return fn.external_source(source=parallel_sample, parallel=True)
+
+    with pytest.raises(RuntimeError, match="py_num_workers"):
+        graph().build()

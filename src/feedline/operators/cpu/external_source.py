@@ -174,6 +174,7 @@ class ExternalSourceKernel(Kernel):
             kind=mode,
             prefetch=self.args["prefetch_queue_depth"],
             num_outputs=self._num_outputs,
+            cycle=self._cycle,
         )
 
     def reset_epoch(self, epoch_idx: int) -> None:
@@ -181,7 +182,7 @@ class ExternalSourceKernel(Kernel):
         self._epoch_idx = epoch_idx
         self._iteration = 0
         if self._pool_source is not None:
-            self.ctx.pipeline.py_pool.reset()
+            self.ctx.pipeline.py_pool.reset(self._pool_source)
 
     def feed(self, data: Any, layout: str | None = None, **_: Any) -> None:
         """Queue one batch (push mode)."""
