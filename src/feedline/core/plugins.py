@@ -87,10 +87,8 @@ class PluginInfo:
 
 
 def _env_list(name: str) -> list[str] | None:
-    value = os.environ.get(name)
-    if value is None:
-        return None
-    return [item.strip() for item in value.split(",") if item.strip()]
+    items = [item.strip() for item in os.environ.get(name, "").split(",") if item.strip()]
+    return items or None
 
 
 class PluginSystem:
