@@ -94,3 +94,11 @@ def test_ragged_copy_to_external_and_zero_d_samples() -> None:
     assert out.tolist() == [1, 2, 3]
     scalars = TensorListCPU(np.array([1, 2, 3], np.int32))
     assert scalars.shape() == [()] * 3
+
+
+def test_scalar_samples_are_zero_d_array_views() -> None:
+    tl = TensorListCPU(np.array([10, 20, 30], np.int32))
+    assert [int(np.asarray(tl[i])) for i in range(3)] == [10, 20, 30]
+    samples = tl.samples()
+    assert all(isinstance(s, np.ndarray) and s.shape == () for s in samples)
+    assert np.shares_memory(samples[1], tl.as_array())

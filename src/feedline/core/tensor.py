@@ -248,7 +248,9 @@ class TensorListCPU:
         return len(self._dense) if self._dense is not None else len(self._samples or ())
 
     def _sample(self, index: int) -> np.ndarray:
-        return self._dense[index] if self._dense is not None else self._samples[index]
+        if self._dense is not None:
+            return self._dense[index, ...]
+        return self._samples[index]
 
     def __getitem__(self, index: int) -> TensorCPU:
         if isinstance(index, slice):
@@ -276,8 +278,9 @@ class TensorListCPU:
 
     def samples(self) -> list[np.ndarray]:
         """The samples as zero-copy NumPy views (internal fast path)."""
-        if self._dense is not None:
-            return list(self._dense)
+        dense = self._dense
+        if dense is not None:
+            return list(dense) if dense.ndim > 1 else [dense[i, ...] for i in range(len(dense))]
         return list(self._samples or ())
 
     def is_dense_tensor(self) -> bool:

@@ -1,0 +1,259 @@
+"""``transpose``, ``pad`` and ``paste``: reordering and enlarging tensors."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from feedline.core.kernel import Batch, Kernel, SampleContext, SampleKernel
+from feedline.core.tensor import TensorListCPU
+from feedline.operators.cpu.transforms_common import (
+    check_dtype,
+    check_not_empty,
+    per_sample,
+    resolve_layout,
+    type_range,
+)
+
+__all__ = [
+    "PadKernel",
+    "PasteKernel",
+    "TransposeKernel",
+    "pad_extents",
+    "paste",
+    "paste_geometry",
+    "transpose_layout",
+]
+
+
+def _check_perm(perm: Sequence[int], ndim: int) -> tuple[int, ...]:
+    if sorted(perm) != list(range(ndim)):
+        raise ValueError(
+            f"transpose: argument 'perm' = {tuple(perm)} is not a permutation of 0..{ndim - 1} "
+            f"for a {ndim}-D input"
+        )
+    return tuple(perm)
+
+
+def transpose_layout(
+    layout: str, perm: Sequence[int] | None, output_layout: str | None, permute: bool
+) -> str:
+    """The output layout of ``transpose`` (``output_layout`` wins, then the permuted input's)."""
+    if output_layout is not None:
+        return output_layout
+    if not permute or not layout:
+        return layout
+    order = tuple(perm) if perm else tuple(range(len(layout) - 1, -1, -1))
+    if sorted(order) != list(range(len(layout))):
+        return layout
+    return "".join(layout[i] for i in order)
+
+
+class TransposeKernel(SampleKernel):
+    """Per-sample ``transpose``: output dimension ``i`` is input dimension ``perm[i]``."""
+
+    def output_layouts(self, input_layouts: tuple[str, ...]) -> tuple[str, ...]:
+        """The permuted layout (or ``output_layout``)."""
+        args = self.args
+        layout = input_layouts[0] if input_layouts else ""
+        return (
+            transpose_layout(layout, args["perm"], args["output_layout"], args["transpose_layout"]),
+        )
+
+    def run_sample(
+        self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
+    ) -> np.ndarray:
+        """Transpose one sample into a new contiguous array."""
+        (data,) = inputs
+        perm = args["perm"]
+        order = _check_perm(perm, data.ndim) if perm else tuple(range(data.ndim - 1, -1, -1))
+        layout = args["output_layout"]
+        if layout is not None and len(layout) not in (0, data.ndim):
+            raise ValueError(
+                f"transpose: argument 'output_layout' = {layout!r} does not match a "
+                f"{data.ndim}-D output"
+            )
+        return np.ascontiguousarray(data.transpose(order))
+
+
+def _axes_of(
+    op: str, layout: str, ndim: int, axes: Sequence[int] | None, axis_names: str | None
+) -> list[int]:
+    """Resolve ``axes``/``axis_names`` (mutually exclusive) to non-negative axis indices."""
+    if axes and axis_names:
+        raise ValueError(f"{op}: arguments 'axes' and 'axis_names' are mutually exclusive")
+    if axis_names:
+        missing = [a for a in axis_names if a not in layout]
+        if missing:
+            raise ValueError(
+                f"{op}: axis_names {axis_names!r} name {''.join(missing)!r}, which the input "
+                f"layout {layout!r} does not have"
+            )
+        return [layout.index(a) for a in axis_names]
+    if not axes:
+        return list(range(ndim))
+    result = []
+    for axis in axes:
+        if not -ndim <= axis < ndim:
+            raise ValueError(f"{op}: axis {axis} is out of range for a {ndim}-D input")
+        result.append(axis % ndim)
+    return result
+
+
+def _spread(op: str, name: str, values: Any, count: int) -> list[int] | None:
+    """One value per padded axis: a single value is repeated."""
+    if values is None:
+        return None
+    items = [int(v) for v in np.asarray(values).ravel()]
+    if len(items) == 1:
+        return items * count
+    if len(items) != count:
+        raise ValueError(f"{op}: argument {name!r} needs 1 or {count} values, got {len(items)}")
+    return items
+
+
+def pad_extents(
+    shapes: Sequence[tuple[int, ...]],
+    axes: Sequence[int],
+    shape: Sequence[Sequence[int] | None],
+    align: Sequence[Sequence[int] | None],
+) -> list[tuple[int, ...]]:
+    """Output shape of every sample of a ``pad`` batch.
+
+    An axis is padded to the largest extent in the batch, or, where ``shape`` gives a
+    non-negative extent for that sample, to ``max(shape, own extent)``; then rounded up to a
+    multiple of ``align``.
+    """
+    batch_max = {a: max(s[a] for s in shapes) for a in axes}
+    result = []
+    for i, sample_shape in enumerate(shapes):
+        out = list(sample_shape)
+        for k, axis in enumerate(axes):
+            wanted = shape[i][k] if shape[i] is not None else -1
+            extent = batch_max[axis] if wanted < 0 else max(wanted, sample_shape[axis])
+            step = align[i][k] if align[i] is not None else 1
+            if step > 1:
+                extent = -(-extent // step) * step
+            out[axis] = extent
+        result.append(tuple(out))
+    return result
+
+
+def _fill_scalar(op: str, value: float, dtype: np.dtype) -> Any:
+    low, high = type_range(dtype)
+    if not low <= value <= high:
+        raise ValueError(f"{op}: fill value {value} does not fit the data type {dtype}")
+    return int(value) if dtype.kind in "iub" else value
+
+
+class PadKernel(Kernel):
+    """Batch ``pad``: samples are padded at the end of the chosen axes with ``fill_value``."""
+
+    def run(self, batch: Batch) -> list[TensorListCPU]:
+        """Pad the whole batch."""
+        data = batch.inputs[0]
+        samples = data.samples()
+        if not samples:
+            return [data]
+        args, arg_inputs = self.args, batch.arg_inputs
+        layout = data.layout()
+        ndim = samples[0].ndim
+        axes = _axes_of("pad", layout, ndim, args["axes"], args["axis_names"])
+        shapes = [s.shape for s in samples]
+        n = len(samples)
+        shape_args = [
+            _spread("pad", "shape", per_sample(args, "shape", i, arg_inputs), len(axes))
+            for i in range(n)
+        ]
+        align_args = [
+            _spread("pad", "align", per_sample(args, "align", i, arg_inputs), len(axes))
+            for i in range(n)
+        ]
+        for values in align_args:
+            if values is not None and min(values) < 1:
+                raise ValueError(f"pad: argument 'align' must be positive, got {values}")
+        extents = pad_extents(shapes, axes, shape_args, align_args)
+
+        def one(i: int) -> np.ndarray:
+            sample = samples[i]
+            if extents[i] == sample.shape:
+                return sample
+            fill = float(np.asarray(per_sample(args, "fill_value", i, arg_inputs)).reshape(()))
+            out = np.full(extents[i], _fill_scalar("pad", fill, sample.dtype), sample.dtype)
+            out[tuple(slice(0, e) for e in sample.shape)] = sample
+            return out
+
+        padded = batch.map(one, n)
+        return [TensorListCPU.from_samples(padded, layout, data.source_infos())]
+
+
+def paste_geometry(
+    height: int, width: int, ratio: float, paste_x: float, paste_y: float, min_canvas: float
+) -> tuple[int, int, int, int]:
+    """``(canvas_h, canvas_w, y0, x0)`` of ``paste`` as DALI computes them.
+
+    The canvas is ``max(extent * ratio, min_canvas_size)`` truncated to an integer; the image's
+    top-left corner is at ``paste * (canvas - extent)``, truncated.
+    """
+    ratio32 = np.float32(ratio)
+    canvas_h = int(max(np.float32(height) * ratio32, np.float32(min_canvas)))
+    canvas_w = int(max(np.float32(width) * ratio32, np.float32(min_canvas)))
+    y0 = int(np.float32(paste_y) * np.float32(canvas_h - height))
+    x0 = int(np.float32(paste_x) * np.float32(canvas_w - width))
+    return canvas_h, canvas_w, y0, x0
+
+
+def paste(
+    image: np.ndarray,
+    ratio: float,
+    fill_value: Sequence[int],
+    paste_x: float = 0.5,
+    paste_y: float = 0.5,
+    min_canvas_size: float = 0.0,
+) -> np.ndarray:
+    """Place an HWC uint8 ``image`` on a canvas filled with ``fill_value`` (one per channel)."""
+    height, width, channels = image.shape
+    canvas_h, canvas_w, y0, x0 = paste_geometry(
+        height, width, ratio, paste_x, paste_y, min_canvas_size
+    )
+    out = np.empty((canvas_h, canvas_w, channels), image.dtype)
+    out[...] = np.asarray(fill_value, dtype=image.dtype)
+    out[y0 : y0 + height, x0 : x0 + width] = image
+    return out
+
+
+class PasteKernel(SampleKernel):
+    """Per-sample ``paste`` of HWC uint8 images."""
+
+    def run_sample(
+        self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
+    ) -> np.ndarray:
+        """Paste one image onto its canvas."""
+        (image,) = inputs
+        resolve_layout("paste", sample.layouts[0], image.ndim, ("HWC",), {3: "HWC"})
+        check_not_empty("paste", image)
+        check_dtype("paste", image, (np.uint8,))
+        channels = image.shape[2]
+        if args["n_channels"] != channels:
+            raise ValueError(
+                f"paste: argument 'n_channels' = {args['n_channels']} but the image has "
+                f"{channels} channels"
+            )
+        fill = list(args["fill_value"])
+        if len(fill) == 1:
+            fill *= channels
+        if len(fill) != channels:
+            raise ValueError(
+                f"paste: argument 'fill_value' needs 1 or {channels} values, got {len(fill)}"
+            )
+        if any(not 0 <= v <= 255 for v in fill):
+            raise ValueError(f"paste: argument 'fill_value' = {fill} must be within [0, 255]")
+        ratio = float(args["ratio"])
+        if not ratio >= 1.0:
+            raise ValueError(f"paste: argument 'ratio' = {ratio} must be at least 1")
+        for name in ("paste_x", "paste_y"):
+            if not 0.0 <= float(args[name]) <= 1.0:
+                raise ValueError(f"paste: argument {name!r} = {args[name]} must be within [0, 1]")
+        return paste(image, ratio, fill, args["paste_x"], args["paste_y"], args["min_canvas_size"])
