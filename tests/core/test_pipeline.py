@@ -351,3 +351,17 @@ def test_sample_kernels_write_into_one_batch_buffer(shapes: list[int], dense: bo
         rows = out.samples()
         assert all(np.shares_memory(rows[0].base, r) for r in rows)
     pipe.close()
+
+
+def test_sources_with_different_batch_sizes_clash() -> None:
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None)
+    def graph():
+        a = fn.external_source(source=lambda: np.zeros((2, 1), np.int32))
+        b = fn.external_source(source=lambda: np.zeros((1, 1), np.int32), name="short")
+        return a, b
+
+    pipe = graph()
+    with pytest.raises(OperatorError, match="Batch size clash") as info:
+        pipe.run()
+    assert info.value.operator == "short"
+    pipe.close()

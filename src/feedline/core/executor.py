@@ -226,8 +226,16 @@ class Executor:
             outs = self._run_batch_op(step, kernel, values, iteration, current_size)
             for index, tl in enumerate(outs):
                 values[(id(step), index)] = tl
-            if not step.inputs and outs and not sized:
-                current_size, sized = len(outs[0]), True
+            if not step.inputs and outs:
+                if not sized:
+                    current_size, sized = len(outs[0]), True
+                elif len(outs[0]) != current_size:
+                    raise OperatorError(
+                        f"Batch size clash: this source produced {len(outs[0])} samples, an "
+                        f"earlier one {current_size}",
+                        operator=step.name,
+                        iteration=iteration,
+                    )
             if kernel.is_reader:
                 reader_states[step.name] = kernel.state_dict()  # type: ignore[attr-defined]
         outputs = tuple(values[(id(n.source), n.index)] for n in self.outputs)
