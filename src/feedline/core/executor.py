@@ -76,6 +76,35 @@ def _sample_arg(value: np.ndarray, kind: str) -> Any:
     return value
 
 
+def _consistent(samples: list[Any], op: OpNode, index: int, iteration: int) -> list[np.ndarray]:
+    """The samples as arrays (NumPy scalars become 0-D arrays).
+
+    Raises:
+        OperatorError: a sample is not an array, or the samples disagree on dtype or ndim.
+    """
+    samples = [np.asarray(s) if isinstance(s, np.generic) else s for s in samples]
+    if not samples:
+        return samples
+    first = samples[0]
+    for position, sample in enumerate(samples):
+        if not isinstance(sample, np.ndarray):
+            raise OperatorError(
+                f"output {index} of sample {position} is a {type(sample).__name__}, not an array",
+                operator=op.name,
+                iteration=iteration,
+                sample_index=position,
+            )
+        if sample.dtype != first.dtype or sample.ndim != first.ndim:
+            raise OperatorError(
+                f"output {index}: sample {position} is {sample.ndim}-D {sample.dtype}, sample 0 "
+                f"is {first.ndim}-D {first.dtype}; all samples of a batch must agree",
+                operator=op.name,
+                iteration=iteration,
+                sample_index=position,
+            )
+    return samples
+
+
 class _Pool:
     """Maps index functions over a thread pool with dynamic load balancing."""
 
@@ -401,7 +430,7 @@ class Executor:
                 key = (id(op), index)
                 if key not in self._needed:
                     continue
-                samples = [sample[key] for sample in per_sample]
+                samples = _consistent([s[key] for s in per_sample], op, index, iteration)
                 dense = arenas[id(op)][index].dense(samples)
                 tl = (
                     TensorListCPU.from_dense(dense, layouts[key], infos)

@@ -245,7 +245,7 @@ class OpNode:
         self.preserve = preserve
         self.position = position
         out_device = "gpu" if device in ("gpu", "mixed") else "cpu"
-        names = schema.output_names(args)
+        names = schema.output_names(args, num_inputs=len(inputs))
         self.outputs = [
             DataNode(name if len(names) == 1 else f"{name}[{i}]", out_device, self, i)
             for i in range(len(names))

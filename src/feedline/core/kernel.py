@@ -55,6 +55,7 @@ class KernelContext:
         seed: this operator's seed.
         device_id: the CUDA device, or None for CPU-only pipelines.
         pipeline: the owning pipeline (for services such as the Python worker pool).
+        num_outputs: how many outputs the node has.
     """
 
     name: str
@@ -67,6 +68,7 @@ class KernelContext:
     seed: int
     device_id: int | None
     pipeline: Any = None
+    num_outputs: int = 1
 
 
 class Batch:
@@ -210,7 +212,7 @@ class SampleKernel(Kernel):
     def output_layouts(self, input_layouts: tuple[str, ...]) -> tuple[str, ...]:
         """Output layouts given input layouts (default: input 0's layout for every output)."""
         layout = input_layouts[0] if input_layouts else ""
-        return (layout,) * len(self.ctx.schema.output_names(self.ctx.args))
+        return (layout,) * self.ctx.num_outputs
 
     def run_sample(
         self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext

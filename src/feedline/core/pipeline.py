@@ -463,9 +463,15 @@ class Pipeline:
                     seed=self._seeds[op.name],
                     device_id=self._device_id,
                     pipeline=self,
+                    num_outputs=len(op.outputs),
                 )
-                kernel = entry.kernel_class(op.device)(context)
-                kernel.setup()
+                try:
+                    kernel = entry.kernel_class(op.device)(context)
+                    kernel.setup()
+                except Exception as exc:
+                    if hasattr(exc, "add_note"):
+                        exc.add_note(f"while building operator {op.name!r} ({op.schema.name})")
+                    raise
                 kernels.append(kernel)
         except BaseException:
             for kernel in kernels:
@@ -484,11 +490,11 @@ class Pipeline:
             self._enable_memory_stats,
             self._set_affinity,
         )
-        if self._restore_from is not None:
-            self._apply_checkpoint(self._restore_from)
         if self._exec_async and self._exec_pipelined:
             self._runner = ThreadPoolExecutor(1, thread_name_prefix="feedline-pipeline")
         self._built = True
+        if self._restore_from is not None:
+            self._apply_checkpoint(self._restore_from)
 
     def _op_seed(self, op: OpNode) -> int:
         if op.seed is not None:

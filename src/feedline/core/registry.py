@@ -41,8 +41,8 @@ class OperatorEntry:
     kernels: dict[str, str | type] = field(default_factory=dict)
     kernel_owners: dict[str, str] = field(default_factory=dict)
 
-    def kernel_class(self, device: str) -> type:
-        """Import and return the kernel class for ``device``."""
+    def kernel_class(self, device: str) -> Callable[..., Any]:
+        """Import and return the kernel class (or factory) for ``device``."""
         try:
             ref = self.kernels[device]
         except KeyError:

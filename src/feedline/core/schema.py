@@ -210,7 +210,8 @@ class OpSchema:
         name: dotted name (``"resize"``, ``"readers.file"``), the path under ``fn``.
         doc: the operator's description (first line = summary).
         inputs: positional inputs.
-        outputs: output names, or a function of the resolved arguments returning them.
+        outputs: output names, or a function of the resolved arguments (and optionally the
+            keyword ``num_inputs``) returning them.
         args: keyword arguments (``name``, ``device``, ``preserve`` and ``seed`` are implicit).
         devices: the devices that have kernels (``cpu``, ``mixed``, ``gpu``).
         deprecated: old argument name → new name.
@@ -259,10 +260,18 @@ class OpSchema:
             return None
         return len(self.inputs)
 
-    def output_names(self, args: Mapping[str, Any]) -> tuple[str, ...]:
-        """The output names for resolved arguments ``args``."""
-        outputs = self.outputs(args) if callable(self.outputs) else self.outputs
-        return tuple(outputs)
+    def output_names(
+        self, args: Mapping[str, Any], num_inputs: int | None = None
+    ) -> tuple[str, ...]:
+        """The output names for resolved arguments ``args`` (and the number of inputs given).
+
+        A callable ``outputs`` receives ``num_inputs`` as a keyword when it declares it.
+        """
+        if not callable(self.outputs):
+            return tuple(self.outputs)
+        if num_inputs is not None and "num_inputs" in inspect.signature(self.outputs).parameters:
+            return tuple(self.outputs(args, num_inputs=num_inputs))
+        return tuple(self.outputs(args))
 
     def closest(self, name: str) -> list[str]:
         """The valid argument names closest to ``name``."""
