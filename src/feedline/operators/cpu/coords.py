@@ -1,0 +1,168 @@
+"""``coord_transform`` (``out = M @ in + T``) and ``coord_flip`` (mirror about a centre)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from feedline.core.kernel import SampleContext, SampleKernel
+from feedline.core.types import DataType, to_numpy_dtype
+
+__all__ = [
+    "CoordFlipKernel",
+    "CoordTransformKernel",
+    "flip_coords",
+    "resolve_coord_layout",
+    "transform_matrix",
+    "transform_points",
+]
+
+_FLOAT_TYPES = (DataType.FLOAT, DataType.FLOAT64, DataType.FLOAT16)
+
+
+def _as_matrix(value: Any, name: str, in_dim: int, extra_cols: int) -> np.ndarray:
+    """A scalar, flat list or 2-D array → an ``(m, in_dim + extra_cols)`` matrix."""
+    array = np.asarray(value, dtype=np.float64)
+    cols = in_dim + extra_cols
+    if array.ndim == 0 or array.size == 1:
+        diagonal = np.zeros((in_dim, cols))
+        diagonal[np.arange(in_dim), np.arange(in_dim)] = array.reshape(())
+        return diagonal
+    if array.ndim == 2:
+        if array.shape[1] != cols:
+            raise ValueError(
+                f"{name} has {array.shape[1]} columns; points with {in_dim} components need {cols}"
+            )
+        return array
+    if array.ndim != 1 or array.size % cols:
+        raise ValueError(
+            f"{name} with {array.size} values cannot form a matrix of {cols} columns "
+            f"(points have {in_dim} components)"
+        )
+    return array.reshape(-1, cols)
+
+
+def transform_matrix(in_dim: int, M: Any, T: Any, MT: Any) -> np.ndarray:
+    """The ``(m, in_dim + 1)`` affine matrix ``[M | T]`` for ``coord_transform`` arguments.
+
+    ``M``: None (identity), a scalar (diagonal), a flat row-major list or an ``(m, n)`` matrix.
+    ``T``: None (zero), a scalar (broadcast) or ``m`` values. ``MT``: the block ``[M T]``
+    instead of both.
+
+    Raises:
+        ValueError: for sizes that do not fit the points or each other, or MT given with M/T.
+    """
+    if MT is not None:
+        if M is not None or T is not None:
+            raise ValueError("MT cannot be combined with M or T")
+        return _as_matrix(MT, "MT", in_dim, 1)
+    matrix = np.eye(in_dim) if M is None else _as_matrix(M, "M", in_dim, 0)
+    translation = np.zeros(matrix.shape[0])
+    if T is not None:
+        t = np.asarray(T, dtype=np.float64).reshape(-1)
+        if t.size == 1:
+            translation[:] = t[0]
+        elif t.size == matrix.shape[0]:
+            translation = t
+        else:
+            raise ValueError(f"T has {t.size} values; M has {matrix.shape[0]} rows")
+    return np.concatenate([matrix, translation[:, None]], axis=1)
+
+
+def transform_points(points: np.ndarray, affine: np.ndarray, dtype: DataType) -> np.ndarray:
+    """Apply ``[M | T]`` to the last axis of ``points`` and convert to float ``dtype``.
+
+    Raises:
+        TypeError: for non-numeric points or a non-floating output type.
+        ValueError: for 0-D points or a matrix whose width does not fit them.
+    """
+    if dtype not in _FLOAT_TYPES:
+        raise TypeError(f"dtype must be a floating type (FLOAT, FLOAT64, FLOAT16), got {dtype!r}")
+    if points.dtype == np.bool_ or not np.issubdtype(points.dtype, np.number):
+        raise TypeError(f"points must be numeric, got {points.dtype}")
+    if points.ndim == 0:
+        raise ValueError("points must have at least one dimension (the vector components)")
+    if affine.shape[1] != points.shape[-1] + 1:
+        raise ValueError(
+            f"the transform expects {affine.shape[1] - 1}-component points, "
+            f"got shape {points.shape}"
+        )
+    matrix, translation = affine[:, :-1], affine[:, -1]
+    out = points.astype(np.float64) @ matrix.T + translation
+    return out.astype(to_numpy_dtype(dtype))
+
+
+def resolve_coord_layout(layout: str, ndim: int) -> str:
+    """Check ``coord_flip``'s layout; ``""`` gives ``"x"``, ``"xy"`` or ``"xyz"``."""
+    if not layout:
+        return "xyz"[:ndim]
+    if len(layout) != ndim or len(set(layout)) != ndim or set(layout) - set("xyz"):
+        raise ValueError(
+            f"layout {layout!r} must name each of the {ndim} coordinates with x, y or z"
+        )
+    return layout
+
+
+def flip_coords(
+    coords: np.ndarray, layout: str, flips: Mapping[str, bool], centres: Mapping[str, float]
+) -> np.ndarray:
+    """Mirror coordinates ``c -> 2 * centre - c`` on the axes whose flag is set.
+
+    Args:
+        coords: ``(N, ndim)`` float coordinates, ``ndim`` in 1..3.
+        layout: the axis of each column (``"xy"``, ``"yx"``…), or ``""`` for the default.
+        flips: flag per axis name (``x``, ``y``, ``z``); axes the points lack are not applicable.
+        centres: flip centre per axis name.
+
+    Returns:
+        float32 coordinates of the input's shape.
+    """
+    if not np.issubdtype(coords.dtype, np.floating):
+        raise TypeError(f"coordinates must be floating point, got {coords.dtype}")
+    if coords.ndim != 2 or not 1 <= coords.shape[1] <= 3:
+        raise ValueError(f"coordinates must have shape (N, 1..3), got {coords.shape}")
+    layout = resolve_coord_layout(layout, coords.shape[1])
+    out = coords.astype(np.float32)
+    for column, axis in enumerate(layout):
+        if flips[axis]:
+            out[:, column] = np.float32(2.0 * centres[axis]) - out[:, column]
+    return out
+
+
+class CoordTransformKernel(SampleKernel):
+    """``coord_transform`` on one sample."""
+
+    def setup(self) -> None:
+        dtype = self.args["dtype"]
+        if dtype not in _FLOAT_TYPES:
+            raise ValueError(
+                f"dtype must be a floating type (FLOAT, FLOAT64, FLOAT16), got {dtype!r}; "
+                "integer outputs are not supported"
+            )
+        given = {n for n in ("M", "T", "MT") if self.args.get(n) is not None}
+        given |= self.ctx.tensor_args & {"M", "T", "MT"}
+        if "MT" in given and len(given) > 1:
+            others = " or ".join(sorted(given - {"MT"}))
+            raise ValueError(f"MT cannot be combined with {others}")
+
+    def run_sample(
+        self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
+    ) -> np.ndarray:
+        points = inputs[0]
+        if points.ndim == 0:
+            raise ValueError("points must have at least one dimension (the vector components)")
+        affine = transform_matrix(points.shape[-1], args["M"], args["T"], args["MT"])
+        return transform_points(points, affine, args["dtype"])
+
+
+class CoordFlipKernel(SampleKernel):
+    """``coord_flip`` on one sample."""
+
+    def run_sample(
+        self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
+    ) -> np.ndarray:
+        flips = {axis: bool(args[f"flip_{axis}"]) for axis in "xyz"}
+        centres = {axis: float(args[f"center_{axis}"]) for axis in "xyz"}
+        return flip_coords(inputs[0], args["layout"], flips, centres)
