@@ -1,0 +1,333 @@
+"""The standard ResNet-50 input pipelines on ImageNet-like JPEGs: feedline vs DALI vs PyTorch.
+
+* train: readers.file(random_shuffle) → decoders.image → random_resized_crop(224) →
+  crop_mirror_normalize(mirror=coin_flip, ImageNet mean/std) → float CHW;
+* val: readers.file → decoders.image → resize(resize_shorter=256) → crop_mirror_normalize(crop
+  224) → float CHW.
+
+Batch 64, antialiased linear resizing everywhere. Each configuration runs in its own process
+(so peak memory is its own), the frameworks take turns for ``--rounds`` rounds and the best
+round counts. Printed per row: images/s, ratio to DALI CPU, CPU-ms per image (all threads and
+worker processes) and peak resident memory. The feedline rows also report how 2 threads scale
+over 1. DALI rows need ``nvidia.dali``; PyTorch rows (DataLoader, ``threads`` worker processes,
+Pillow transforms) need ``torch``.
+
+Data: ``../shared/data/photos`` (100 ImageNet JPEGs) or ``--data DIR``.
+
+Usage: ``python benchmarks/imagenet.py [--modes train val] [--threads 2] [--rounds 3]
+[--seconds 8] [--data DIR]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+PHOTOS = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "photos"
+BATCH = 64
+MEAN = [0.485 * 255, 0.456 * 255, 0.406 * 255]
+STD = [0.229 * 255, 0.224 * 255, 0.225 * 255]
+#: DALI 2.4 CPU and the PyTorch DataLoader as measured for the issue (2 threads, img/s).
+REFERENCE = {
+    ("dali", "train"): 843,
+    ("dali", "val"): 741,
+    ("torch", "train"): 666,
+    ("torch", "val"): 522,
+}
+
+
+def image_files(data: str | None) -> list[str]:
+    """The JPEG files to read."""
+    root = Path(data) if data else PHOTOS
+    if not root.is_dir():
+        raise SystemExit(f"no images: {root} does not exist (pass --data DIR)")
+    files = sorted(
+        str(p) for p in root.rglob("*") if p.suffix.lower() in (".jpg", ".jpeg") and p.is_file()
+    )
+    if not files:
+        raise SystemExit(f"no JPEG files under {root}")
+    return files
+
+
+def feedline_pipeline(files: list[str], mode: str, threads: int) -> Any:
+    """The feedline pipeline, built."""
+    from feedline import fn, pipeline_def, types
+
+    @pipeline_def(batch_size=BATCH, num_threads=threads, device_id=None, seed=1)
+    def pipe() -> Any:
+        labels = [i % 10 for i in range(len(files))]
+        jpegs, label = fn.readers.file(
+            files=files, labels=labels, random_shuffle=mode == "train", name="Reader"
+        )
+        images = fn.decoders.image(jpegs, device="cpu")
+        if mode == "train":
+            images = fn.random_resized_crop(images, size=224)
+            mirror = fn.random.coin_flip()
+            images = fn.crop_mirror_normalize(
+                images, mirror=mirror, dtype=types.FLOAT, output_layout="CHW", mean=MEAN, std=STD
+            )
+        else:
+            images = fn.resize(images, resize_shorter=256)
+            images = fn.crop_mirror_normalize(
+                images, crop=(224, 224), dtype=types.FLOAT, output_layout="CHW", mean=MEAN, std=STD
+            )
+        return images, label
+
+    p = pipe()
+    p.build()
+    return p
+
+
+def dali_pipeline(files: list[str], mode: str, threads: int) -> Any:
+    """The same pipeline in DALI (CPU only), built."""
+    from nvidia.dali import fn, pipeline_def, types
+
+    @pipeline_def(batch_size=BATCH, num_threads=threads, device_id=None, seed=1)
+    def pipe() -> Any:
+        labels = [i % 10 for i in range(len(files))]
+        jpegs, label = fn.readers.file(
+            files=files, labels=labels, random_shuffle=mode == "train", name="Reader"
+        )
+        images = fn.decoders.image(jpegs, device="cpu")
+        if mode == "train":
+            images = fn.random_resized_crop(images, size=224)
+            images = fn.crop_mirror_normalize(
+                images,
+                mirror=fn.random.coin_flip(),
+                dtype=types.FLOAT,
+                output_layout="CHW",
+                mean=MEAN,
+                std=STD,
+            )
+        else:
+            images = fn.resize(images, resize_shorter=256)
+            images = fn.crop_mirror_normalize(
+                images, crop=(224, 224), dtype=types.FLOAT, output_layout="CHW", mean=MEAN, std=STD
+            )
+        return images, label
+
+    p = pipe()
+    p.build()
+    return p
+
+
+class _TorchDataset:
+    """ImageNet transforms with Pillow and NumPy (what torchvision does, without torchvision)."""
+
+    def __init__(self, files: list[str], mode: str) -> None:
+        self.files, self.mode = files, mode
+
+    def __len__(self) -> int:
+        return len(self.files)
+
+    def __getitem__(self, index: int) -> Any:
+        import numpy as np
+        import torch
+        from PIL import Image
+
+        rng = np.random.default_rng(index + int(time.perf_counter_ns() % 1000))
+        with Image.open(self.files[index]) as img:
+            image = img.convert("RGB")
+        w, h = image.size
+        if self.mode == "train":
+            box = (0, 0, w, h)
+            for _ in range(10):
+                area = rng.uniform(0.08, 1.0) * w * h
+                ratio = math.exp(rng.uniform(math.log(3 / 4), math.log(4 / 3)))
+                cw, ch = round(math.sqrt(area * ratio)), round(math.sqrt(area / ratio))
+                if 0 < cw <= w and 0 < ch <= h:
+                    x, y = int(rng.integers(0, w - cw + 1)), int(rng.integers(0, h - ch + 1))
+                    box = (x, y, x + cw, y + ch)
+                    break
+            image = image.resize((224, 224), Image.Resampling.BILINEAR, box=box)
+            if rng.random() < 0.5:
+                image = image.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
+        else:
+            scale = 256 / min(w, h)
+            image = image.resize((round(w * scale), round(h * scale)), Image.Resampling.BILINEAR)
+            left, top = (image.width - 224) // 2, (image.height - 224) // 2
+            image = image.crop((left, top, left + 224, top + 224))
+        array = np.asarray(image, dtype=np.float32)
+        array = (array - np.float32(MEAN)) / np.float32(STD)
+        return torch.from_numpy(np.ascontiguousarray(array.transpose(2, 0, 1))), index % 10
+
+
+def _children_cpu(pids: list[int]) -> float:
+    """CPU seconds used so far by the processes ``pids`` (Linux /proc)."""
+    total = 0.0
+    tick = os.sysconf("SC_CLK_TCK")
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
+def run_worker(framework: str, mode: str, threads: int, seconds: float, data: str | None) -> dict:
+    """Measure one configuration in this process; returns the result row."""
+    files = image_files(data)
+    worker_pids: list[int] = []
+    if framework == "torch":
+        import torch
+
+        torch.set_num_threads(1)
+        loader = torch.utils.data.DataLoader(
+            _TorchDataset(files, mode),
+            batch_size=BATCH,
+            shuffle=mode == "train",
+            num_workers=threads,
+            persistent_workers=True,
+            prefetch_factor=2,
+            drop_last=True,
+        )
+        state = {"it": iter(loader)}
+
+        def step() -> None:
+            try:
+                next(state["it"])
+            except StopIteration:
+                state["it"] = iter(loader)
+                next(state["it"])
+
+        step()
+        worker_pids = [w.pid for w in state["it"]._workers]
+    else:
+        pipe = (feedline_pipeline if framework == "feedline" else dali_pipeline)(
+            files, mode, threads
+        )
+
+        def step() -> None:
+            pipe.run()
+
+    for _ in range(3):
+        step()
+    count = 0
+    cpu0, child0 = time.process_time(), _children_cpu(worker_pids)
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        step()
+        count += BATCH
+    elapsed = time.perf_counter() - start
+    cpu = time.process_time() - cpu0 + _children_cpu(worker_pids) - child0
+    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    peak_kb += sum(_peak_rss_kb(pid) for pid in worker_pids)
+    return {
+        "framework": framework,
+        "mode": mode,
+        "threads": threads,
+        "img_s": count / elapsed,
+        "cpu_ms": cpu / count * 1e3,
+        "peak_mb": peak_kb / 1024,
+    }
+
+
+def _peak_rss_kb(pid: int) -> int:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def _available(module: str) -> bool:
+    probe = f"import {module}"
+    return subprocess.run([sys.executable, "-c", probe], capture_output=True).returncode == 0
+
+
+def _spawn(framework: str, mode: str, threads: int, args: argparse.Namespace) -> dict | None:
+    command = [
+        sys.executable,
+        __file__,
+        "--worker",
+        framework,
+        "--modes",
+        mode,
+        "--threads",
+        str(threads),
+        "--seconds",
+        str(args.seconds),
+    ]
+    if args.data:
+        command += ["--data", args.data]
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        print(f"{framework} {mode} failed:\n{done.stderr[-2000:]}", file=sys.stderr)
+        return None
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    """Run the comparison and print the table."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--modes", nargs="+", default=["train", "val"], choices=["train", "val"])
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--seconds", type=float, default=8.0)
+    parser.add_argument("--data", default=None)
+    parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        print(
+            json.dumps(
+                run_worker(args.worker, args.modes[0], args.threads, args.seconds, args.data)
+            )
+        )
+        return
+    files = image_files(args.data)
+    have_dali, have_torch = _available("nvidia.dali"), _available("torch")
+    print(
+        f"{len(files)} JPEGs, batch {BATCH}, {os.cpu_count()} CPUs, best of {args.rounds} "
+        f"rounds of {args.seconds:g} s"
+    )
+    if not have_dali:
+        print(
+            "DALI not installed: ratios use the reference figures "
+            f"(DALI 2.4 CPU train {REFERENCE['dali', 'train']}, val "
+            f"{REFERENCE['dali', 'val']} img/s at 2 threads on the issue's machine)"
+        )
+    configs = [("feedline", m, args.threads) for m in args.modes]
+    if args.threads > 1:
+        configs += [("feedline", m, 1) for m in args.modes]
+    configs += [("dali", m, args.threads) for m in args.modes if have_dali]
+    configs += [("torch", m, args.threads) for m in args.modes if have_torch]
+    best: dict[tuple[str, str, int], dict] = {}
+    for _ in range(args.rounds):
+        for config in configs:
+            row = _spawn(*config, args)
+            if row and (config not in best or row["img_s"] > best[config]["img_s"]):
+                best[config] = row
+    header = (
+        f"{'framework':10} {'mode':5} {'thr':>3} {'img/s':>8} {'vs DALI':>8} "
+        f"{'CPU-ms/img':>10} {'peak MB':>8}"
+    )
+    print(header)
+    print("-" * len(header))
+    for (framework, mode, threads), row in sorted(best.items()):
+        dali = best.get(("dali", mode, args.threads), {}).get("img_s") or REFERENCE["dali", mode]
+        print(
+            f"{framework:10} {mode:5} {threads:>3} {row['img_s']:>8.0f} "
+            f"{row['img_s'] / dali:>7.2f}x {row['cpu_ms']:>10.2f} {row['peak_mb']:>8.0f}"
+        )
+    for mode in args.modes:
+        one, many = best.get(("feedline", mode, 1)), best.get(("feedline", mode, args.threads))
+        if one and many and args.threads > 1:
+            print(
+                f"feedline {mode}: {args.threads} threads scale "
+                f"{many['img_s'] / one['img_s']:.2f}x over 1"
+            )
+
+
+if __name__ == "__main__":
+    main()

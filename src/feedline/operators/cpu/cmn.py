@@ -1,0 +1,116 @@
+"""``crop_mirror_normalize``: crop, mirror, normalise, change layout and type in one pass.
+
+``out = (in - mean) / std * scale + shift`` per channel, computed in float32, then converted to
+``dtype`` (integers rounded to nearest and saturated). The crop follows :mod:`crop`'s rules;
+``mirror`` flips the window horizontally. ``pad_output`` pads the channels to the next power of
+two with the fill value (0 by default).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from feedline.core.kernel import SampleContext, SampleKernel
+from feedline.operators.cpu.crop import crop_image
+from feedline.operators.cpu.transforms_common import (
+    check_not_empty,
+    output_dtype,
+    resolve_layout,
+    saturate_cast,
+)
+
+__all__ = ["CMN_LAYOUTS", "CropMirrorNormalizeKernel", "crop_mirror_normalize"]
+
+OP = "crop_mirror_normalize"
+CMN_LAYOUTS = ("HWC", "CHW", "FHWC", "FCHW", "DHWC", "CDHW", "FDHWC", "FCDHW")
+_DEFAULTS = {3: "HWC", 4: "FHWC"}
+_OUT_TYPES = (np.float32, np.float16, np.uint8, np.int8, np.int16, np.int32)
+
+
+def _per_channel(name: str, values: Any, channels: int) -> np.ndarray:
+    array = np.asarray(values, dtype=np.float32).ravel()
+    if array.size == 1:
+        return np.repeat(array, channels)
+    if array.size != channels:
+        raise ValueError(
+            f"{OP}: '{name}' has {array.size} values, the data has {channels} channels"
+        )
+    return array
+
+
+def _output_layout(requested: str, layout: str) -> str:
+    if "F" in layout and "F" not in requested:
+        requested = "F" + requested
+    if sorted(requested) != sorted(layout):
+        raise ValueError(
+            f"{OP}: output_layout {requested!r} is not a permutation of the input layout {layout!r}"
+        )
+    return requested
+
+
+def crop_mirror_normalize(
+    image: np.ndarray, layout: str, args: Mapping[str, Any], out_dtype: np.dtype
+) -> tuple[np.ndarray, str]:
+    """Crop, mirror, normalise and transpose one sample; returns it with its layout."""
+    window = crop_image(OP, image, layout, args)
+    if args.get("mirror"):
+        axis = layout.index("W")
+        window = np.flip(window, axis=axis)
+    channel = layout.index("C")
+    channels = window.shape[channel]
+    std = _per_channel("std", args["std"], channels)
+    if np.any(std == 0):
+        raise ValueError(f"{OP}: 'std' must not contain zeros, got {args['std']}")
+    gain = np.float32(args["scale"]) / std
+    offset = np.float32(args["shift"]) - _per_channel("mean", args["mean"], channels) * gain
+    out_layout = _output_layout(args["output_layout"] or layout, layout)
+    order = [layout.index(a) for a in out_layout]
+    out_channel = out_layout.index("C")
+    pad = 1 << (channels - 1).bit_length() if args.get("pad_output") else channels
+    shape = [window.shape[a] for a in order]
+    shape[out_channel] = pad
+    float_out = out_dtype == np.float32
+    out = np.empty(shape, dtype=np.float32 if not float_out else out_dtype)
+    moved = np.moveaxis(window, channel, 0)
+    target = np.moveaxis(out, out_channel, 0)
+    rest = [layout.index(a) for a in out_layout if a != "C"]
+    source_axes = [a for a in range(window.ndim) if a != channel]
+    perm = [source_axes.index(a) for a in rest]
+    for c in range(channels):
+        plane = moved[c].transpose(perm)
+        np.multiply(plane, gain[c], out=target[c], casting="unsafe")
+        target[c] += offset[c]
+    if pad > channels:
+        fill = args.get("fill_values") or (0.0,)
+        target[channels:] = fill[0] if len(fill) == 1 else 0.0
+    if not float_out:
+        out = saturate_cast(out, out_dtype)
+    return out, out_layout
+
+
+class CropMirrorNormalizeKernel(SampleKernel):
+    """Per-sample ``crop_mirror_normalize``."""
+
+    def output_layouts(self, input_layouts: tuple[str, ...]) -> tuple[str, ...]:
+        """``output_layout`` (with ``F`` prepended for sequences)."""
+        layout = input_layouts[0] if input_layouts else ""
+        requested = self.args["output_layout"]
+        if not requested:
+            return (layout,)
+        if "F" in layout and "F" not in requested:
+            requested = "F" + requested
+        return (requested,)
+
+    def run_sample(
+        self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
+    ) -> np.ndarray:
+        """Process one sample."""
+        (image,) = inputs
+        layout = resolve_layout(OP, sample.layouts[0], image.ndim, CMN_LAYOUTS, _DEFAULTS)
+        check_not_empty(OP, image)
+        out_type = output_dtype(OP, args["dtype"], np.dtype(np.float32), _OUT_TYPES)
+        out, _ = crop_mirror_normalize(image, layout, args, out_type)
+        return out

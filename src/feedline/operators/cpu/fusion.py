@@ -1,0 +1,217 @@
+"""Decode fusion: a graph pass that merges ``decoders.image`` with the geometry that follows it.
+
+At ``Pipeline.build()`` the pass rewrites, on the CPU:
+
+* ``decoders.image → crop`` into ``decoders.image_crop`` (the codec decodes only the window when
+  it can), when the crop keeps the default ``dtype``/``out_of_bounds_policy``/``fill_values``;
+* ``decoders.image → random_resized_crop`` into the hidden ``decoders._image_random_resized_crop``
+  and ``decoders.image → resize`` into the hidden ``decoders._image_resize``: JPEGs are decoded
+  straight into an RGBX buffer that Pillow resamples in place (no full-size intermediate copy);
+* a fixed crop of a ``crop_mirror_normalize`` that follows such a fused resize is moved into the
+  resize, which then computes only the pixels inside the window (``resize(resize_shorter=256)
+  → crop_mirror_normalize(crop=224)`` resamples 224 x 224 pixels, not 256 x 341).
+
+Each rewritten operator must be the only reader of the output it takes over. The fused node keeps
+the follower's name, position and seed, so it draws the same random windows and produces the
+same pixels; only a moved crop can differ from the unfused graph, by Pillow's rounding (both are
+within 1 of the exact resize).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from feedline.core.graph import DataNode, OpNode
+from feedline.core.kernel import SampleContext
+from feedline.core.types import DataType, ImageType
+from feedline.operators.cpu.crop import crop_window
+from feedline.operators.cpu.decoders import DecoderKernel, encoded_bytes
+from feedline.operators.cpu.geometry_utils import resize_plan
+from feedline.operators.cpu.resample import Source, pil_filter, resample_pil
+from feedline.operators.cpu.resize import (
+    check_rrc_args,
+    filters_from_args,
+    resample_layout,
+    rrc_size,
+    rrc_window,
+)
+
+__all__ = [
+    "FUSED_RESIZE",
+    "FUSED_RRC",
+    "FusedDecodeRandomResizedCropKernel",
+    "FusedDecodeResizeKernel",
+    "fuse_decoders",
+]
+
+FUSED_RRC = "decoders._image_random_resized_crop"
+FUSED_RESIZE = "decoders._image_resize"
+_DECODE_ARGS = ("output_type", "dtype")
+_CROP_ARGS = ("crop", "crop_h", "crop_w", "crop_pos_x", "crop_pos_y", "rounding")
+_NO_CROP = {"crop": None, "crop_h": None, "crop_w": None, "crop_pos_x": 0.5, "crop_pos_y": 0.5}
+
+
+def _sole_reader(
+    ops: Sequence[OpNode], node: DataNode, outputs: Sequence[DataNode]
+) -> OpNode | None:
+    """The only operator reading ``node`` (as its only input), or None."""
+    readers = [op for op in ops if any(n is node for n in op.upstream())]
+    if len(readers) != 1 or any(out is node for out in outputs):
+        return None
+    (reader,) = readers
+    if reader.device != "cpu" or reader.inputs != [node] or node in reader.arg_inputs.values():
+        return None
+    return reader
+
+
+def _crop_fusable(op: OpNode) -> bool:
+    args = op.args
+    return (
+        args.get("dtype") in (None, DataType.UINT8)
+        and args.get("out_of_bounds_policy") == "error"
+        and args.get("fill_values") in (None, (0.0,))
+        and args.get("crop_d") is None
+        and "crop_pos_z" not in op.arg_inputs
+    )
+
+
+def _merge(decoder: OpNode, follower: OpNode, schema: Any, args: Mapping[str, Any]) -> None:
+    """Turn ``follower`` into the fused operator reading the decoder's input."""
+    merged = {**args, **{k: decoder.args[k] for k in _DECODE_ARGS}}
+    follower.schema = schema
+    follower.args = {spec.name: merged.get(spec.name, spec.default) for spec in schema.args}
+    follower.inputs = list(decoder.inputs)
+    follower.arg_inputs = {**decoder.arg_inputs, **follower.arg_inputs}
+
+
+def _push_crop(ops: Sequence[OpNode], resize: OpNode, outputs: Sequence[DataNode]) -> None:
+    """Move a fixed crop of the ``crop_mirror_normalize`` after ``resize`` into the resize."""
+    cmn = _sole_reader(ops, resize.outputs[0], outputs)
+    if cmn is None or cmn.schema.name != "crop_mirror_normalize":
+        return
+    args = cmn.args
+    if any(k in cmn.arg_inputs for k in (*_CROP_ARGS, "crop_d", "crop_pos_z")):
+        return
+    if args["out_of_bounds_policy"] != "error" or args.get("crop_d") is not None:
+        return
+    if all(args.get(k) is None for k in ("crop", "crop_h", "crop_w")):
+        return
+    resize.args = {**resize.args, **{k: args[k] for k in _CROP_ARGS}}
+    cmn.args = {**args, **_NO_CROP}
+
+
+def fuse_decoders(ops: Sequence[OpNode], outputs: Sequence[DataNode]) -> list[OpNode]:
+    """The graph pass: returns ``ops`` with fusable decoder/geometry pairs merged."""
+    from feedline.core.plugins import get_registry
+
+    registry = get_registry()
+    result = list(ops)
+    for decoder in list(result):
+        if decoder.schema.name != "decoders.image" or decoder.device != "cpu":
+            continue
+        follower = _sole_reader(result, decoder.outputs[0], outputs)
+        if follower is None:
+            continue
+        name = follower.schema.name
+        if name == "crop" and _crop_fusable(follower):
+            schema = registry.operators["decoders.image_crop"].schema
+            _merge(decoder, follower, schema, {k: follower.args.get(k) for k in _CROP_ARGS})
+        elif (
+            name in ("random_resized_crop", "resize")
+            and decoder.args.get("dtype") == DataType.UINT8
+            and follower.args.get("dtype") in (None, DataType.UINT8)
+        ):
+            fused = FUSED_RRC if name == "random_resized_crop" else FUSED_RESIZE
+            _merge(decoder, follower, registry.operators[fused].schema, follower.args)
+            if name == "resize":
+                _push_crop(result, follower, outputs)
+        else:
+            continue
+        result.remove(decoder)
+    return result
+
+
+class _FusedDecodeKernel(DecoderKernel):
+    """Decode (straight to RGBX for RGB JPEGs) and resample in one step."""
+
+    def decode_for_resampling(self, data: np.ndarray, args: Mapping[str, Any]) -> np.ndarray:
+        """The image: ``HW4`` RGBX on the fast path, else what ``decoders.image`` gives."""
+        data = encoded_bytes(self.op, data)
+        codec = self.codec(data)
+        if ImageType(args["output_type"]) == ImageType.RGB and hasattr(codec, "decode_rgbx"):
+            image = codec.decode_rgbx(data)
+            if image is not None:
+                return image
+        return self.decode(data, args)
+
+    def resample(
+        self,
+        image: np.ndarray,
+        out_size: tuple[int, int],
+        source: Source,
+        args: Mapping[str, Any],
+    ) -> np.ndarray:
+        """Resample the decoded image (an RGBX buffer gives RGB)."""
+        uint8 = np.dtype(np.uint8)
+        if image.ndim == 3 and image.shape[2] == 4 and args["output_type"] == ImageType.RGB:
+            min_filter, mag_filter = filters_from_args(args)
+            scales = [(e - s) / n for (s, e), n in zip(source, out_size, strict=True)]
+            filters = [min_filter if abs(s) > 1 else mag_filter for s in scales]
+            name = pil_filter(image, filters, scales, bool(args["antialias"]), uint8)
+            if name is not None:
+                return resample_pil(image, out_size, source, name, drop_fourth=True)
+            image = np.ascontiguousarray(image[:, :, :3])
+        return resample_layout(image, "HWC", out_size, source, args, uint8)
+
+
+class FusedDecodeRandomResizedCropKernel(_FusedDecodeKernel):
+    """``decoders.image`` + ``random_resized_crop`` (same window, same pixels)."""
+
+    op = "random_resized_crop"
+
+    def setup(self) -> None:
+        """Validate arguments like both fused operators."""
+        super().setup()
+        check_rrc_args(self.args)
+        self._size = rrc_size(self.args)
+
+    def run_sample(
+        self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
+    ) -> np.ndarray:
+        """Decode, draw the window, resample."""
+        image = self.decode_for_resampling(inputs[0], args)
+        y, x, h, w = rrc_window(args, image.shape[0], image.shape[1], sample.rng)
+        source = ((float(y), float(y + h)), (float(x), float(x + w)))
+        return self.resample(image, self._size, source, args)
+
+
+class FusedDecodeResizeKernel(_FusedDecodeKernel):
+    """``decoders.image`` + ``resize`` (+ the crop of a following ``crop_mirror_normalize``)."""
+
+    op = "resize"
+
+    def run_sample(
+        self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
+    ) -> np.ndarray:
+        """Decode, plan the resize, resample (only the crop window when one was moved here)."""
+        image = self.decode_for_resampling(inputs[0], args)
+        out_size, source = resize_plan(self.op, image.shape[:2], args)
+        if any(args.get(k) is not None for k in ("crop", "crop_h", "crop_w")):
+            window = crop_window("crop_mirror_normalize", "HW", out_size, args)
+            sub, size = [], []
+            for axis, ((start, end), extent) in enumerate(zip(source, out_size, strict=True)):
+                first, count = window.get(axis, (0, extent))
+                if first < 0 or first + count > extent:
+                    raise ValueError(
+                        f"crop_mirror_normalize: crop window [{first}, {first + count}) along "
+                        f"axis {axis} is outside the resized extent {extent}; use "
+                        "out_of_bounds_policy='pad' or 'trim_to_shape'"
+                    )
+                step = (end - start) / extent
+                sub.append((start + first * step, start + (first + count) * step))
+                size.append(count)
+            source, out_size = (sub[0], sub[1]), (size[0], size[1])
+        return self.resample(image, (int(out_size[0]), int(out_size[1])), source, args)

@@ -1,0 +1,265 @@
+"""Separable image resampling with DALI's geometry and filters.
+
+Conventions (checked against DALI 2.4 CPU): output pixel ``j`` samples the source at
+``c = start + (j + 0.5) * scale`` with ``scale = (end - start) / out_size``; filter taps sit at
+input pixel centres ``i + 0.5``; taps outside the image take the nearest edge pixel (clamp) and
+the weights are normalised by their sum. When downscaling (``scale > 1``) with ``antialias`` the
+filter is stretched by ``scale`` (``linear`` becomes a triangle of radius ``scale``). Nearest
+neighbour picks ``floor(c)`` computed in float32. Integer outputs are rounded to nearest and
+saturated.
+
+Two implementations share these rules: Pillow's C resampler for 8-bit images with 1, 3 or 4
+channels and the linear/cubic/Lanczos filters (within 1 of the exact result: Pillow works in
+fixed point), and a NumPy implementation for everything else.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from feedline.core.types import InterpType
+from feedline.operators.cpu.transforms_common import saturate_cast
+
+__all__ = ["FILTER_SUPPORT", "edge_region", "pil_filter", "resample", "resample_pil"]
+
+Source = tuple[tuple[float, float], tuple[float, float]]
+
+#: Half-width of each filter at scale 1, in input pixels.
+FILTER_SUPPORT = {
+    InterpType.INTERP_NN: 0.5,
+    InterpType.INTERP_LINEAR: 1.0,
+    InterpType.INTERP_TRIANGULAR: 1.0,
+    InterpType.INTERP_CUBIC: 2.0,
+    InterpType.INTERP_LANCZOS3: 3.0,
+    InterpType.INTERP_GAUSSIAN: 1.5,
+}
+_GAUSSIAN_SIGMA = 0.5
+
+
+def _filter_values(interp: InterpType, x: np.ndarray) -> np.ndarray:
+    ax = np.abs(x)
+    if interp in (InterpType.INTERP_LINEAR, InterpType.INTERP_TRIANGULAR):
+        return np.maximum(0.0, 1.0 - ax)
+    if interp == InterpType.INTERP_CUBIC:
+        a = -0.5
+        near = ((a + 2) * ax - (a + 3)) * ax * ax + 1
+        far = ((a * ax - 5 * a) * ax + 8 * a) * ax - 4 * a
+        return np.where(ax < 1, near, np.where(ax < 2, far, 0.0))
+    if interp == InterpType.INTERP_LANCZOS3:
+        return np.where(ax < 3, np.sinc(x) * np.sinc(x / 3), 0.0)
+    if interp == InterpType.INTERP_GAUSSIAN:
+        return np.where(ax < 1.5, np.exp(-(x * x) / (2 * _GAUSSIAN_SIGMA**2)), 0.0)
+    raise ValueError(f"unsupported interpolation {interp!r}")
+
+
+def _axis_weights(
+    in_size: int, out_size: int, start: float, end: float, interp: InterpType, antialias: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    """Clamped tap indices ``(out, K)`` and normalised weights ``(out, K)`` for one axis."""
+    scale = (end - start) / out_size
+    centres = start + (np.arange(out_size) + 0.5) * scale
+    if interp == InterpType.INTERP_NN:
+        pos = np.float32(start) + (np.arange(out_size, dtype=np.float32) + np.float32(0.5)) * (
+            np.float32(scale)
+        )
+        index = np.clip(np.floor(pos).astype(np.int64), 0, in_size - 1)
+        return index[:, None], np.ones((out_size, 1), np.float32)
+    stretch = abs(scale) if antialias and abs(scale) > 1 else 1.0
+    support = FILTER_SUPPORT[interp] * stretch
+    taps = math.ceil(2 * support) + 2
+    first = np.floor(centres - support - 0.5).astype(np.int64)
+    index = first[:, None] + np.arange(taps)[None, :]
+    weights = _filter_values(interp, (index + 0.5 - centres[:, None]) / stretch)
+    total = weights.sum(axis=1, keepdims=True)
+    nearest = np.clip(np.floor(centres).astype(np.int64), 0, in_size - 1)
+    empty = total[:, 0] == 0
+    weights = np.divide(weights, total, out=np.zeros_like(weights), where=total != 0)
+    index = np.clip(index, 0, in_size - 1)
+    if empty.any():
+        index[empty, 0] = nearest[empty]
+        weights[empty, 0] = 1.0
+    return index, weights.astype(np.float32)
+
+
+def _pick_filter(scale: float, min_filter: InterpType, mag_filter: InterpType) -> InterpType:
+    return min_filter if abs(scale) > 1 else mag_filter
+
+
+def resample(
+    image: np.ndarray,
+    out_size: Sequence[int],
+    source: Source,
+    min_filter: InterpType = InterpType.INTERP_LINEAR,
+    mag_filter: InterpType = InterpType.INTERP_LINEAR,
+    antialias: bool = True,
+    out_dtype: np.dtype | None = None,
+) -> np.ndarray:
+    """Resample an ``HW`` or ``HWC`` image.
+
+    Args:
+        image: the input, 2-D or 3-D (channels last).
+        out_size: ``(out_h, out_w)``.
+        source: ``((y_start, y_end), (x_start, x_end))``, the region mapped onto the output;
+            a start greater than its end mirrors that axis.
+        min_filter: filter used along axes that are downscaled.
+        mag_filter: filter used along axes that are upscaled.
+        antialias: stretch the filter when downscaling.
+        out_dtype: output type (default: the input's).
+
+    Returns:
+        The resampled image, ``(out_h, out_w[, C])``.
+    """
+    out_dtype = np.dtype(out_dtype if out_dtype is not None else image.dtype)
+    out_h, out_w = int(out_size[0]), int(out_size[1])
+    scales = [(e - s) / n for (s, e), n in zip(source, (out_h, out_w), strict=True)]
+    filters = [_pick_filter(sc, min_filter, mag_filter) for sc in scales]
+    pil = pil_filter(image, filters, scales, antialias, out_dtype)
+    if pil is not None:
+        return resample_pil(image, (out_h, out_w), source, pil)
+    work = image
+    for axis, ((start, end), n, interp) in enumerate(
+        zip(source, (out_h, out_w), filters, strict=True)
+    ):
+        index, weights = _axis_weights(work.shape[axis], n, start, end, interp, antialias)
+        if interp == InterpType.INTERP_NN:
+            work = np.take(work, index[:, 0], axis=axis)
+            continue
+        source_values = work.astype(np.float32, copy=False)
+        shape = [1] * work.ndim
+        shape[axis] = n
+        total = np.take(source_values, index[:, 0], axis=axis) * weights[:, 0].reshape(shape)
+        for tap in range(1, index.shape[1]):
+            total += np.take(source_values, index[:, tap], axis=axis) * weights[:, tap].reshape(
+                shape
+            )
+        work = total
+    if work.dtype == out_dtype:
+        return np.ascontiguousarray(work)
+    return saturate_cast(work, out_dtype)
+
+
+_PIL_FILTERS = {
+    InterpType.INTERP_LINEAR: "BILINEAR",
+    InterpType.INTERP_TRIANGULAR: "BILINEAR",
+    InterpType.INTERP_CUBIC: "BICUBIC",
+    InterpType.INTERP_LANCZOS3: "LANCZOS",
+}
+_PIL_SUPPORT = {name: FILTER_SUPPORT[interp] for interp, name in _PIL_FILTERS.items()}
+
+
+def pil_filter(
+    image: np.ndarray,
+    filters: Sequence[InterpType],
+    scales: Sequence[float],
+    antialias: bool,
+    out_dtype: np.dtype,
+) -> str | None:
+    """The Pillow filter name that reproduces this resampling, or None if Pillow cannot.
+
+    Pillow always antialiases and uses one filter for both axes; cubic and Lanczos are used only
+    for downscaling, where Pillow's kernels are DALI's.
+    """
+    if image.dtype != np.uint8 or out_dtype != np.uint8:
+        return None
+    if not (image.ndim == 2 or (image.ndim == 3 and image.shape[2] in (1, 3, 4))):
+        return None
+    names = set()
+    for interp, scale in zip(filters, scales, strict=True):
+        name = _PIL_FILTERS.get(interp)
+        upscale = abs(scale) <= 1
+        if name is None or (upscale and name != "BILINEAR") or (not upscale and not antialias):
+            return None
+        names.add(name)
+    return names.pop() if len(names) == 1 else None
+
+
+def edge_region(
+    image: np.ndarray, source: Source, support: Sequence[float], keep_width: bool = False
+) -> tuple[np.ndarray, float, float]:
+    """The part of ``image`` a filter reads, with clamped (replicated) borders where it leaves.
+
+    Args:
+        image: ``HW`` or ``HWC`` input.
+        source: the normalised (start < end) source region.
+        support: filter half-width per axis, in input pixels.
+        keep_width: keep every column when no padding is needed (keeps rows contiguous).
+
+    Returns:
+        ``(region, y_offset, x_offset)``: source coordinates minus the offsets index the region.
+        A view when nothing needs padding, else a copy.
+    """
+    bounds = []
+    for (start, end), sup, extent in zip(source, support, image.shape[:2], strict=True):
+        lo = math.floor(start - sup) - 1
+        hi = math.ceil(end + sup) + 1
+        bounds.append((lo, hi, extent))
+    (ylo, yhi, height), (xlo, xhi, width) = bounds
+    if ylo >= 0 and yhi <= height and xlo >= 0 and xhi <= width:
+        if keep_width:
+            return image[ylo:yhi], float(ylo), 0.0
+        return image[ylo:yhi, xlo:xhi], float(ylo), float(xlo)
+    top, left = max(-ylo, 0), max(-xlo, 0)
+    inner = image[max(ylo, 0) : min(yhi, height), max(xlo, 0) : min(xhi, width)]
+    rows, cols = inner.shape[:2]
+    if rows == 0 or cols == 0:  # the region lies wholly outside: every tap is an edge pixel
+        ys = np.clip(np.arange(ylo, yhi), 0, height - 1)
+        xs = np.clip(np.arange(xlo, xhi), 0, width - 1)
+        return np.take(np.take(image, ys, axis=0), xs, axis=1), float(ylo), float(xlo)
+    out = np.empty((yhi - ylo, xhi - xlo, *image.shape[2:]), dtype=image.dtype)
+    out[top : top + rows, left : left + cols] = inner
+    out[:top, left : left + cols] = inner[:1]
+    out[top + rows :, left : left + cols] = inner[-1:]
+    out[:, :left] = out[:, left : left + 1]
+    out[:, left + cols :] = out[:, left + cols - 1 : left + cols]
+    return out, float(ylo), float(xlo)
+
+
+def resample_pil(
+    image: np.ndarray,
+    out_size: Sequence[int],
+    source: Source,
+    filter_name: str,
+    drop_fourth: bool = False,
+) -> np.ndarray:
+    """Resample an 8-bit ``HW``/``HWC`` (1, 3 or 4 channels) image with Pillow.
+
+    The result has the input's channel count, or 3 for a 4-channel (RGBX) input with
+    ``drop_fourth``.
+    """
+    from PIL import Image
+
+    out_h, out_w = int(out_size[0]), int(out_size[1])
+    (y0, y1), (x0, x1) = source
+    flip_y, flip_x = y0 > y1, x0 > x1
+    y0, y1 = sorted((y0, y1))
+    x0, x1 = sorted((x0, x1))
+    base = _PIL_SUPPORT[filter_name]
+    support = [base * max((y1 - y0) / out_h, 1.0), base * max((x1 - x0) / out_w, 1.0)]
+    region, dy, dx = edge_region(image, ((y0, y1), (x0, x1)), support, keep_width=True)
+    squeeze = region.ndim == 3 and region.shape[2] == 1
+    if squeeze:
+        region = region[:, :, 0]
+    if region.ndim == 3 and region.shape[2] == 4:
+        pil = Image.frombuffer(
+            "RGBX", region.shape[1::-1], np.ascontiguousarray(region), "raw", "RGBX", 0, 1
+        )
+    else:
+        pil = Image.fromarray(region)
+    resized = pil.resize(
+        (out_w, out_h),
+        getattr(Image.Resampling, filter_name),
+        box=(x0 - dx, y0 - dy, x1 - dx, y1 - dy),
+    )
+    if drop_fourth and resized.mode == "RGBX":
+        rgb = resized.tobytes("raw", "RGB")
+        out = np.frombuffer(rgb, dtype=np.uint8).reshape(out_h, out_w, 3)
+    else:
+        out = np.asarray(resized)
+    if squeeze:
+        out = out[:, :, None]
+    if flip_y or flip_x:
+        out = np.ascontiguousarray(out[:: -1 if flip_y else 1, :: -1 if flip_x else 1])
+    return out

@@ -1,0 +1,150 @@
+"""The decode-fusion graph pass: what it rewrites, what it leaves, and identical outputs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from feedline import fn, pipeline_def, types
+from feedline.core.errors import OperatorError
+from feedline.core.plugins import PluginSystem
+from feedline.operators.cpu.geometry_utils import resize_plan
+from tests.conftest import shared_data
+from tests.operators.cpu.image_ops_testing import (
+    PIL_TOLERANCE,
+    dali_round,
+    encode,
+    pil_decode,
+    reference_resize,
+    use_image_plugins,
+)
+from tests.operators.cpu.image_samples import generated_image
+
+RNG = np.random.default_rng(29)
+
+
+@pytest.fixture(autouse=True)
+def _plugins(empty_plugin_system: PluginSystem) -> None:
+    use_image_plugins(empty_plugin_system)
+
+
+@pytest.fixture(scope="module")
+def jpeg_files(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    root = tmp_path_factory.mktemp("jpegs")
+    files = []
+    for index, (h, w) in enumerate([(120, 90), (75, 140), (200, 160), (64, 64), (90, 300)]):
+        path = root / f"{index}.jpg"
+        path.write_bytes(encode(generated_image(RNG, h, w), "JPEG", quality=90).tobytes())
+        files.append(str(path))
+    return files
+
+
+def run(files: list[str], follow, keep_decoded: bool, batch: int = 5) -> tuple[list, list[str]]:
+    """Run reader → decoder → ``follow``; also output the decoded images to block fusion."""
+
+    @pipeline_def(batch_size=batch, num_threads=2, device_id=None, seed=42)
+    def pipe():
+        jpegs, _ = fn.readers.file(files=files)
+        decoded = fn.decoders.image(jpegs)
+        result = follow(decoded)
+        return (result, decoded) if keep_decoded else result
+
+    p = pipe()
+    p.build()
+    outputs = p.run()
+    first = outputs[0]
+    return [first.at(i) for i in range(len(first))], [op.schema.name for op in p._built_ops]
+
+
+def rrc_then_cmn(images):
+    images = fn.random_resized_crop(images, size=(48, 40))
+    return fn.crop_mirror_normalize(images, mirror=fn.random.coin_flip(), dtype=types.FLOAT)
+
+
+def resize_then_cmn(images):
+    images = fn.resize(images, resize_shorter=56)
+    return fn.crop_mirror_normalize(images, crop=(48, 40), crop_pos_x=0.3, dtype=types.FLOAT)
+
+
+def test_random_resized_crop_fusion_gives_identical_outputs(jpeg_files: list[str]) -> None:
+    fused, ops = run(jpeg_files, rrc_then_cmn, keep_decoded=False)
+    assert "decoders._image_random_resized_crop" in ops and "decoders.image" not in ops
+    plain, ops = run(jpeg_files, rrc_then_cmn, keep_decoded=True)
+    assert "decoders.image" in ops and "random_resized_crop" in ops
+    for a, b in zip(fused, plain, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_resize_fusion_moves_the_crop_into_the_resize(jpeg_files: list[str]) -> None:
+    fused, ops = run(jpeg_files, resize_then_cmn, keep_decoded=False)
+    assert ops == ["readers.file", "decoders._image_resize", "crop_mirror_normalize"]
+    plain, _ = run(jpeg_files, resize_then_cmn, keep_decoded=True)
+    for path, a, b in zip(jpeg_files, fused, plain, strict=True):
+        image = pil_decode(np.fromfile(path, dtype=np.uint8))
+        size, ((y0, y1), (x0, x1)) = resize_plan("resize", image.shape[:2], {"resize_shorter": 56})
+        top, left = dali_round(0.5 * (size[0] - 48)), dali_round(0.3 * (size[1] - 40))
+        sy, sx = (y1 - y0) / size[0], (x1 - x0) / size[1]
+        exact = reference_resize(
+            image,
+            48,
+            40,
+            (y0 + top * sy, y0 + (top + 48) * sy),
+            (x0 + left * sx, x0 + (left + 40) * sx),
+        ).transpose(2, 0, 1)
+        assert a.shape == b.shape == (3, 48, 40)
+        assert np.abs(a - exact).max() <= PIL_TOLERANCE
+        assert np.abs(b - exact).max() <= PIL_TOLERANCE
+
+
+def test_crop_fusion_becomes_image_crop(jpeg_files: list[str]) -> None:
+    def crop(images):
+        return fn.crop(images, crop=(30, 20), crop_pos_y=0.1)
+
+    fused, ops = run(jpeg_files, crop, keep_decoded=False)
+    assert ops == ["readers.file", "decoders.image_crop"]
+    plain, _ = run(jpeg_files, crop, keep_decoded=True)
+    for a, b in zip(fused, plain, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_crop_with_padding_is_not_fused(jpeg_files: list[str]) -> None:
+    def crop(images):
+        return fn.crop(images, crop=(30, 20), out_of_bounds_policy="pad")
+
+    _, ops = run(jpeg_files, crop, keep_decoded=False)
+    assert ops == ["readers.file", "decoders.image", "crop"]
+
+
+def test_resize_with_two_readers_is_not_fused(jpeg_files: list[str]) -> None:
+    def two(images):
+        fn.resize(images, size=(10, 10), preserve=True)
+        return fn.resize(images, size=(20, 20))
+
+    _, ops = run(jpeg_files, two, keep_decoded=False)
+    assert ops.count("resize") == 2 and "decoders.image" in ops
+
+
+def test_real_photos_fused_equals_unfused() -> None:
+    files = [str(p) for p in sorted(shared_data("photos").iterdir())[:8]]
+    fused, _ = run(files, rrc_then_cmn, keep_decoded=False, batch=8)
+    plain, _ = run(files, rrc_then_cmn, keep_decoded=True, batch=8)
+    for a, b in zip(fused, plain, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_fused_decode_errors_still_name_the_file(jpeg_files: list[str], tmp_path: Path) -> None:
+    broken = tmp_path / "broken.jpg"
+    broken.write_bytes(Path(jpeg_files[0]).read_bytes()[:300])
+    with pytest.raises(OperatorError, match=r"broken\.jpg.*(corrupt|truncated)"):
+        run([jpeg_files[1], str(broken)], rrc_then_cmn, keep_decoded=False, batch=2)
+
+
+def test_moved_crop_out_of_bounds_is_still_an_error(jpeg_files: list[str]) -> None:
+    def too_big(images):
+        images = fn.resize(images, size=(30, 30))
+        return fn.crop_mirror_normalize(images, crop=(40, 10))
+
+    with pytest.raises(OperatorError, match="outside the resized extent"):
+        run(jpeg_files, too_big, keep_decoded=False)
