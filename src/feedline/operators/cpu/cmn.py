@@ -8,7 +8,7 @@ two with the fill value (0 by default).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -52,9 +52,16 @@ def _output_layout(requested: str, layout: str) -> str:
 
 
 def crop_mirror_normalize(
-    image: np.ndarray, layout: str, args: Mapping[str, Any], out_dtype: np.dtype
+    image: np.ndarray,
+    layout: str,
+    args: Mapping[str, Any],
+    out_dtype: np.dtype,
+    allocate: Callable[[Sequence[int], Any], np.ndarray] = np.empty,
 ) -> tuple[np.ndarray, str]:
-    """Crop, mirror, normalise and transpose one sample; returns it with its layout."""
+    """Crop, mirror, normalise and transpose one sample; returns it with its layout.
+
+    ``allocate(shape, dtype)`` provides the float output buffer (e.g. a row of the batch).
+    """
     window = crop_image(OP, image, layout, args)
     if args.get("mirror"):
         axis = layout.index("W")
@@ -73,7 +80,7 @@ def crop_mirror_normalize(
     shape = [window.shape[a] for a in order]
     shape[out_channel] = pad
     float_out = out_dtype == np.float32
-    out = np.empty(shape, dtype=np.float32 if not float_out else out_dtype)
+    out = (allocate if float_out else np.empty)(shape, np.float32)
     moved = np.moveaxis(window, channel, 0)
     target = np.moveaxis(out, out_channel, 0)
     rest = [layout.index(a) for a in out_layout if a != "C"]
@@ -112,5 +119,5 @@ class CropMirrorNormalizeKernel(SampleKernel):
         layout = resolve_layout(OP, sample.layouts[0], image.ndim, CMN_LAYOUTS, _DEFAULTS)
         check_not_empty(OP, image)
         out_type = output_dtype(OP, args["dtype"], np.dtype(np.float32), _OUT_TYPES)
-        out, _ = crop_mirror_normalize(image, layout, args, out_type)
+        out, _ = crop_mirror_normalize(image, layout, args, out_type, sample.output)
         return out
