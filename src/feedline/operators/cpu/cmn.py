@@ -81,18 +81,15 @@ def crop_mirror_normalize(
     shape[out_channel] = pad
     float_out = out_dtype == np.float32
     out = (allocate if float_out else np.empty)(shape, np.float32)
-    moved = np.moveaxis(window, channel, 0)
-    target = np.moveaxis(out, out_channel, 0)
-    rest = [layout.index(a) for a in out_layout if a != "C"]
-    source_axes = [a for a in range(window.ndim) if a != channel]
-    perm = [source_axes.index(a) for a in rest]
-    for c in range(channels):
-        plane = moved[c].transpose(perm)
-        np.multiply(plane, gain[c], out=target[c], casting="unsafe")
-        target[c] += offset[c]
+    broadcast = [1] * out.ndim
+    broadcast[out_channel] = channels
+    head = (slice(None),) * out_channel
+    target = out[(*head, slice(0, channels))]
+    np.multiply(window.transpose(order), gain.reshape(broadcast), out=target, casting="unsafe")
+    np.add(target, offset.reshape(broadcast), out=target)
     if pad > channels:
         fill = args.get("fill_values") or (0.0,)
-        target[channels:] = fill[0] if len(fill) == 1 else 0.0
+        out[(*head, slice(channels, None))] = fill[0] if len(fill) == 1 else 0.0
     if not float_out:
         out = saturate_cast(out, out_dtype)
     return out, out_layout

@@ -60,7 +60,7 @@ class _RandomKernel(SampleKernel):
     def setup(self) -> None:
         dtype = self.args["dtype"]
         self.dtype = self.default_dtype if dtype is None else dtype
-        to_numpy_dtype(self.dtype)
+        self.np_dtype = to_numpy_dtype(self.dtype)
 
     def output_layouts(self, input_layouts: tuple[str, ...]) -> tuple[str, ...]:
         return ("",)
@@ -132,7 +132,7 @@ class CoinFlipKernel(_RandomKernel):
         if not 0.0 <= probability <= 1.0:
             raise ValueError(f"probability must lie in [0, 1], got {probability}")
         drawn = sample.rng.random(size=shape) < probability
-        return _convert(drawn.astype(np.float64), self.dtype)
+        return drawn.astype(self.np_dtype)  # 0 and 1 are exact in every type
 
 
 class ChoiceKernel(SampleKernel):
