@@ -1,0 +1,205 @@
+"""Read-only properties and output checks of :class:`~feedline.core.pipeline.Pipeline`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from feedline.core.errors import PipelineError
+from feedline.core.tensor import TensorListCPU
+from feedline.core.types import DataType
+
+__all__ = ["PipelineProperties"]
+
+
+class PipelineProperties:
+    """The DALI ``Pipeline`` properties; mixed into ``Pipeline``, which sets the attributes."""
+
+    _batch_size: int | None
+    _num_threads: int | None
+    _device_id: int | None
+    _seed: int | None
+    _exec_pipelined: bool
+    _exec_async: bool
+    _exec_dynamic: bool | None
+    _separated: bool
+    _cpu_size: int
+    _gpu_size: int
+    _bytes_per_sample: int
+    _set_affinity: bool
+    _max_streams: int
+    _default_cuda_stream_priority: int
+    _enable_memory_stats: bool
+    _enable_checkpointing: bool
+    _py_num_workers: int
+    _py_start_method: str
+    _py_callback_pickler: Any
+    _output_dtype: Any
+    _output_ndim: Any
+    _output_layout: Any
+    _outputs: Any
+    _epoch_idx: int
+
+    def _ensure_defined(self) -> None:
+        """Run the graph definition if needed (implemented by ``Pipeline``)."""
+        raise NotImplementedError
+
+    @property
+    def batch_size(self) -> int | None:
+        """The maximum batch size."""
+        return self._batch_size
+
+    @property
+    def max_batch_size(self) -> int | None:
+        """The maximum batch size (same as ``batch_size``)."""
+        return self._batch_size
+
+    @property
+    def num_threads(self) -> int | None:
+        """Number of CPU worker threads."""
+        return self._num_threads
+
+    @property
+    def device_id(self) -> int | None:
+        """The CUDA device, or None for CPU only."""
+        return self._device_id
+
+    @property
+    def seed(self) -> int | None:
+        """The seed given at construction (None if none was)."""
+        return self._seed
+
+    @property
+    def exec_pipelined(self) -> bool:
+        """Whether iterations are prefetched."""
+        return self._exec_pipelined
+
+    @property
+    def exec_async(self) -> bool:
+        """Whether iterations run on a background thread."""
+        return self._exec_async
+
+    @property
+    def exec_dynamic(self) -> bool:
+        """Always True: operators of any device may interleave."""
+        return self._exec_dynamic is not False
+
+    @property
+    def exec_separated(self) -> bool:
+        """Whether separate CPU/GPU queue depths were requested."""
+        return self._separated
+
+    @property
+    def prefetch_queue_depth(self) -> int | dict[str, int]:
+        """The queue depth as given."""
+        if self._separated:
+            return {"cpu_size": self._cpu_size, "gpu_size": self._gpu_size}
+        return self._cpu_size
+
+    @property
+    def cpu_queue_size(self) -> int:
+        """CPU stage queue depth."""
+        return self._cpu_size
+
+    @property
+    def gpu_queue_size(self) -> int:
+        """GPU stage queue depth."""
+        return self._gpu_size
+
+    @property
+    def bytes_per_sample(self) -> int:
+        """The memory hint given at construction."""
+        return self._bytes_per_sample
+
+    @property
+    def set_affinity(self) -> bool:
+        """Whether worker threads are pinned to cores."""
+        return self._set_affinity
+
+    @property
+    def max_streams(self) -> int:
+        """CUDA streams limit."""
+        return self._max_streams
+
+    @property
+    def default_cuda_stream_priority(self) -> int:
+        """CUDA stream priority."""
+        return self._default_cuda_stream_priority
+
+    @property
+    def enable_memory_stats(self) -> bool:
+        """Whether output memory sizes are recorded."""
+        return self._enable_memory_stats
+
+    @property
+    def enable_checkpointing(self) -> bool:
+        """Whether :meth:`checkpoint` is allowed."""
+        return self._enable_checkpointing
+
+    @property
+    def py_num_workers(self) -> int:
+        """Worker processes for parallel external sources."""
+        return self._py_num_workers
+
+    @property
+    def py_start_method(self) -> str:
+        """Start method of those workers."""
+        return self._py_start_method
+
+    @property
+    def py_callback_pickler(self) -> Any:
+        """Custom pickler for spawned callbacks."""
+        return self._py_callback_pickler
+
+    @property
+    def num_outputs(self) -> int:
+        """Number of outputs (builds the graph definition if needed)."""
+        self._ensure_defined()
+        return len(self._outputs or ())
+
+    @property
+    def epoch_idx(self) -> int:
+        """Epochs completed through :meth:`reset` after an end of data."""
+        return self._epoch_idx
+
+    def output_dtype(self) -> list[DataType | None]:
+        """The declared output dtypes (None where not declared)."""
+        return self._broadcast_spec(self._output_dtype)
+
+    def output_ndim(self) -> list[int | None]:
+        """The declared output ndims (None where not declared)."""
+        return self._broadcast_spec(self._output_ndim)
+
+    def output_layout(self) -> list[str | None]:
+        """The declared output layouts (None where not declared)."""
+        return self._broadcast_spec(self._output_layout)
+
+    def _broadcast_spec(self, spec: Any) -> list[Any]:
+        count = self.num_outputs
+        if isinstance(spec, list | tuple):
+            if len(spec) != count:
+                raise ValueError(f"expected {count} per-output values, got {len(spec)}")
+            return list(spec)
+        return [spec] * count
+
+    def _validate_outputs(self, outputs: Sequence[TensorListCPU]) -> None:
+        checks = (
+            ("dtype", self._output_dtype, lambda tl: tl.dtype),
+            ("ndim", self._output_ndim, lambda tl: tl.ndim),
+            ("layout", self._output_layout, lambda tl: tl.layout()),
+        )
+        for what, spec, getter in checks:
+            if spec is None:
+                continue
+            expected = spec if isinstance(spec, list | tuple) else [spec] * len(outputs)
+            for index, (want, tl) in enumerate(zip(expected, outputs, strict=False)):
+                if want is None or len(tl) == 0:
+                    continue
+                got = getter(tl)
+                if got != want:
+                    shown = want.name.lower() if isinstance(want, DataType) else want
+                    got_shown = got.name.lower() if isinstance(got, DataType) else got
+                    raise PipelineError(
+                        f"output {index} has unexpected {what}. Expected: {shown}. "
+                        f"Received: {got_shown}"
+                    )
