@@ -23,7 +23,8 @@ FAIL_ON = OpSchema(
     args=(ArgSpec("value", "int", doc="The poisoned value."),),
 )
 DOUBLE_INTO = OpSchema(
-    "test.double_into", "Double the input, writing into the executor's batch buffer.",
+    "test.double_into",
+    "Double the input, writing into the executor's batch buffer.",
     inputs=(InputSpec("data"),),
 )
 SLOW = OpSchema("test.slow", "Sleep a little per sample.", inputs=(InputSpec("data"),))
