@@ -74,6 +74,8 @@ class Registry:
     def __init__(self) -> None:
         self._operators: dict[str, OperatorEntry] = {}
         self._codecs: dict[str, CodecEntry] = {}
+        #: The codecs by descending priority (registration order among equals); built on demand.
+        self._codec_order: tuple[CodecEntry, ...] | None = None
         self._iterators: dict[str, tuple[str | Any, str]] = {}
         self._graph_passes: dict[str, tuple[str | Callable[..., Any], str]] = {}
         self.current_owner = "<code>"
@@ -158,6 +160,7 @@ class Registry:
         ):
             raise ValueError(f"codec {name!r}: signatures must be non-empty bytes or predicates")
         self._codecs[name] = CodecEntry(name, tuple(signatures), decoder, owner, priority)
+        self._codec_order = None
 
     def add_iterator(
         self, name: str, iterator: str | Any, *, override: bool = False, owner: str | None = None
@@ -234,6 +237,7 @@ class Registry:
             for name, (schema, owner, kernels, owners) in snapshot["operators"].items()
         }
         self._codecs = dict(snapshot["codecs"])
+        self._codec_order = None
         self._iterators = dict(snapshot["iterators"])
         self._graph_passes = dict(snapshot["graph_passes"])
 
@@ -255,5 +259,8 @@ class Registry:
 
     def codec_for(self, head: bytes) -> CodecEntry | None:
         """The highest-priority codec whose signature starts ``head``."""
-        matching = [c for c in self._codecs.values() if c.matches(head)]
-        return max(matching, key=lambda c: c.priority, default=None)
+        order = self._codec_order
+        if order is None:
+            order = tuple(sorted(self._codecs.values(), key=lambda c: -c.priority))
+            self._codec_order = order
+        return next((c for c in order if c.matches(head)), None)

@@ -8,6 +8,7 @@ two with the fill value (0 by default).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -41,6 +42,30 @@ def _per_channel(name: str, values: Any, channels: int) -> np.ndarray:
     return array
 
 
+@functools.lru_cache(maxsize=64)
+def _affine(
+    mean: tuple[float, ...], std: tuple[float, ...], scale: float, shift: float, channels: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per-channel ``(gain, offset)`` with ``out = in * gain + offset`` (cached: the arguments
+    rarely change between samples).
+
+    Raises:
+        ValueError: ``mean``/``std`` do not match ``channels``, or ``std`` contains a zero.
+    """
+    std_values = _per_channel("std", std, channels)
+    if np.any(std_values == 0):
+        raise ValueError(f"{OP}: 'std' must not contain zeros, got {std}")
+    gain = np.float32(scale) / std_values
+    offset = np.float32(shift) - _per_channel("mean", mean, channels) * gain
+    gain.flags.writeable = offset.flags.writeable = False
+    return gain, offset
+
+
+def _as_tuple(values: Any) -> tuple[float, ...]:
+    """``values`` (a number, sequence or array) as a hashable tuple of floats."""
+    return tuple(float(v) for v in np.asarray(values, dtype=np.float64).ravel())
+
+
 def _output_layout(requested: str, layout: str) -> str:
     if "F" in layout and "F" not in requested:
         requested = "F" + requested
@@ -64,15 +89,18 @@ def crop_mirror_normalize(
     """
     window = crop_image(OP, image, layout, args)
     if args.get("mirror"):
-        axis = layout.index("W")
-        window = np.flip(window, axis=axis)
+        flip = [slice(None)] * window.ndim
+        flip[layout.index("W")] = slice(None, None, -1)
+        window = window[tuple(flip)]
     channel = layout.index("C")
     channels = window.shape[channel]
-    std = _per_channel("std", args["std"], channels)
-    if np.any(std == 0):
-        raise ValueError(f"{OP}: 'std' must not contain zeros, got {args['std']}")
-    gain = np.float32(args["scale"]) / std
-    offset = np.float32(args["shift"]) - _per_channel("mean", args["mean"], channels) * gain
+    gain, offset = _affine(
+        _as_tuple(args["mean"]),
+        _as_tuple(args["std"]),
+        float(args["scale"]),
+        float(args["shift"]),
+        channels,
+    )
     out_layout = _output_layout(args["output_layout"] or layout, layout)
     order = [layout.index(a) for a in out_layout]
     out_channel = out_layout.index("C")
@@ -85,7 +113,11 @@ def crop_mirror_normalize(
     broadcast[out_channel] = channels
     head = (slice(None),) * out_channel
     target = out[(*head, slice(0, channels))]
-    np.multiply(window.transpose(order), gain.reshape(broadcast), out=target, casting="unsafe")
+    source = window.transpose(order)
+    if source.dtype.itemsize == 1:
+        # Converting a strided byte window while multiplying is slow: gather it contiguously.
+        source = np.ascontiguousarray(source)
+    np.multiply(source, gain.reshape(broadcast), out=target, casting="unsafe")
     np.add(target, offset.reshape(broadcast), out=target)
     if pad > channels:
         fill = args.get("fill_values") or (0.0,)
