@@ -258,3 +258,14 @@ def test_works_without_orjson(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setitem(sys.modules, "orjson", None)
     assert_same(fast(path), expected)
     assert_same(parse_coco(path, True, True), expected)
+
+
+def test_non_json_constants_rejected_without_orjson(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "orjson", None)
+    for constant in ("NaN", "Infinity", "-Infinity"):
+        path = tmp_path / f"{constant}.json"
+        path.write_text('{"images": [], "x": ' + constant + "}")
+        with pytest.raises(CocoFormatError, match="invalid JSON"):
+            parse_coco(str(path), want_polygons=False, want_rle=False)

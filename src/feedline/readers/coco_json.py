@@ -16,7 +16,6 @@ and segmentations when no masks are requested) are only checked for balanced bra
 from __future__ import annotations
 
 import gc
-import itertools
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -43,6 +42,7 @@ from feedline.readers.coco_scan import (
     WHITESPACE,
     JsonIndex,
     Malformed,
+    parallel_map,
     read_padded,
 )
 
@@ -74,11 +74,14 @@ class _Chunk:
 
 
 def load_json(data: bytes | memoryview) -> Any:
-    """Parse JSON text with orjson when installed, else with :mod:`json`."""
+    """Parse JSON text with orjson when installed, else with :mod:`json`.
+
+    Both reject what JSON does not allow (``NaN``, ``Infinity``) with a ValueError.
+    """
     try:
         import orjson
     except ImportError:
-        return json.loads(bytes(data))
+        return json.loads(bytes(data), parse_constant=_reject_constant)
     return orjson.loads(data)
 
 
@@ -100,9 +103,8 @@ def parse_coco(path: str, want_polygons: bool, want_rle: bool, workers: int = 1)
         path: the JSON file.
         want_polygons: collect polygon segmentations.
         want_rle: also collect RLE segmentations (implies ``want_polygons``).
-        workers: threads for the whole-file NumPy passes (the annotations are then parsed in
-            cache-sized chunks on this thread: their many small NumPy calls gain nothing from
-            threads on two cores).
+        workers: threads for the whole-file NumPy passes and for the annotations, which are
+            parsed in cache-sized chunks (their large NumPy operations release the GIL).
 
     Raises:
         OSError: the file cannot be read.
@@ -116,7 +118,7 @@ def parse_coco(path: str, want_polygons: bool, want_rle: bool, workers: int = 1)
         try:
             if arr[:4].all() and not arr[:3].tobytes().startswith(b"\xef\xbb\xbf"):
                 index = JsonIndex(arr, workers)
-                return _FastParser(index, path, want_rle).parse(want_polygons)
+                return _FastParser(index, path, want_rle, workers).parse(want_polygons)
         except Malformed:
             pass
         return _parse_document(arr, path, want_polygons, want_rle, index)
@@ -213,8 +215,9 @@ def _root_members(index: JsonIndex) -> dict[str, tuple[int, int]]:
 
 
 class _FastParser:
-    def __init__(self, index: JsonIndex, path: str, want_rle: bool) -> None:
+    def __init__(self, index: JsonIndex, path: str, want_rle: bool, workers: int = 1) -> None:
         self.index = index
+        self.workers = workers
         self.arr = index.arr
         self.words = word_view(self.arr)
         self.where = Where(path, _Locator(index))
@@ -297,9 +300,11 @@ class _FastParser:
     def _annotations(self, raw: RawCoco, objects: np.ndarray, want_polygons: bool) -> None:
         n = objects.size
         bounds = [*range(0, n, _ANN_CHUNK), n]
-        chunks = [
-            self._chunk(objects[lo:hi], lo, want_polygons) for lo, hi in itertools.pairwise(bounds)
-        ]
+        chunks = parallel_map(
+            lambda i: self._chunk(objects[bounds[i] : bounds[i + 1]], bounds[i], want_polygons),
+            len(bounds) - 1,
+            self.workers,
+        )
         raw.ann_image_ids = np.concatenate([c.image_ids for c in chunks])
         raw.ann_category_ids = np.concatenate([c.category_ids for c in chunks])
         raw.ann_crowd = np.concatenate([c.crowd for c in chunks])

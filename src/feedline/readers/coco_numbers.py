@@ -304,15 +304,14 @@ def _split_block(
     first = (ends_at - counts)[full]
     last = ends_at[full] - 1
     left = np.empty(total, np.int64)
-    right = np.empty(total, np.int64)
     mask = np.ones(total, bool)
     mask[first] = False
     left[first] = opens[full]
     left[mask] = commas
-    mask[:] = True
-    mask[last] = False
+    # A token's right separator is the next token's left one, except at the end of its list.
+    right = np.empty(total, np.int64)
+    right[:-1] = left[1:]
     right[last] = closes[full]
-    right[mask] = commas
     values, ends, ok = parse_spans(arr, left + 1, right)
     moved = np.flatnonzero(ends != right)
     if not ok.all() or (index.skip_ws(ends[moved]) != right[moved]).any():

@@ -125,6 +125,17 @@ def find_bytes(buf: np.ndarray, lo: int, hi: int, value: int) -> np.ndarray:
     return np.concatenate(parts) if parts else np.empty(0, np.int64)
 
 
+def _outside_strings(
+    quotes: np.ndarray, opens: np.ndarray, closes: np.ndarray, workers: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The brackets outside strings: those with an even number of quotes before them."""
+    brackets = (opens, closes)
+    kept = parallel_map(
+        lambda i: brackets[i][(np.searchsorted(quotes, brackets[i]) & 1) == 0], 2, workers
+    )
+    return kept[0], kept[1]
+
+
 class JsonIndex:
     """Strings and brackets of a JSON document.
 
@@ -165,9 +176,7 @@ class JsonIndex:
             quotes = self._drop_escaped(quotes)
         if quotes.size % 2:
             raise Malformed("unterminated string")
-        # Brackets inside strings have an odd number of quotes before them.
-        opens = opens[(np.searchsorted(quotes, opens) & 1) == 0]
-        closes = closes[(np.searchsorted(quotes, closes) & 1) == 0]
+        opens, closes = _outside_strings(quotes, opens, closes, workers)
         self.str_open = np.ascontiguousarray(quotes[0::2])
         self.str_close = np.ascontiguousarray(quotes[1::2])
         del quotes
@@ -235,7 +244,7 @@ class JsonIndex:
 
     def event_at(self, positions: np.ndarray) -> np.ndarray:
         """Event indices of the brackets at ``positions`` (which must be brackets)."""
-        k = np.searchsorted(self.pos, positions)
+        k = np.searchsorted(self.pos, positions.astype(self.pos.dtype, copy=False))
         if (k >= self.pos.size).any() or (
             self.pos[np.minimum(k, self.pos.size - 1)] != positions
         ).any():
@@ -244,7 +253,7 @@ class JsonIndex:
 
     def string_at(self, positions: np.ndarray) -> np.ndarray:
         """Indices (into ``str_open``) of the strings starting at ``positions``."""
-        k = np.searchsorted(self.str_open, positions)
+        k = np.searchsorted(self.str_open, positions.astype(self.str_open.dtype, copy=False))
         top = self.str_open.size
         if (k >= top).any() or (self.str_open[np.minimum(k, top - 1)] != positions).any():
             raise Malformed("expected a string")
@@ -252,7 +261,8 @@ class JsonIndex:
 
     def strings_between(self, lo: int, hi: int) -> slice:
         """The strings that start in ``[lo, hi)``, as a slice of ``str_open``."""
-        a, b = np.searchsorted(self.str_open, [lo, hi])
+        # Needles of the haystack's dtype: a wider one would copy the whole (large) haystack.
+        a, b = np.searchsorted(self.str_open, np.array([lo, hi], self.str_open.dtype))
         return slice(int(a), int(b))
 
     def children(self, parents: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
