@@ -102,3 +102,16 @@ def test_scalar_samples_are_zero_d_array_views() -> None:
     samples = tl.samples()
     assert all(isinstance(s, np.ndarray) and s.shape == () for s in samples)
     assert np.shares_memory(samples[1], tl.as_array())
+
+
+def test_unstacked_uniform_samples_are_gathered_on_request() -> None:
+    samples = [np.full(3, i, np.uint8) for i in range(4)]
+    tl = TensorListCPU.from_samples(samples, stack=False)
+    assert not np.shares_memory(tl.samples()[0], samples[1])
+    assert np.shares_memory(tl.samples()[0], samples[0])  # still the caller's arrays
+    assert tl.is_dense_tensor()
+    dense = tl.as_array()
+    assert dense.shape == (4, 3) and dense[:, 0].tolist() == [0, 1, 2, 3]
+    assert np.shares_memory(tl[2].as_array(), dense)  # gathered once, then a view
+    ragged = TensorListCPU.from_samples([np.zeros(2), np.zeros(3)], stack=False)
+    assert not ragged.is_dense_tensor()

@@ -41,6 +41,14 @@ def _from_dlpack(obj: Any) -> np.ndarray:
     return np.from_dlpack(_Capsule())
 
 
+def _uniform(samples: Sequence[np.ndarray]) -> bool:
+    """Whether there are samples and they all have the same shape."""
+    if not samples:
+        return False
+    first = samples[0].shape
+    return all(s.shape == first for s in samples)
+
+
 class TensorCPU:
     """One sample (or a whole dense batch) in CPU memory.
 
@@ -217,15 +225,16 @@ class TensorListCPU:
         samples: Sequence[np.ndarray],
         layout: str = "",
         source_info: Sequence[str] | None = None,
+        stack: bool = True,
     ) -> TensorListCPU:
         """Build a batch from per-sample arrays without the public constructor's checks.
 
-        Uniform shapes are stacked into one contiguous buffer; ragged samples are kept as given
-        (no copy). Used by kernels and the executor on the hot path.
+        Uniform shapes are stacked into one contiguous buffer (unless ``stack`` is False: then
+        the samples are gathered only if someone asks for the whole batch); ragged samples are
+        kept as given (no copy). Used by kernels and the executor on the hot path.
         """
         tl = cls.__new__(cls)
-        first_shape = samples[0].shape if samples else None
-        if samples and all(s.shape == first_shape for s in samples):
+        if stack and _uniform(samples):
             tl._dense, tl._samples = np.stack(samples), None
         else:
             tl._dense, tl._samples = None, list(samples)
@@ -284,8 +293,9 @@ class TensorListCPU:
         return list(self._samples or ())
 
     def is_dense_tensor(self) -> bool:
-        """True when every sample has the same shape and the batch is one contiguous buffer."""
-        return self._dense is not None or len(self) == 0
+        """True when every sample has the same shape (the batch is then one contiguous buffer,
+        gathered on first request when it was built from separate samples)."""
+        return self._dense is not None or len(self) == 0 or _uniform(self._samples or ())
 
     def as_array(self) -> np.ndarray:
         """The batch as one ``(n, *shape)`` NumPy array sharing memory.
@@ -296,6 +306,9 @@ class TensorListCPU:
         if self._dense is None:
             if not self._samples:
                 return np.empty((0,), dtype=np.uint8)
+            if _uniform(self._samples):
+                self._dense, self._samples = np.stack(self._samples), None
+                return self._dense
             raise RuntimeError(
                 "as_array() needs a dense batch, but not all samples have the same shape: "
                 f"{self.shape()}; pad the samples or read them one by one"

@@ -36,6 +36,11 @@ from feedline.readers.sampler import (
 
 __all__ = ["READER_ARGS", "SHARDING_DOC", "Reader", "read_bytes", "reader_schema"]
 
+GATHER_LIMIT = 64 * 1024
+"""Samples larger than this (encoded files) are not copied into one batch buffer: decoders read
+them one by one, so each stays a zero-copy view of its file until someone asks for the whole
+batch (``TensorListCPU.as_array``)."""
+
 READER_ARGS: tuple[ArgSpec, ...] = (
     ArgSpec("num_shards", "int", 1, "Split the data set into this many shards (one per pipeline "
             "or process); shard k holds samples [floor(k*N/S), floor((k+1)*N/S))."),
@@ -389,7 +394,12 @@ class Reader(Kernel):
         infos = [self.source_info(item) for item in items]
         layouts = self.output_layouts()
         outputs = [
-            TensorListCPU.from_samples([s[j] for s in samples], layouts[j], infos)
+            TensorListCPU.from_samples(
+                [s[j] for s in samples],
+                layouts[j],
+                infos,
+                stack=samples[0][j].nbytes <= GATHER_LIMIT if samples else True,
+            )
             for j in range(n_out)
         ]
         return _Prepared(outputs, state)

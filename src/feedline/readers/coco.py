@@ -152,7 +152,8 @@ class CocoReader(Reader):
     def __init__(self, ctx: KernelContext) -> None:
         super().__init__(ctx)
         self._coco: CocoIndex | None = None
-        self._paths: list[str] = []
+        self._root = ""
+        self._boxes = self._labels = np.zeros(0)
         self._offsets: list[int] = []
 
     def setup(self) -> None:
@@ -244,8 +245,9 @@ class CocoReader(Reader):
             )
         _check_files(args["file_root"], index.file_names, source)
         self._coco = index
-        root = args["file_root"]
-        self._paths = [os.path.join(root, name) for name in index.file_names]
+        self._root = args["file_root"]
+        # Plain ndarray views: slicing a cache-loaded np.memmap costs a subclass round trip.
+        self._boxes, self._labels = np.asarray(index.bboxes), np.asarray(index.labels)
         self._offsets = index.ann_off.tolist()
         return range(len(index))
 
@@ -255,9 +257,9 @@ class CocoReader(Reader):
         assert index is not None
         first, end = self._offsets[item], self._offsets[item + 1]
         out: list[np.ndarray] = [
-            self.read_bytes(self._paths[item]),
-            index.bboxes[first:end].copy(),
-            index.labels[first:end].copy(),
+            self.read_bytes(os.path.join(self._root, index.file_names[item])),
+            self._boxes[first:end].copy(),
+            self._labels[first:end].copy(),
         ]
         if self.args["polygon_masks"] or self.args["masks"]:
             out.extend(index.polygons(item, coordinate_units=self.args["masks"]))
