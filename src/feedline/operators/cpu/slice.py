@@ -17,20 +17,8 @@ import numpy as np
 from feedline.core.kernel import SampleContext, SampleKernel
 from feedline.operators.cpu.transforms_common import output_dtype, saturate_cast
 
-__all__ = ["OUT_OF_BOUNDS_POLICIES", "SliceKernel", "slice_indices", "slice_window"]
+__all__ = ["SliceKernel", "slice_indices", "slice_window"]
 
-OUT_OF_BOUNDS_POLICIES = (
-    "error",
-    "pad",
-    "constant",
-    "edge",
-    "clamp",
-    "reflect",
-    "reflect_1001",
-    "reflect_101",
-    "wrap",
-    "trim_to_shape",
-)
 SLICE_TYPES = (np.uint8, np.float16, np.float32)
 _NAMED = ("start", "rel_start", "end", "rel_end", "shape", "rel_shape")
 

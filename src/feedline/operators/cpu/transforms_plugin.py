@@ -14,6 +14,20 @@ from feedline.core.hookspecs import hookimpl
 from feedline.core.schema import REQUIRED, ArgSpec, InputSpec, OpSchema
 from feedline.core.types import DataType, ImageType, InterpType
 
+OUT_OF_BOUNDS_POLICIES = (
+    "error",
+    "pad",
+    "constant",
+    "edge",
+    "clamp",
+    "reflect",
+    "reflect_1001",
+    "reflect_101",
+    "wrap",
+    "trim_to_shape",
+)
+"""``slice``'s ways of handling a window outside the input."""
+
 if TYPE_CHECKING:
     from feedline.core.registry import Registry
 
@@ -210,18 +224,7 @@ SLICE = OpSchema(
             "str",
             "error",
             "What to do outside the input.",
-            choices=(
-                "error",
-                "pad",
-                "constant",
-                "edge",
-                "clamp",
-                "reflect",
-                "reflect_1001",
-                "reflect_101",
-                "wrap",
-                "trim_to_shape",
-            ),
+            choices=OUT_OF_BOUNDS_POLICIES,
         ),
         _dtype("Output type: the input's, FLOAT, FLOAT16 or UINT8."),
     ),
