@@ -62,38 +62,13 @@ def image_files(data: str | None) -> list[str]:
     return files
 
 
-def feedline_pipeline(files: list[str], mode: str, threads: int) -> Any:
-    """The feedline pipeline, built."""
-    from feedline import fn, pipeline_def, types
-
-    @pipeline_def(batch_size=BATCH, num_threads=threads, device_id=None, seed=1)
-    def pipe() -> Any:
-        labels = [i % 10 for i in range(len(files))]
-        jpegs, label = fn.readers.file(
-            files=files, labels=labels, random_shuffle=mode == "train", name="Reader"
-        )
-        images = fn.decoders.image(jpegs, device="cpu")
-        if mode == "train":
-            images = fn.random_resized_crop(images, size=224)
-            mirror = fn.random.coin_flip()
-            images = fn.crop_mirror_normalize(
-                images, mirror=mirror, dtype=types.FLOAT, output_layout="CHW", mean=MEAN, std=STD
-            )
-        else:
-            images = fn.resize(images, resize_shorter=256)
-            images = fn.crop_mirror_normalize(
-                images, crop=(224, 224), dtype=types.FLOAT, output_layout="CHW", mean=MEAN, std=STD
-            )
-        return images, label
-
-    p = pipe()
-    p.build()
-    return p
-
-
-def dali_pipeline(files: list[str], mode: str, threads: int) -> Any:
-    """The same pipeline in DALI (CPU only), built."""
-    from nvidia.dali import fn, pipeline_def, types
+def build_pipeline(framework: str, files: list[str], mode: str, threads: int) -> Any:
+    """The pipeline, written once against the shared API and built with ``framework``'s modules
+    (``feedline`` or ``nvidia.dali``, CPU only)."""
+    if framework == "feedline":
+        from feedline import fn, pipeline_def, types
+    else:
+        from nvidia.dali import fn, pipeline_def, types
 
     @pipeline_def(batch_size=BATCH, num_threads=threads, device_id=None, seed=1)
     def pipe() -> Any:
@@ -207,9 +182,7 @@ def run_worker(framework: str, mode: str, threads: int, seconds: float, data: st
         step()
         worker_pids = [w.pid for w in state["it"]._workers]
     else:
-        pipe = (feedline_pipeline if framework == "feedline" else dali_pipeline)(
-            files, mode, threads
-        )
+        pipe = build_pipeline(framework, files, mode, threads)
 
         def step() -> None:
             pipe.run()
