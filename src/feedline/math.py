@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from feedline.core.graph import DataNode, make_operator_call
+from feedline.core.graph import DataNode, arithmetic_node
 
 __all__ = [
     "abs",
@@ -56,15 +56,7 @@ __all__ = [
 
 
 def _call(op: str, *operands: Any) -> DataNode:
-    if not any(isinstance(x, DataNode) for x in operands):
-        given = ", ".join(type(x).__name__ for x in operands)
-        raise TypeError(
-            f"feedline.math.{op}: at least one argument must be a DataNode (a pipeline "
-            f"batch), got ({given}); compute constant expressions in Python instead"
-        )
-    result = make_operator_call(f"arithmetic.{op}", operands, {})
-    assert isinstance(result, DataNode)
-    return result
+    return arithmetic_node(op, operands, caller=f"feedline.math.{op}")
 
 
 def sqrt(input: Any) -> DataNode:

@@ -68,9 +68,9 @@ class FnNamespace(_pytypes.ModuleType):
         full = f"{self._prefix}.{attr}" if self._prefix else attr
         if attr in subspaces or any(name.startswith(full + ".") for name in _all_operator_names()):
             return FnNamespace(full)
-        from feedline.core.graph import _resolve_schema
+        from feedline.core.graph import resolve_schema
 
-        _resolve_schema(full)
+        resolve_schema(full)
         raise AttributeError(full)
 
     def __dir__(self) -> list[str]:

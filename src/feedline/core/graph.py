@@ -24,10 +24,12 @@ __all__ = [
     "TRANSFER_TO_GPU",
     "DataNode",
     "OpNode",
+    "arithmetic_node",
     "constant_node",
     "make_operator_call",
     "ordered_ops",
     "prune",
+    "resolve_schema",
 ]
 
 DEVICES = ("cpu", "mixed", "gpu")
@@ -87,7 +89,7 @@ class DataNode:
 
     def _binary(self, op: str, other: Any, reverse: bool = False) -> DataNode:
         operands = [other, self] if reverse else [self, other]
-        return _arithmetic(op, operands)
+        return arithmetic_node(op, operands)
 
     def __add__(self, other: Any) -> DataNode:
         return self._binary("add", other)
@@ -180,16 +182,16 @@ class DataNode:
         return self._binary("rshift", other, True)
 
     def __neg__(self) -> DataNode:
-        return _arithmetic("neg", [self])
+        return arithmetic_node("neg", [self])
 
     def __pos__(self) -> DataNode:
         return self
 
     def __invert__(self) -> DataNode:
-        return _arithmetic("bitnot", [self])
+        return arithmetic_node("bitnot", [self])
 
     def __abs__(self) -> DataNode:
-        return _arithmetic("abs", [self])
+        return arithmetic_node("abs", [self])
 
     __hash__ = object.__hash__
 
@@ -297,9 +299,21 @@ def _as_input(value: Any) -> DataNode:
     )
 
 
-def _arithmetic(op: str, operands: Sequence[Any]) -> DataNode:
+def arithmetic_node(op: str, operands: Sequence[Any], caller: str | None = None) -> DataNode:
+    """The node of ``arithmetic.<op>`` over ``operands`` (DataNodes and constants).
+
+    Constants become constant nodes of their literal type; if any operand is on the GPU, all are
+    moved there. ``caller`` names the user-facing function in errors.
+
+    Raises:
+        TypeError: no operand is a DataNode.
+    """
     if not any(isinstance(x, DataNode) for x in operands):
-        raise TypeError(f"arithmetic '{op}' needs at least one DataNode operand")
+        given = ", ".join(type(x).__name__ for x in operands)
+        raise TypeError(
+            f"{caller or f'arithmetic {op!r}'}: at least one argument must be a DataNode (a "
+            f"pipeline batch), got ({given}); compute constant expressions in Python instead"
+        )
     device = (
         "gpu" if any(isinstance(x, DataNode) and x.device == "gpu" for x in operands) else "cpu"
     )
@@ -363,7 +377,12 @@ def constant_node(
     return result
 
 
-def _resolve_schema(op_name: str) -> OpSchema:
+def resolve_schema(op_name: str) -> OpSchema:
+    """The schema of operator ``op_name`` (loading plugins if needed).
+
+    Raises:
+        AttributeError: no such operator; names close matches and plugins that failed to load.
+    """
     if op_name in _INTERNAL_SCHEMAS:
         return _INTERNAL_SCHEMAS[op_name]
     from feedline.core.plugins import get_plugin_system
@@ -396,7 +415,7 @@ def make_operator_call(
         RuntimeError: called outside a pipeline definition.
     """
     pipe = _current_pipeline(f"fn.{op_name}")
-    schema = _resolve_schema(op_name)
+    schema = resolve_schema(op_name)
     kwargs = dict(kwargs)
     common = {key: kwargs.pop(key) for key in COMMON_ARGS if key in kwargs}
     schema.check_num_inputs(len(inputs))

@@ -148,10 +148,10 @@ def load_pipeline(
     params.update({k: v for k, v in overrides.items() if k != "prefetch_queue_depth"})
     pipe = cls(**params)
     nodes: dict[str, OpNode] = {}
-    from feedline.core.graph import _resolve_schema
+    from feedline.core.graph import resolve_schema
 
     for record in document["ops"]:
-        schema = _resolve_schema(record["op"])
+        schema = resolve_schema(record["op"])
         args = {k: _decode(v) for k, v in record["args"].items()}
         inputs = [nodes[name].outputs[index] for name, index in record["inputs"]]
         arg_inputs = {
