@@ -213,3 +213,8 @@ def test_parallel_needs_workers() -> None:
 
     with pytest.raises(RuntimeError, match="py_num_workers"):
         graph().build()
+
+
+def test_unsupported_dali_argument_is_rejected_by_name() -> None:
+    with pytest.raises(TypeError, match="unexpected argument 'blocking'"):
+        single(lambda: np.zeros((1, 1)), blocking=False)

@@ -73,12 +73,6 @@ EXTERNAL_SOURCE = OpSchema(
             False,
             "Push mode: reuse the last fed batch when nothing new was fed.",
         ),
-        ArgSpec(
-            "blocking",
-            "bool",
-            True,
-            "Push mode: wait for data is not possible here, so False only changes the error.",
-        ),
     ),
 )
 
