@@ -8,11 +8,7 @@ batches ahead on its own thread, reports ``reader_meta`` and serves checkpoints.
 
 from __future__ import annotations
 
-import errno
-import mmap
-import os
 import queue
-import stat
 import threading
 import weakref
 from collections.abc import Callable, Mapping, Sequence
@@ -26,6 +22,7 @@ from feedline.core.errors import OperatorError
 from feedline.core.kernel import Batch, Kernel, KernelContext
 from feedline.core.schema import ArgSpec, OpSchema
 from feedline.core.tensor import TensorListCPU
+from feedline.readers.fileio import FileBytes, read_bytes
 from feedline.readers.sampler import (
     LIST_SHUFFLE_SEED,
     Sampler,
@@ -111,53 +108,6 @@ def reader_schema(
     """
     text = f"{doc.rstrip()}\n\n{SHARDING_DOC}"
     return OpSchema(name, text, outputs=outputs, args=(*args, *READER_ARGS), **kwargs)
-
-
-def read_bytes(path: str, *, use_mmap: bool = True, read_ahead: bool = False) -> np.ndarray:
-    """The content of the file at ``path`` as a 1-D ``uint8`` array.
-
-    Memory-maps the file (read-only array) unless ``use_mmap`` is False; empty files give an
-    empty array. ``read_ahead`` populates the whole mapping at once.
-
-    Raises:
-        OSError: the file cannot be opened or read, or is not a regular file (message names it).
-    """
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError as exc:
-        raise type(exc)(exc.errno, f"cannot open {path!r}: {exc.strerror}") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            code = errno.EISDIR if stat.S_ISDIR(info.st_mode) else errno.EINVAL
-            raise OSError(code, f"cannot read {path!r}: not a regular file")
-        size = info.st_size
-        if size == 0:
-            return np.empty(0, np.uint8)
-        if use_mmap:
-            try:
-                return _map(fd, size, read_ahead)
-            except OSError:
-                pass  # out of mappings (vm.max_map_count): fall back to a plain read
-        buffer = np.empty(size, np.uint8)
-        view = memoryview(buffer)
-        done = 0
-        while done < size:
-            count = os.readv(fd, [view[done:]])
-            if count == 0:
-                raise OSError(f"cannot read {path!r}: file shrank to {done} of {size} bytes")
-            done += count
-        return buffer
-    finally:
-        os.close(fd)
-
-
-def _map(fd: int, size: int, read_ahead: bool) -> np.ndarray:
-    populate = getattr(mmap, "MAP_POPULATE", 0) if read_ahead else 0
-    mapping = mmap.mmap(fd, size, flags=mmap.MAP_SHARED | populate, prot=mmap.PROT_READ)
-    if read_ahead and not populate and hasattr(mapping, "madvise"):
-        mapping.madvise(mmap.MADV_WILLNEED)
-    return np.frombuffer(mapping, np.uint8)
 
 
 @dataclass
@@ -251,6 +201,7 @@ class Reader(Kernel):
         self._loader: _Prefetcher | None = None
         self._pool: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
+        self._file_bytes = FileBytes(not self.args["dont_use_mmap"], self.args["read_ahead"])
 
     # -- subclass API ----------------------------------------------------------------------------
     def output_names(self) -> tuple[str, ...]:
@@ -274,10 +225,12 @@ class Reader(Kernel):
         return ""
 
     def read_bytes(self, path: str) -> np.ndarray:
-        """Read a file as ``uint8`` honouring ``dont_use_mmap`` and ``read_ahead``."""
-        return read_bytes(
-            path, use_mmap=not self.args["dont_use_mmap"], read_ahead=self.args["read_ahead"]
-        )
+        """Read a file as ``uint8`` honouring ``dont_use_mmap`` and ``read_ahead``.
+
+        A file still mapped for an earlier sample that is alive is not mapped again (see
+        :class:`~feedline.readers.fileio.FileBytes`).
+        """
+        return self._file_bytes(path)
 
     # -- lifecycle -------------------------------------------------------------------------------
     def setup(self) -> None:
