@@ -1,4 +1,4 @@
-"""The command line: plugins and ops."""
+"""The command line: plugins, ops and build-kernels."""
 
 from __future__ import annotations
 
@@ -25,3 +25,26 @@ def test_plugins_command(plugin_system: PluginSystem, capsys: pytest.CaptureFixt
     out = capsys.readouterr().out
     assert "basic" in out and "external_source" in out
     assert status == (1 if plugin_system.failures else 0)
+
+
+def test_build_kernels_prints_the_cached_library(
+    tmp_path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("FEEDLINE_CACHE_DIR", str(tmp_path))
+    status = main(["build-kernels"])
+    out, err = capsys.readouterr()
+    if status != 0:
+        assert "error:" in err
+        pytest.skip(f"no working C compiler here: {err.strip()}")
+    path = out.strip()
+    assert path.startswith(str(tmp_path)) and path.endswith(".so")
+    assert (tmp_path / path.rsplit("/", 1)[1]).is_file()
+
+
+def test_build_kernels_reports_a_missing_compiler(
+    tmp_path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("FEEDLINE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
+    assert main(["build-kernels"]) == 1
+    assert "no-such-cc" in capsys.readouterr().err

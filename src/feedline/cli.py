@@ -1,4 +1,4 @@
-"""The ``feedline`` command line: ``plugins`` and ``ops``."""
+"""The ``feedline`` command line: ``plugins``, ``ops`` and ``build-kernels``."""
 
 from __future__ import annotations
 
@@ -48,6 +48,19 @@ def _cmd_ops(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_build_kernels(_: argparse.Namespace) -> int:
+    from feedline.operators.cpu.native_kernels import LIBRARY
+    from feedline.operators.native import NativeBuildError
+
+    try:
+        path = LIBRARY.build()
+    except NativeBuildError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    print(path)
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     parser = argparse.ArgumentParser(prog="feedline", description=__doc__)
@@ -55,8 +68,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     commands.add_parser("plugins", help="installed plugins, what they provide, what failed")
     ops = commands.add_parser("ops", help="list operators, or show one operator's docs")
     ops.add_argument("name", nargs="?", help="operator name, e.g. readers.file")
+    commands.add_parser(
+        "build-kernels", help="compile the C kernels for this machine now (else on first use)"
+    )
     args = parser.parse_args(argv)
-    handlers = {"plugins": _cmd_plugins, "ops": _cmd_ops}
+    handlers = {"plugins": _cmd_plugins, "ops": _cmd_ops, "build-kernels": _cmd_build_kernels}
     return handlers[args.command](args)
 
 

@@ -1,0 +1,258 @@
+/* feedline's compiled CPU kernels: the hot loops of resampling and normalisation.
+ *
+ * Both kernels reproduce the NumPy reference implementations bit for bit: float32 arithmetic in
+ * the same order (build with -ffp-contract=off), and DALI's saturating conversion to uint8
+ * (add 0.5, clamp to [0, 255], truncate; NaN becomes 0). They hold no state and take no locks,
+ * so any number of threads may call them at once; cffi releases the GIL around each call.
+ */
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "feedline_cpu.h"
+
+static inline uint8_t saturate_u8(float value) {
+    value += 0.5f;
+    value = value > 0.0f ? value : 0.0f; /* NaN becomes 0 */
+    value = value < 255.0f ? value : 255.0f;
+    return (uint8_t)(int)value;
+}
+
+/* Filters, numbered as fl_axis_weights takes them. */
+enum { FILTER_NN = 0, FILTER_LINEAR = 1, FILTER_CUBIC = 2, FILTER_LANCZOS3 = 3, FILTER_GAUSSIAN = 4 };
+
+static double filter_support(int filter) {
+    switch (filter) {
+        case FILTER_LINEAR: return 1.0;
+        case FILTER_CUBIC: return 2.0;
+        case FILTER_LANCZOS3: return 3.0;
+        case FILTER_GAUSSIAN: return 1.5;
+        default: return 0.5;
+    }
+}
+
+static double sinc(double x) {
+    if (x == 0.0) return 1.0;
+    const double px = 3.14159265358979323846 * x;
+    return sin(px) / px;
+}
+
+static double filter_value(int filter, double x) {
+    const double ax = fabs(x);
+    switch (filter) {
+        case FILTER_LINEAR: return ax < 1.0 ? 1.0 - ax : 0.0;
+        case FILTER_CUBIC: {
+            const double a = -0.5;
+            if (ax < 1.0) return ((a + 2) * ax - (a + 3)) * ax * ax + 1;
+            if (ax < 2.0) return ((a * ax - 5 * a) * ax + 8 * a) * ax - 4 * a;
+            return 0.0;
+        }
+        case FILTER_LANCZOS3: return ax < 3.0 ? sinc(x) * sinc(x / 3.0) : 0.0;
+        case FILTER_GAUSSIAN: return ax < 1.5 ? exp(-(x * x) / (2 * 0.25)) : 0.0;
+        default: return 0.0;
+    }
+}
+
+static int clamp_index(long long i, int size) {
+    return i < 0 ? 0 : i >= size ? size - 1 : (int)i;
+}
+
+/* The filter taps of one axis (see resample.py for the conventions): output j reads the
+ * `taps` source positions first[j] .. first[j] + taps - 1 with weights[j * taps + k]. Taps
+ * outside the image are folded onto the edge pixel; zero-weight taps at either end are dropped,
+ * so `taps` is the widest non-zero span (at most in_size). Returns taps; -1 when max_taps is
+ * too small, -2 when out of memory. `weights` must hold out_size * max_taps floats. */
+int fl_axis_weights(int in_size, int out_size, double start, double end, int filter,
+                    int antialias, int max_taps, int32_t *first, float *weights) {
+    const double scale = (end - start) / out_size;
+    if (filter == FILTER_NN) {
+        const float start32 = (float)start, scale32 = (float)scale;
+        for (int j = 0; j < out_size; ++j) {
+            const float pos = start32 + ((float)j + 0.5f) * scale32;
+            first[j] = clamp_index((long long)floorf(pos), in_size);
+            weights[j] = 1.0f;
+        }
+        return 1;
+    }
+    const double stretch = antialias && fabs(scale) > 1.0 ? fabs(scale) : 1.0;
+    const double support = filter_support(filter) * stretch;
+    const int raw_taps = (int)ceil(2 * support) + 2;
+    int taps = 1;
+    /* Pass 1: the widest span of non-zero taps after folding. */
+    for (int j = 0; j < out_size; ++j) {
+        const double centre = start + (j + 0.5) * scale;
+        const long long base = (long long)floor(centre - support - 0.5);
+        int lo = in_size, hi = -1;
+        for (int k = 0; k < raw_taps; ++k) {
+            if (filter_value(filter, (base + k + 0.5 - centre) / stretch) == 0.0) continue;
+            const int i = clamp_index(base + k, in_size);
+            lo = i < lo ? i : lo;
+            hi = i > hi ? i : hi;
+        }
+        if (hi >= lo && hi - lo + 1 > taps) taps = hi - lo + 1;
+    }
+    if (taps > max_taps) return -1;
+    double *values = malloc(((size_t)raw_taps + (size_t)taps) * sizeof(double));
+    if (values == NULL) return -2;
+    double *folded = values + raw_taps;
+    /* Pass 2: normalised, folded weights. */
+    for (int j = 0; j < out_size; ++j) {
+        const double centre = start + (j + 0.5) * scale;
+        const long long base = (long long)floor(centre - support - 0.5);
+        double total = 0.0;
+        int lo = in_size;
+        for (int k = 0; k < raw_taps; ++k) {
+            values[k] = filter_value(filter, (base + k + 0.5 - centre) / stretch);
+            total += values[k];
+            if (values[k] != 0.0) {
+                const int i = clamp_index(base + k, in_size);
+                lo = i < lo ? i : lo;
+            }
+        }
+        float *w = weights + (ptrdiff_t)j * taps;
+        for (int k = 0; k < taps; ++k) w[k] = 0.0f;
+        if (total == 0.0) { /* no tap reaches: the nearest pixel */
+            const int nearest = clamp_index((long long)floor(centre), in_size);
+            first[j] = nearest < in_size - taps ? nearest : in_size - taps;
+            w[nearest - first[j]] = 1.0f;
+            continue;
+        }
+        first[j] = lo < in_size - taps ? lo : in_size - taps;
+        for (int k = 0; k < taps; ++k) folded[k] = 0.0;
+        for (int k = 0; k < raw_taps; ++k) {
+            if (values[k] != 0.0) folded[clamp_index(base + k, in_size) - first[j]] += values[k];
+        }
+        for (int k = 0; k < taps; ++k) w[k] = (float)(folded[k] / total);
+    }
+    free(values);
+    return taps;
+}
+
+/* One output row of the vertical pass: row[i] = sum_k weights[k] * src_{first + k}[i] over
+ * `count` values, skipping taps whose weight is zero (their products are +0). */
+static void vertical_row(const uint8_t *restrict src, ptrdiff_t src_stride, int first,
+                         const float *restrict weights, int taps, size_t count,
+                         float *restrict row) {
+    const uint8_t *restrict line = src + (ptrdiff_t)first * src_stride;
+    const float w0 = weights[0];
+    for (size_t i = 0; i < count; ++i) row[i] = w0 * (float)line[i];
+    for (int k = 1; k < taps; ++k) {
+        const float w = weights[k];
+        if (w == 0.0f) continue;
+        line = src + (ptrdiff_t)(first + k) * src_stride;
+        for (size_t i = 0; i < count; ++i) row[i] += w * (float)line[i];
+    }
+}
+
+/* The horizontal pass over one row, specialised on the channel counts so the channel loops
+ * unroll (and vectorise for 4 channels). */
+#define HORIZONTAL_ROW(NAME, CH, OUT_CH)                                                      \
+    static void NAME(const float *restrict row, float *restrict out, int out_w,               \
+                     const int32_t *restrict first, const float *restrict weights, int taps) {  \
+        for (int x = 0; x < out_w; ++x) {                                                     \
+            const float *restrict w = weights + (ptrdiff_t)x * taps;                          \
+            const float *restrict p = row + (ptrdiff_t)first[x] * CH;                         \
+            float acc[CH];                                                                    \
+            for (int ch = 0; ch < CH; ++ch) acc[ch] = w[0] * p[ch];                           \
+            for (int k = 1; k < taps; ++k)                                                    \
+                for (int ch = 0; ch < CH; ++ch) acc[ch] += w[k] * p[k * CH + ch];             \
+            float *restrict o = out + (ptrdiff_t)x * OUT_CH;                                  \
+            for (int ch = 0; ch < OUT_CH; ++ch) o[ch] = acc[ch];                              \
+        }                                                                                     \
+    }
+
+HORIZONTAL_ROW(horizontal_row1, 1, 1)
+HORIZONTAL_ROW(horizontal_row3, 3, 3)
+HORIZONTAL_ROW(horizontal_row4, 4, 4)
+HORIZONTAL_ROW(horizontal_row4to3, 4, 3)
+
+static void horizontal_row_any(const float *restrict row, float *restrict out, int out_w,
+                               int channels, int out_channels, const int32_t *restrict first,
+                               const float *restrict weights, int taps) {
+    for (int x = 0; x < out_w; ++x) {
+        const float *w = weights + (ptrdiff_t)x * taps;
+        const float *p = row + (ptrdiff_t)first[x] * channels;
+        float *o = out + (ptrdiff_t)x * out_channels;
+        for (int ch = 0; ch < out_channels; ++ch) {
+            float acc = w[0] * p[ch];
+            for (int k = 1; k < taps; ++k) acc += w[k] * p[k * channels + ch];
+            o[ch] = acc;
+        }
+    }
+}
+
+/* Separable resampling of an interleaved 8-bit image, rows first, then columns.
+ *
+ * Output row y reads source rows row_first[y] .. + row_taps - 1 with row_weights[y * row_taps
+ * + k] (from fl_axis_weights), output column x likewise with the col_* arrays. Each source row
+ * holds `span` pixels of `channels` values; the first `out_channels` channels are written.
+ * Returns 0, or -1 when the scratch row cannot be allocated. */
+int fl_resample_u8(const uint8_t *src, ptrdiff_t src_stride, int channels, int span,
+                   uint8_t *dst, ptrdiff_t dst_stride, int out_h, int out_w, int out_channels,
+                   const int32_t *row_first, int row_taps, const float *row_weights,
+                   const int32_t *col_first, int col_taps, const float *col_weights) {
+    const size_t count = (size_t)span * (size_t)channels;
+    const size_t out_count = (size_t)out_w * (size_t)out_channels;
+    float *row = malloc((count + out_count) * sizeof(float));
+    if (row == NULL) return -1;
+    float *result = row + count;
+    for (int y = 0; y < out_h; ++y) {
+        vertical_row(src, src_stride, row_first[y], row_weights + (ptrdiff_t)y * row_taps,
+                     row_taps, count, row);
+        const int kind = channels * 8 + out_channels;
+        if (kind == 1 * 8 + 1) {
+            horizontal_row1(row, result, out_w, col_first, col_weights, col_taps);
+        } else if (kind == 3 * 8 + 3) {
+            horizontal_row3(row, result, out_w, col_first, col_weights, col_taps);
+        } else if (kind == 4 * 8 + 4) {
+            horizontal_row4(row, result, out_w, col_first, col_weights, col_taps);
+        } else if (kind == 4 * 8 + 3) {
+            horizontal_row4to3(row, result, out_w, col_first, col_weights, col_taps);
+        } else {
+            horizontal_row_any(row, result, out_w, channels, out_channels, col_first, col_weights,
+                               col_taps);
+        }
+        uint8_t *restrict out = dst + (ptrdiff_t)y * dst_stride;
+        for (size_t i = 0; i < out_count; ++i) out[i] = saturate_u8(result[i]);
+    }
+    free(row);
+    return 0;
+}
+
+/* out = in * gain[c] + offset[c] for a window of an interleaved 8-bit image, optionally mirrored
+ * horizontally, written as float32 HWC (planar = 0) or CHW (planar = 1) with `out_channels`
+ * channels; channels beyond `channels` are set to `fill`. */
+void fl_normalize_u8(const uint8_t *src, ptrdiff_t src_stride, int height, int width,
+                     int channels, int mirror, const float *gain, const float *offset,
+                     float *dst, int planar, int out_channels, float fill) {
+    const ptrdiff_t plane = (ptrdiff_t)height * width;
+    for (int y = 0; y < height; ++y) {
+        const uint8_t *line = src + (ptrdiff_t)y * src_stride;
+        if (planar) {
+            for (int c = 0; c < channels; ++c) {
+                float *out = dst + c * plane + (ptrdiff_t)y * width;
+                const float g = gain[c], o = offset[c];
+                if (mirror) {
+                    for (int x = 0; x < width; ++x)
+                        out[x] = (float)line[(ptrdiff_t)(width - 1 - x) * channels + c] * g + o;
+                } else {
+                    for (int x = 0; x < width; ++x)
+                        out[x] = (float)line[(ptrdiff_t)x * channels + c] * g + o;
+                }
+            }
+            for (int c = channels; c < out_channels; ++c) {
+                float *out = dst + c * plane + (ptrdiff_t)y * width;
+                for (int x = 0; x < width; ++x) out[x] = fill;
+            }
+        } else {
+            float *out = dst + (ptrdiff_t)y * width * out_channels;
+            for (int x = 0; x < width; ++x) {
+                const uint8_t *px = line + (ptrdiff_t)(mirror ? width - 1 - x : x) * channels;
+                float *o = out + (ptrdiff_t)x * out_channels;
+                for (int c = 0; c < channels; ++c) o[c] = (float)px[c] * gain[c] + offset[c];
+                for (int c = channels; c < out_channels; ++c) o[c] = fill;
+            }
+        }
+    }
+}

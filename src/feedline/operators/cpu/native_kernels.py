@@ -1,0 +1,191 @@
+"""Python side of feedline's compiled CPU kernels (``kernels/feedline_cpu.c``).
+
+The library is built on first use (see :mod:`feedline.operators.native`). Each wrapper returns
+False when the library is unavailable or the arrays' memory layout does not suit the kernel, and
+the caller then takes its NumPy/Pillow path, which computes the same values.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from feedline.operators.native import NativeLibrary
+
+__all__ = ["LIBRARY", "axis_weights_native", "normalize_u8", "resample_u8"]
+
+_KERNELS = Path(__file__).resolve().parent / "kernels"
+LIBRARY = NativeLibrary("feedline_cpu", [_KERNELS / "feedline_cpu.c"], _KERNELS / "feedline_cpu.h")
+
+
+def _address(array: np.ndarray) -> int:
+    return int(array.__array_interface__["data"][0])
+
+
+def _interleaved(image: np.ndarray) -> bool:
+    """Whether ``image`` (``HW`` or ``HWC`` uint8) has dense pixels: channels adjacent, pixels
+    adjacent within a row (rows may be strided)."""
+    if image.dtype != np.uint8 or image.ndim not in (2, 3):
+        return False
+    channels = image.shape[2] if image.ndim == 3 else 1
+    if image.ndim == 3 and channels > 1 and image.strides[2] != 1:
+        return False
+    return image.shape[1] <= 1 or image.strides[1] == channels
+
+
+def axis_weights_native(
+    in_size: int,
+    out_size: int,
+    start: float,
+    end: float,
+    filter_id: int,
+    antialias: bool,
+    support: float,
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The taps of one axis as ``resample.axis_weights`` defines them, computed in C: ``(first,
+    weights)`` as int32 ``(out,)`` and float32 ``(out, K)``; None without the library.
+
+    ``support`` is the filter's half-width in input pixels (it bounds ``K``).
+    """
+    loaded = LIBRARY.try_load()
+    if loaded is None:
+        return None
+    ffi, lib = loaded
+    max_taps = 1 if filter_id == 0 else min(math.ceil(2 * support) + 2, in_size)
+    first = np.empty(out_size, np.int32)
+    weights = np.empty(out_size * max_taps, np.float32)
+    taps = lib.fl_axis_weights(
+        in_size,
+        out_size,
+        float(start),
+        float(end),
+        filter_id,
+        int(bool(antialias)),
+        max_taps,
+        ffi.cast("int32_t *", _address(first)),
+        ffi.cast("float *", _address(weights)),
+    )
+    if taps == -2:
+        raise MemoryError("resample: out of memory computing filter weights")
+    if taps < 0:
+        raise AssertionError(f"fl_axis_weights needs more than {max_taps} taps")
+    return first, weights[: out_size * taps].reshape(out_size, taps)
+
+
+def resample_u8(
+    image: np.ndarray,
+    out: np.ndarray,
+    row_first: np.ndarray,
+    row_weights: np.ndarray,
+    col_first: np.ndarray,
+    col_weights: np.ndarray,
+) -> bool:
+    """Separable resampling of an 8-bit image into ``out``; False if it could not run here.
+
+    Args:
+        image: ``HW`` or ``HWC`` uint8 source (copied first unless its pixels are dense).
+        out: ``(out_h, out_w[, C'])`` uint8 destination with ``C' <= C`` (extra source channels
+            are dropped, e.g. the X of RGBX).
+        row_first: int32 ``(out_h,)`` first source row of each output row.
+        row_weights: float32 ``(out_h, K)`` weights of rows ``first .. first + K - 1``.
+        col_first: int32 ``(out_w,)`` first source column of each output column.
+        col_weights: float32 ``(out_w, K')`` weights of those columns.
+    """
+    if image.dtype != np.uint8 or not _interleaved(out):
+        return False
+    if not _interleaved(image):
+        image = np.ascontiguousarray(image)
+    channels = image.shape[2] if image.ndim == 3 else 1
+    out_channels = out.shape[2] if out.ndim == 3 else 1
+    if out_channels > channels:
+        return False
+    if min(out.shape[:2]) == 0:
+        return True
+    loaded = LIBRARY.try_load()
+    if loaded is None:
+        return False
+    ffi, lib = loaded
+    left = int(col_first.min())
+    span = int(col_first.max()) + col_weights.shape[1] - left
+    col_first = np.ascontiguousarray(col_first - left, dtype=np.int32)
+    row_first = np.ascontiguousarray(row_first, dtype=np.int32)
+    row_weights = np.ascontiguousarray(row_weights, dtype=np.float32)
+    col_weights = np.ascontiguousarray(col_weights, dtype=np.float32)
+    status = lib.fl_resample_u8(
+        ffi.cast("const uint8_t *", _address(image) + left * channels),
+        image.strides[0],
+        channels,
+        span,
+        ffi.cast("uint8_t *", _address(out)),
+        out.strides[0],
+        out.shape[0],
+        out.shape[1],
+        out_channels,
+        ffi.cast("const int32_t *", _address(row_first)),
+        row_weights.shape[1],
+        ffi.cast("const float *", _address(row_weights)),
+        ffi.cast("const int32_t *", _address(col_first)),
+        col_weights.shape[1],
+        ffi.cast("const float *", _address(col_weights)),
+    )
+    if status != 0:
+        raise MemoryError("resample: out of memory for a scratch row")
+    return True
+
+
+def normalize_u8(
+    window: np.ndarray,
+    out: np.ndarray,
+    gain: np.ndarray,
+    offset: np.ndarray,
+    mirror: bool,
+    planar: bool,
+    fill: float,
+) -> bool:
+    """``out = window * gain + offset`` per channel, mirrored and/or made planar; False if it
+    could not run here.
+
+    Args:
+        window: ``HWC`` uint8 window (rows may be strided).
+        out: contiguous float32 ``(C', H, W)`` when ``planar`` else ``(H, W, C')``, ``C' >= C``;
+            channels past ``C`` are set to ``fill``.
+        gain: ``C`` float32 gains.
+        offset: ``C`` float32 offsets.
+        mirror: flip the window horizontally.
+        planar: write ``CHW`` instead of ``HWC``.
+        fill: the value of padding channels.
+    """
+    if not (window.ndim == 3 and _interleaved(window)):
+        return False
+    if out.dtype != np.float32 or not out.flags.c_contiguous:
+        return False
+    loaded = LIBRARY.try_load()
+    if loaded is None:
+        return False
+    ffi, lib = loaded
+    height, width, channels = window.shape
+    out_channels = out.shape[0] if planar else out.shape[2]
+    if height and width:
+        lib.fl_normalize_u8(
+            ffi.cast("const uint8_t *", _address(window)),
+            window.strides[0],
+            height,
+            width,
+            channels,
+            int(bool(mirror)),
+            _float_pointer(ffi, gain),
+            _float_pointer(ffi, offset),
+            ffi.cast("float *", _address(out)),
+            int(bool(planar)),
+            out_channels,
+            float(fill),
+        )
+    return True
+
+
+def _float_pointer(ffi: Any, values: np.ndarray) -> Any:
+    contiguous = np.ascontiguousarray(values, dtype=np.float32)
+    return ffi.from_buffer("float[]", contiguous)

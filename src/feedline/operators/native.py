@@ -1,0 +1,195 @@
+"""Compiled kernels: build C sources into a shared library once, cache it, open it with cffi.
+
+A :class:`NativeLibrary` names its sources and a header of plain declarations. On first use it
+compiles them with the system C compiler into ``<cache>/<name>-<key>.so``, where the key hashes
+the sources, the header, the flags, the compiler's version and the CPU's features (the library is
+built for this CPU with ``-march=native``). Later uses, in this process or any other, open the
+cached file. The build writes a temporary file and renames it, so processes that build at the
+same time never see a partial library.
+
+Environment:
+    ``FEEDLINE_CACHE_DIR``: where libraries are cached (default ``~/.cache/feedline``).
+    ``FEEDLINE_NATIVE=0``: never build or open compiled CPU kernels (use the NumPy/Pillow paths).
+    ``CC``: the C compiler (default: ``cc``, ``gcc`` or ``clang``, the first on ``PATH``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import platform
+import shlex
+import shutil
+import subprocess
+import tempfile
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+__all__ = ["NativeBuildError", "NativeLibrary", "cache_dir", "native_enabled"]
+
+_LOG = logging.getLogger("feedline")
+_FLAGS = ("-O3", "-march=native", "-ffp-contract=off", "-fno-math-errno", "-shared", "-fPIC")
+
+
+class NativeBuildError(RuntimeError):
+    """A compiled library could not be built or opened."""
+
+
+def native_enabled() -> bool:
+    """False when ``FEEDLINE_NATIVE`` is set to ``0``/``false``/``no``/``off``."""
+    return os.environ.get("FEEDLINE_NATIVE", "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def cache_dir() -> Path:
+    """The folder compiled libraries are cached in."""
+    configured = os.environ.get("FEEDLINE_CACHE_DIR")
+    if configured:
+        return Path(configured).expanduser()
+    return Path(os.environ.get("XDG_CACHE_HOME", "~/.cache")).expanduser() / "feedline"
+
+
+def _compiler() -> list[str]:
+    configured = os.environ.get("CC")
+    if configured:
+        return shlex.split(configured)
+    for name in ("cc", "gcc", "clang"):
+        path = shutil.which(name)
+        if path:
+            return [path]
+    raise NativeBuildError("no C compiler found: install gcc or clang, or set CC")
+
+
+def _cpu_signature() -> str:
+    """What ``-march=native`` depends on: the machine and, on Linux, the CPU's feature flags."""
+    parts = [platform.machine()]
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as info:
+            parts += [line for line in info if line.startswith(("flags", "Features"))][:1]
+    except OSError:
+        parts.append(platform.processor())
+    return "\n".join(parts)
+
+
+def _compiler_version(compiler: list[str]) -> str:
+    try:
+        done = subprocess.run(
+            [*compiler, "--version"], capture_output=True, text=True, timeout=60, check=True
+        )
+    except (OSError, subprocess.SubprocessError) as error:
+        command = shlex.join(compiler)
+        raise NativeBuildError(f"C compiler {command!r} does not run: {error}") from None
+    return done.stdout
+
+
+class NativeLibrary:
+    """A shared library built from C sources on first use.
+
+    Args:
+        name: the library's name (the cache file's prefix).
+        sources: the ``.c`` files.
+        header: the header declaring the entry points; passed to ``cffi.FFI.cdef`` (so it must
+            hold plain declarations only) and found by the sources through ``-I``.
+    """
+
+    def __init__(self, name: str, sources: Sequence[Path], header: Path) -> None:
+        self.name = name
+        self.sources = tuple(sources)
+        self.header = header
+        self._lock = threading.Lock()
+        self._loaded: tuple[Any, Any] | None = None
+        self._error: NativeBuildError | None = None
+        self._warned = False
+
+    def path(self) -> Path:
+        """Where this library is (or will be) cached for this compiler and CPU."""
+        compiler = _compiler()
+        digest = hashlib.sha256()
+        for part in (
+            *(p.read_bytes() for p in (*self.sources, self.header)),
+            " ".join(_FLAGS).encode(),
+            _compiler_version(compiler).encode(),
+            _cpu_signature().encode(),
+        ):
+            digest.update(hashlib.sha256(part).digest())
+        return cache_dir() / f"{self.name}-{digest.hexdigest()[:20]}.so"
+
+    def build(self) -> Path:
+        """Compile the library unless it is cached; returns its path.
+
+        Raises:
+            NativeBuildError: no compiler, or the compiler failed (its output is in the message).
+        """
+        target = self.path()
+        if target.exists():
+            return target
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, partial = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+        os.close(fd)
+        command = [
+            *_compiler(),
+            *_FLAGS,
+            f"-I{self.header.parent}",
+            "-o",
+            partial,
+            *map(str, self.sources),
+            "-lm",
+        ]
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+            if done.returncode != 0:
+                raise NativeBuildError(
+                    f"building {self.name} failed ({shlex.join(command)}):\n{done.stderr.strip()}"
+                )
+            os.replace(partial, target)
+        except (OSError, subprocess.SubprocessError) as error:
+            raise NativeBuildError(f"building {self.name} failed: {error}") from None
+        finally:
+            if os.path.exists(partial):
+                os.unlink(partial)
+        return target
+
+    def load(self) -> tuple[Any, Any]:
+        """``(ffi, lib)``: the library opened with cffi, built first if needed.
+
+        Raises:
+            NativeBuildError: building or opening failed (remembered: later calls raise at once).
+        """
+        with self._lock:
+            if self._loaded is not None:
+                return self._loaded
+            if self._error is not None:
+                raise self._error
+            try:
+                self._loaded = self._open()
+            except NativeBuildError as error:
+                self._error = error
+                raise
+            return self._loaded
+
+    def _open(self) -> tuple[Any, Any]:
+        try:
+            import cffi
+        except ImportError:
+            raise NativeBuildError(f"{self.name} needs cffi: pip install cffi") from None
+        ffi = cffi.FFI()
+        try:
+            ffi.cdef(self.header.read_text())
+            return ffi, ffi.dlopen(str(self.build()))
+        except (OSError, cffi.CDefError, cffi.FFIError) as error:
+            raise NativeBuildError(f"opening {self.name} failed: {error}") from None
+
+    def try_load(self) -> tuple[Any, Any] | None:
+        """Like :meth:`load`, but None (after one logged warning) when the library is disabled
+        with ``FEEDLINE_NATIVE=0`` or cannot be built."""
+        if not native_enabled():
+            return None
+        try:
+            return self.load()
+        except NativeBuildError as error:
+            if not self._warned:
+                self._warned = True
+                _LOG.warning("%s; falling back to the slower NumPy/Pillow kernels", error)
+            return None
