@@ -133,7 +133,9 @@ def test_cubic_and_lanczos_downscale_match_pillow_inside(interp, pil_filter) -> 
     image = generated_image(RNG, 90, 120)
     (got,) = run_op("resize", [image], size=(30, 40), interp_type=interp)[0]
     expected = np.asarray(Image.fromarray(image).resize((40, 30), pil_filter)).astype(int)
-    assert np.abs(got.astype(int) - expected)[3:-3, 3:-3].max() <= 1
+    # Pillow works in fixed point and rounds (and clips) its intermediate pass to 8 bits, which
+    # the negative lobes of these filters can push 2 levels away from the float result.
+    assert np.abs(got.astype(int) - expected)[3:-3, 3:-3].max() <= 2
 
 
 def test_float_and_uint16_inputs_are_exact() -> None:

@@ -16,6 +16,7 @@ import numpy as np
 
 from feedline.core.kernel import SampleContext, SampleKernel
 from feedline.operators.cpu.crop import crop_image
+from feedline.operators.cpu.native_kernels import normalize_u8
 from feedline.operators.cpu.transforms_common import (
     check_not_empty,
     output_dtype,
@@ -88,10 +89,6 @@ def crop_mirror_normalize(
     ``allocate(shape, dtype)`` provides the float output buffer (e.g. a row of the batch).
     """
     window = crop_image(OP, image, layout, args)
-    if args.get("mirror"):
-        flip = [slice(None)] * window.ndim
-        flip[layout.index("W")] = slice(None, None, -1)
-        window = window[tuple(flip)]
     channel = layout.index("C")
     channels = window.shape[channel]
     gain, offset = _affine(
@@ -109,6 +106,20 @@ def crop_mirror_normalize(
     shape[out_channel] = pad
     float_out = out_dtype == np.float32
     out = (allocate if float_out else np.empty)(shape, np.float32)
+    fill = args.get("fill_values") or (0.0,)
+    fill_value = fill[0] if len(fill) == 1 else 0.0
+    if (
+        layout == "HWC"
+        and out_layout in ("HWC", "CHW")
+        and normalize_u8(
+            window, out, gain, offset, bool(args.get("mirror")), out_layout == "CHW", fill_value
+        )
+    ):
+        return (out if float_out else saturate_cast(out, out_dtype)), out_layout
+    if args.get("mirror"):
+        flip = [slice(None)] * window.ndim
+        flip[layout.index("W")] = slice(None, None, -1)
+        window = window[tuple(flip)]
     broadcast = [1] * out.ndim
     broadcast[out_channel] = channels
     head = (slice(None),) * out_channel
@@ -120,8 +131,7 @@ def crop_mirror_normalize(
     np.multiply(source, gain.reshape(broadcast), out=target, casting="unsafe")
     np.add(target, offset.reshape(broadcast), out=target)
     if pad > channels:
-        fill = args.get("fill_values") or (0.0,)
-        out[(*head, slice(channels, None))] = fill[0] if len(fill) == 1 else 0.0
+        out[(*head, slice(channels, None))] = fill_value
     if not float_out:
         out = saturate_cast(out, out_dtype)
     return out, out_layout

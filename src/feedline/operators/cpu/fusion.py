@@ -6,7 +6,8 @@ At ``Pipeline.build()`` the pass rewrites, on the CPU:
   it can), when the crop keeps the default ``dtype``/``out_of_bounds_policy``/``fill_values``;
 * ``decoders.image → random_resized_crop`` into the hidden ``decoders._image_random_resized_crop``
   and ``decoders.image → resize`` into the hidden ``decoders._image_resize``: JPEGs are decoded
-  straight into an RGBX buffer that Pillow resamples in place (no full-size intermediate copy);
+  straight into an RGBX buffer that the compiled resampler (or Pillow, without it) reads in
+  place (no full-size intermediate copy);
 * a fixed crop of a ``crop_mirror_normalize`` that follows such a fused resize is moved into the
   resize, which then computes only the pixels inside the window (``resize(resize_shorter=256)
   → crop_mirror_normalize(crop=224)`` resamples 224 x 224 pixels, not 256 x 341).
@@ -30,7 +31,7 @@ from feedline.core.types import DataType, ImageType
 from feedline.operators.cpu.crop import crop_window
 from feedline.operators.cpu.decoders import DecoderKernel, encoded_bytes
 from feedline.operators.cpu.geometry_utils import resize_plan
-from feedline.operators.cpu.resample import Source, pil_filter, resample_pil
+from feedline.operators.cpu.resample import Source, pil_filter, resample_native, resample_pil
 from feedline.operators.cpu.resize import (
     check_rrc_args,
     filters_from_args,
@@ -160,7 +161,11 @@ class _FusedDecodeKernel(DecoderKernel):
             min_filter, mag_filter = filters_from_args(args)
             scales = [(e - s) / n for (s, e), n in zip(source, out_size, strict=True)]
             filters = [min_filter if abs(s) > 1 else mag_filter for s in scales]
-            name = pil_filter(image, filters, scales, bool(args["antialias"]), uint8)
+            antialias = bool(args["antialias"])
+            rgb = np.empty((*out_size, 3), uint8)
+            if resample_native(image, out_size, source, filters, antialias, out=rgb) is not None:
+                return rgb
+            name = pil_filter(image, filters, scales, antialias, uint8)
             if name is not None:
                 return resample_pil(image, out_size, source, name, drop_fourth=True)
             image = np.ascontiguousarray(image[:, :, :3])

@@ -8,9 +8,12 @@ filter is stretched by ``scale`` (``linear`` becomes a triangle of radius ``scal
 neighbour picks ``floor(c)`` computed in float32. Integer outputs are rounded to nearest and
 saturated.
 
-Two implementations share these rules: Pillow's C resampler for 8-bit images with 1, 3 or 4
-channels and the linear/cubic/Lanczos filters (within 1 of the exact result: Pillow works in
-fixed point), and a NumPy implementation for everything else.
+Three implementations share these rules. 8-bit images go to the compiled kernel
+(``kernels/feedline_cpu.c``), which computes exactly what the NumPy implementation computes, in
+the same float32 order. Without a C compiler (or with ``FEEDLINE_NATIVE=0``), 8-bit images with 1,
+3 or 4 channels and the linear/cubic/Lanczos filters go to Pillow's resampler (within 1 of the
+exact result for linear, 2 for cubic/Lanczos: Pillow works in fixed point and rounds its
+intermediate pass to 8 bits). Everything else takes the NumPy implementation.
 """
 
 from __future__ import annotations
@@ -23,7 +26,16 @@ import numpy as np
 from feedline.core.types import InterpType
 from feedline.operators.cpu.transforms_common import saturate_cast
 
-__all__ = ["FILTER_SUPPORT", "edge_region", "pil_filter", "resample", "resample_pil"]
+__all__ = [
+    "FILTER_SUPPORT",
+    "axis_weights",
+    "edge_region",
+    "pil_filter",
+    "resample",
+    "resample_native",
+    "resample_pil",
+    "resample_reference",
+]
 
 Source = tuple[tuple[float, float], tuple[float, float]]
 
@@ -55,33 +67,46 @@ def _filter_values(interp: InterpType, x: np.ndarray) -> np.ndarray:
     raise ValueError(f"unsupported interpolation {interp!r}")
 
 
-def _axis_weights(
+def axis_weights(
     in_size: int, out_size: int, start: float, end: float, interp: InterpType, antialias: bool
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Clamped tap indices ``(out, K)`` and normalised weights ``(out, K)`` for one axis."""
+    """The filter taps of one axis: output ``j`` reads source positions ``first[j] + k`` for
+    ``k < K`` with ``weights[j, k]`` (``first`` is ``(out,)`` int64, ``weights`` ``(out, K)``
+    float32).
+
+    Taps outside the image are folded onto the edge pixel they clamp to, and zero-weight taps at
+    either end are dropped, so ``K`` is the widest non-zero span (at most ``in_size``). The
+    compiled kernel computes the same taps (``fl_axis_weights``).
+    """
     scale = (end - start) / out_size
-    centres = start + (np.arange(out_size) + 0.5) * scale
     if interp == InterpType.INTERP_NN:
         pos = np.float32(start) + (np.arange(out_size, dtype=np.float32) + np.float32(0.5)) * (
             np.float32(scale)
         )
-        index = np.clip(np.floor(pos).astype(np.int64), 0, in_size - 1)
-        return index[:, None], np.ones((out_size, 1), np.float32)
+        first = np.clip(np.floor(pos).astype(np.int64), 0, in_size - 1)
+        return first, np.ones((out_size, 1), np.float32)
+    centres = start + (np.arange(out_size) + 0.5) * scale
     stretch = abs(scale) if antialias and abs(scale) > 1 else 1.0
     support = FILTER_SUPPORT[interp] * stretch
     taps = math.ceil(2 * support) + 2
-    first = np.floor(centres - support - 0.5).astype(np.int64)
-    index = first[:, None] + np.arange(taps)[None, :]
-    weights = _filter_values(interp, (index + 0.5 - centres[:, None]) / stretch)
-    total = weights.sum(axis=1, keepdims=True)
+    raw = np.floor(centres - support - 0.5).astype(np.int64)[:, None] + np.arange(taps)
+    values = _filter_values(interp, (raw + 0.5 - centres[:, None]) / stretch)
+    total = values.sum(axis=1)
+    index = np.clip(raw, 0, in_size - 1)
+    nonzero = values != 0
+    reaches = total != 0
     nearest = np.clip(np.floor(centres).astype(np.int64), 0, in_size - 1)
-    empty = total[:, 0] == 0
-    weights = np.divide(weights, total, out=np.zeros_like(weights), where=total != 0)
-    index = np.clip(index, 0, in_size - 1)
-    if empty.any():
-        index[empty, 0] = nearest[empty]
-        weights[empty, 0] = 1.0
-    return index, weights.astype(np.float32)
+    low = np.where(reaches, np.where(nonzero, index, in_size).min(axis=1), nearest)
+    high = np.where(reaches, np.where(nonzero, index, -1).max(axis=1), nearest)
+    width = min(int((high - low).max()) + 1, in_size)
+    first = np.minimum(low, in_size - width)
+    folded = np.zeros((out_size, width))
+    rows = np.broadcast_to(np.arange(out_size)[:, None], index.shape)
+    np.add.at(folded, (rows[nonzero], (index - first[:, None])[nonzero]), values[nonzero])
+    weights = np.divide(folded, total[:, None], out=np.zeros_like(folded), where=reaches[:, None])
+    lost = ~reaches
+    weights[lost, nearest[lost] - first[lost]] = 1.0
+    return first, weights.astype(np.float32)
 
 
 def _pick_filter(scale: float, min_filter: InterpType, mag_filter: InterpType) -> InterpType:
@@ -116,30 +141,95 @@ def resample(
     out_h, out_w = int(out_size[0]), int(out_size[1])
     scales = [(e - s) / n for (s, e), n in zip(source, (out_h, out_w), strict=True)]
     filters = [_pick_filter(sc, min_filter, mag_filter) for sc in scales]
+    if image.dtype == np.uint8 and out_dtype == np.uint8:
+        native = resample_native(image, (out_h, out_w), source, filters, antialias)
+        if native is not None:
+            return native
     pil = pil_filter(image, filters, scales, antialias, out_dtype)
     if pil is not None:
         return resample_pil(image, (out_h, out_w), source, pil)
+    return resample_reference(image, (out_h, out_w), source, filters, antialias, out_dtype)
+
+
+def resample_reference(
+    image: np.ndarray,
+    out_size: Sequence[int],
+    source: Source,
+    filters: Sequence[InterpType],
+    antialias: bool,
+    out_dtype: np.dtype,
+) -> np.ndarray:
+    """The NumPy implementation of :func:`resample` (any dtype), rows first, in float32.
+
+    ``filters`` holds the filter of each axis, already chosen between the min and mag filters.
+    """
     work = image
-    for axis, ((start, end), n, interp) in enumerate(
-        zip(source, (out_h, out_w), filters, strict=True)
-    ):
-        index, weights = _axis_weights(work.shape[axis], n, start, end, interp, antialias)
+    for axis, ((start, end), n, interp) in enumerate(zip(source, out_size, filters, strict=True)):
+        first, weights = axis_weights(work.shape[axis], int(n), start, end, interp, antialias)
         if interp == InterpType.INTERP_NN:
-            work = np.take(work, index[:, 0], axis=axis)
+            work = np.take(work, first, axis=axis)
             continue
         source_values = work.astype(np.float32, copy=False)
         shape = [1] * work.ndim
-        shape[axis] = n
-        total = np.take(source_values, index[:, 0], axis=axis) * weights[:, 0].reshape(shape)
-        for tap in range(1, index.shape[1]):
-            total += np.take(source_values, index[:, tap], axis=axis) * weights[:, tap].reshape(
-                shape
-            )
+        shape[axis] = int(n)
+        total = np.take(source_values, first, axis=axis) * weights[:, 0].reshape(shape)
+        for tap in range(1, weights.shape[1]):
+            total += np.take(source_values, first + tap, axis=axis) * weights[:, tap].reshape(shape)
         work = total
     if work.dtype == out_dtype:
         return np.ascontiguousarray(work)
     return saturate_cast(work, out_dtype)
 
+
+def resample_native(
+    image: np.ndarray,
+    out_size: Sequence[int],
+    source: Source,
+    filters: Sequence[InterpType],
+    antialias: bool,
+    out: np.ndarray | None = None,
+) -> np.ndarray | None:
+    """Resample an 8-bit image with the compiled kernel; None when it cannot run here.
+
+    Computes what :func:`resample`'s NumPy path computes (same taps, same float32 order; the
+    weights may differ in the last bit, so a pixel may differ by 1 where a value falls on .5).
+
+    Args:
+        image: ``HW`` or ``HWC`` uint8 input.
+        out_size: ``(out_h, out_w)``.
+        source: the source region per axis (start > end mirrors).
+        filters: the filter of each axis (already chosen between min/mag filter).
+        antialias: stretch the filter when downscaling.
+        out: the uint8 destination; it may keep fewer channels than ``image`` (e.g. 3 of RGBX).
+    """
+    from feedline.operators.cpu.native_kernels import axis_weights_native, resample_u8
+
+    out_h, out_w = int(out_size[0]), int(out_size[1])
+    if out is None:
+        out = np.empty((out_h, out_w, *image.shape[2:]), np.uint8)
+    axes = []
+    for extent, n, (start, end), interp in zip(
+        image.shape[:2], (out_h, out_w), source, filters, strict=True
+    ):
+        support = FILTER_SUPPORT[interp] * max(abs(end - start) / n, 1.0)
+        taps = axis_weights_native(extent, n, start, end, _FILTER_IDS[interp], antialias, support)
+        if taps is None:
+            return None
+        axes.append(taps)
+    if not resample_u8(image, out, *axes[0], *axes[1]):
+        return None
+    return out
+
+
+#: The filter numbers of ``fl_axis_weights``.
+_FILTER_IDS = {
+    InterpType.INTERP_NN: 0,
+    InterpType.INTERP_LINEAR: 1,
+    InterpType.INTERP_TRIANGULAR: 1,
+    InterpType.INTERP_CUBIC: 2,
+    InterpType.INTERP_LANCZOS3: 3,
+    InterpType.INTERP_GAUSSIAN: 4,
+}
 
 _PIL_FILTERS = {
     InterpType.INTERP_LINEAR: "BILINEAR",
