@@ -227,6 +227,63 @@ def test_wrong_number_of_loaded_outputs() -> None:
     pipe.close()
 
 
+class BatchRangeReader(RangeReader):
+    """RangeReader loading whole batches as one dense column; ``mode`` picks a misbehaviour."""
+
+    mode = ""
+
+    def load_batch(self, items: Sequence[int]) -> Sequence[np.ndarray]:
+        if self.mode == "flaky" or self.args["fail_at"] in items:
+            raise RuntimeError("the whole batch failed")
+        column = np.array(items, dtype=np.int64).reshape(-1, 1)
+        if self.mode == "short":
+            return (column[1:],)
+        return (column, column) if self.mode == "two" else (column,)
+
+
+def test_load_batch_override_gives_the_same_stream_as_load() -> None:
+    plain = RangeReader(kernel_context(batch_size=4, n=7))
+    batched = BatchRangeReader(kernel_context(batch_size=4, n=7))
+    for reader in (plain, batched):
+        reader.setup()
+    for iteration in range(4):
+        want, got = plain.run(batch(iteration))[0], batched.run(batch(iteration))[0]
+        assert values(got) == values(want)
+        assert [got[i].source_info() for i in range(4)] == [want[i].source_info() for i in range(4)]
+        assert got.as_array().shape == (4, 1) and got.dtype == want.dtype
+    plain.close()
+    batched.close()
+
+
+def test_load_batch_failure_is_named_by_load() -> None:
+    reader = BatchRangeReader(kernel_context(batch_size=4, fail_at=6))
+    reader.setup()
+    assert values(reader.run(batch(0))[0]) == [0, 1, 2, 3]
+    with pytest.raises(OperatorError, match=r"sample 2 \(item-6\).*cannot decode item 6"):
+        reader.run(batch(1))
+    reader.close()
+
+
+@pytest.mark.parametrize(
+    ("mode", "match"),
+    [
+        ("flaky", r"iteration 0: RuntimeError: the whole batch failed"),
+        ("two", r"BatchRangeReader\.load_batch\(\) must return 1 outputs of 4 samples each"),
+        ("short", r"BatchRangeReader\.load_batch\(\) must return 1 outputs of 4 samples each"),
+    ],
+)
+def test_load_batch_errors_without_a_failing_sample(
+    mode: str, match: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(BatchRangeReader, "mode", mode)
+    reader = BatchRangeReader(kernel_context(batch_size=4))
+    reader.setup()
+    with pytest.raises(OperatorError, match=match) as info:
+        reader.run(batch(0))
+    assert info.value.sample_index is None
+    reader.close()
+
+
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [

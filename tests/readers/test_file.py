@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import feedline.readers.file as file_plugin
 from feedline import fn, pipeline_def
@@ -16,6 +18,7 @@ from feedline.core.errors import OperatorError
 from feedline.core.pipeline import Pipeline
 from feedline.core.plugins import PluginSystem, use_plugin_system
 from feedline.core.types import DataType
+from feedline.readers.base import Reader
 from tests.readers.test_sampler import PAD_TABLE, SEVEN_TABLE, STREAM_TABLE, parse
 
 SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
@@ -231,6 +234,29 @@ def test_empty_directory_and_lazy_init(tmp_path: Path) -> None:
     pipe.build()
     with pytest.raises(FileNotFoundError, match="/nonexistent/feedline"):
         pipe.reader_meta("Reader")
+    pipe.close()
+
+
+@pytest.mark.parametrize("dont_use_mmap", [False, True])
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(items=st.lists(st.integers(0, 9), min_size=1, max_size=12))
+def test_load_batch_matches_load_per_file(ten: str, dont_use_mmap: bool, items: list[int]) -> None:
+    pipe = reader_pipe(2, files=[f"cls/{i:02d}.jpg" for i in range(10)], file_root=ten,
+                       labels=[7 * i for i in range(10)], dont_use_mmap=dont_use_mmap)  # fmt: skip
+    pipe.build()
+    reader = pipe._readers()["Reader"]
+    data, labels = reader.load_batch(items)
+    want_data, want_labels = Reader.load_batch(reader, items)
+    assert (
+        [d.tobytes() for d in data]
+        == [d.tobytes() for d in want_data]
+        == [f"{i:02d}".encode() for i in items]
+    )
+    assert all(d.flags.writeable is dont_use_mmap for d in data)
+    assert labels.dtype == np.int32 and labels.shape == (len(items), 1)
+    assert labels.tolist() == [w.tolist() for w in want_labels] == [[7 * i] for i in items]
     pipe.close()
 
 

@@ -127,6 +127,14 @@ class _Failure:
     source_info: str = ""
 
 
+class _LoadFailed(Exception):
+    """Raised by the default :meth:`Reader.load_batch`: it knows the batch's first failure."""
+
+    def __init__(self, failure: _Failure) -> None:
+        super().__init__(failure.error)
+        self.failure = failure
+
+
 class _Prefetcher:
     """A daemon thread that keeps up to ``depth`` prepared batches in a queue.
 
@@ -179,11 +187,21 @@ class _Prefetcher:
                 self._thread.join(timeout=0.05)
 
 
+def _tensor_list(
+    column: Sequence[np.ndarray] | np.ndarray, layout: str, infos: list[str]
+) -> TensorListCPU:
+    """One output of a batch: a dense array as is, a list of samples gathered if small."""
+    if isinstance(column, np.ndarray):
+        return TensorListCPU.from_dense(column, layout, infos)
+    stack = column[0].nbytes <= GATHER_LIMIT if len(column) else True
+    return TensorListCPU.from_samples(column, layout, infos, stack=stack)
+
+
 class Reader(Kernel):
     """Base class of readers.
 
-    Subclasses implement :meth:`index` and :meth:`load` (and usually :meth:`source_info`); the
-    outputs are the schema's outputs. Everything else — the common reader arguments, batching,
+    Subclasses implement :meth:`index` and :meth:`load` (and usually :meth:`source_info`; if
+    whole batches load faster, :meth:`load_batch`); the outputs are the schema's outputs. Everything else — the common reader arguments, batching,
     the loader thread, ``reader_meta`` and checkpoints — is done here.
     """
 
@@ -219,6 +237,37 @@ class Reader(Kernel):
     def load(self, item: Any) -> tuple[np.ndarray, ...]:
         """The outputs of one sample (called on worker threads)."""
         raise NotImplementedError(f"{type(self).__name__} does not implement load()")
+
+    def load_batch(self, items: Sequence[Any]) -> Sequence[Sequence[np.ndarray] | np.ndarray]:
+        """The outputs of ``items``, output by output: a list with one array per item, or one
+        array whose rows are the items' samples.
+
+        The default calls :meth:`load` for each item (spread over ``num_threads`` threads with
+        :attr:`parallel_load`). Override it to load a whole batch at once; :meth:`load` must
+        still work: when ``load_batch`` raises, the reader calls :meth:`load` item by item to
+        name the first sample that fails.
+        """
+        samples: list[Any] = [None] * len(items)
+        failures: list[_Failure] = []
+        n_out = len(self.output_names())
+
+        def load_range(lo: int, hi: int) -> None:
+            for i in range(lo, hi):
+                try:
+                    out = self.load(items[i])
+                    if not isinstance(out, tuple) or len(out) != n_out:
+                        raise TypeError(
+                            f"{type(self).__name__}.load() must return a tuple of {n_out} arrays"
+                        )
+                    samples[i] = out
+                except Exception as exc:  # each chunk stops at its first failure
+                    failures.append(_Failure(exc, i, self.source_info(items[i])))
+                    return
+
+        self._map_ranges(load_range, len(items))
+        if failures:  # the batch's first failure
+            raise _LoadFailed(min(failures, key=lambda f: f.sample_index or 0))
+        return [[s[j] for s in samples] for j in range(n_out)]
 
     def source_info(self, item: Any) -> str:
         """Where the sample comes from (its path), attached to every output."""
@@ -320,42 +369,39 @@ class Reader(Kernel):
     def _prepare(self) -> _Prepared | _Failure:
         """Plan, load and assemble one batch (runs on the loader thread)."""
         sampler = self._sampler
-        assert sampler is not None and self._items is not None
+        all_items = self._items
+        assert sampler is not None and all_items is not None
         plan = sampler.next_batch()
         state = sampler.state_dict()
-        items = [self._items[i] for i in plan.indices]
-        samples: list[Any] = [None] * len(items)
-        failures: list[_Failure] = []
+        items = [all_items[i] for i in plan.indices]
+        try:
+            columns = self.load_batch(items)
+        except _LoadFailed as failed:
+            return failed.failure
+        except Exception as exc:  # an overriding load_batch: name the failing sample if possible
+            return self._first_failure(items, exc)
         n_out = len(self.output_names())
-
-        def load_range(lo: int, hi: int) -> None:
-            for i in range(lo, hi):
-                try:
-                    out = self.load(items[i])
-                    if not isinstance(out, tuple) or len(out) != n_out:
-                        raise TypeError(
-                            f"{type(self).__name__}.load() must return a tuple of {n_out} arrays"
-                        )
-                    samples[i] = out
-                except Exception as exc:  # each chunk stops at its first failure
-                    failures.append(_Failure(exc, i, self.source_info(items[i])))
-                    return
-
-        self._map_ranges(load_range, len(items))
-        if failures:
-            return min(failures, key=lambda f: f.sample_index or 0)  # the batch's first failure
+        if len(columns) != n_out or any(len(column) != len(items) for column in columns):
+            raise TypeError(
+                f"{type(self).__name__}.load_batch() must return {n_out} outputs of "
+                f"{len(items)} samples each"
+            )
         infos = [self.source_info(item) for item in items]
         layouts = self.output_layouts()
         outputs = [
-            TensorListCPU.from_samples(
-                [s[j] for s in samples],
-                layouts[j],
-                infos,
-                stack=samples[0][j].nbytes <= GATHER_LIMIT if samples else True,
-            )
-            for j in range(n_out)
+            _tensor_list(column, layout, infos)
+            for column, layout in zip(columns, layouts, strict=True)
         ]
         return _Prepared(outputs, state)
+
+    def _first_failure(self, items: Sequence[Any], error: Exception) -> _Failure:
+        """The first of ``items`` whose :meth:`load` fails, else ``error`` on its own."""
+        for i, item in enumerate(items):
+            try:
+                self.load(item)
+            except Exception as exc:
+                return _Failure(exc, i, self.source_info(item))
+        return _Failure(error)
 
     def _map_ranges(self, fn: Callable[[int, int], None], n: int) -> None:
         """Run ``fn(lo, hi)`` over contiguous chunks of ``range(n)``, in parallel if allowed."""

@@ -66,7 +66,7 @@ class FileReader(Reader):
     def index(self) -> Sequence[int]:
         """List the samples of the selected mode (spec §2.1-§2.4)."""
         args = self.args
-        self._entries = build_file_index(
+        entries = build_file_index(
             file_root=args["file_root"],
             file_list=args["file_list"],
             files=args["files"],
@@ -75,17 +75,24 @@ class FileReader(Reader):
             dir_filters=args["dir_filters"],
             case_sensitive_filter=args["case_sensitive_filter"],
         )
-        labels = [entry.label for entry in self._entries]
+        self._paths = [entry.path for entry in entries]
+        self._sources = [entry.source for entry in entries]
+        labels = [entry.label for entry in entries]
         self._labels = np.array(labels, dtype=np.int32).reshape(-1, 1)
-        return range(len(self._entries))
+        return range(len(entries))
 
     def load(self, item: int) -> tuple[np.ndarray, np.ndarray]:
         """The file's bytes and its label."""
-        return self.read_bytes(self._entries[item].path), self._labels[item]
+        return self.read_bytes(self._paths[item]), self._labels[item]
+
+    def load_batch(self, items: Sequence[int]) -> tuple[list[np.ndarray], np.ndarray]:
+        """The files' bytes and their labels as one ``(len(items), 1)`` array."""
+        read, paths = self._file_bytes, self._paths
+        return [read(paths[i]) for i in items], self._labels[items]
 
     def source_info(self, item: int) -> str:
         """The path as listed."""
-        return self._entries[item].source
+        return self._sources[item]
 
 
 @hookimpl
