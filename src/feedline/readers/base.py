@@ -201,8 +201,9 @@ class Reader(Kernel):
     """Base class of readers.
 
     Subclasses implement :meth:`index` and :meth:`load` (and usually :meth:`source_info`; if
-    whole batches load faster, :meth:`load_batch`); the outputs are the schema's outputs. Everything else — the common reader arguments, batching,
-    the loader thread, ``reader_meta`` and checkpoints — is done here.
+    whole batches load faster, :meth:`load_batch`); the outputs are the schema's outputs.
+    Everything else — the common reader arguments, batching, the loader thread,
+    ``reader_meta`` and checkpoints — is done here.
     """
 
     is_reader: ClassVar[bool] = True
