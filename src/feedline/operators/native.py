@@ -92,12 +92,24 @@ class NativeLibrary:
         sources: the ``.c`` files.
         header: the header declaring the entry points; passed to ``cffi.FFI.cdef`` (so it must
             hold plain declarations only) and found by the sources through ``-I``.
+        libraries: system libraries to link (``-l<name>``).
+        optional: an accelerator many machines lack (e.g. one that needs a library's headers):
+            falling back is reported at INFO level instead of WARNING.
     """
 
-    def __init__(self, name: str, sources: Sequence[Path], header: Path) -> None:
+    def __init__(
+        self,
+        name: str,
+        sources: Sequence[Path],
+        header: Path,
+        libraries: Sequence[str] = (),
+        optional: bool = False,
+    ) -> None:
         self.name = name
         self.sources = tuple(sources)
         self.header = header
+        self.libraries = tuple(libraries)
+        self.optional = optional
         self._lock = threading.Lock()
         self._loaded: tuple[Any, Any] | None = None
         self._error: NativeBuildError | None = None
@@ -109,7 +121,7 @@ class NativeLibrary:
         digest = hashlib.sha256()
         for part in (
             *(p.read_bytes() for p in (*self.sources, self.header)),
-            " ".join(_FLAGS).encode(),
+            " ".join((*_FLAGS, *self.libraries)).encode(),
             _compiler_version(compiler).encode(),
             _cpu_signature().encode(),
         ):
@@ -135,6 +147,7 @@ class NativeLibrary:
             "-o",
             partial,
             *map(str, self.sources),
+            *(f"-l{library}" for library in self.libraries),
             "-lm",
         ]
         try:
@@ -191,5 +204,6 @@ class NativeLibrary:
         except NativeBuildError as error:
             if not self._warned:
                 self._warned = True
-                _LOG.warning("%s; falling back to the slower NumPy/Pillow kernels", error)
+                level = logging.INFO if self.optional else logging.WARNING
+                _LOG.log(level, "%s; falling back to slower kernels", error)
             return None

@@ -7,7 +7,9 @@ A codec is any object (or class, instantiated once without arguments) with
 * ``decode(data, output_type, roi=None) -> np.ndarray``: an ``HWC`` ``uint8`` (or ``uint16`` for
   16-bit files) image in ``output_type`` (:class:`~feedline.core.types.ImageType`) with the EXIF
   orientation applied. ``roi = (y0, x0, y1, x1)`` (in oriented coordinates, inside the image)
-  asks for that region only; a codec that cannot decode less simply crops.
+  asks for that region only; a codec that cannot decode less simply crops. The JPEG codec
+  decodes only the region with libjpeg-turbo when feedline's region decoder could be built (it
+  needs libjpeg's headers, e.g. Debian's ``libjpeg-dev``); the pixels are the same.
 
 Codecs are registered by plugins through ``feedline_register_codecs`` with the file signatures
 they claim; :class:`ImageCodec` is a convenient base class. Built in: JPEG (simplejpeg, the
@@ -271,10 +273,30 @@ class JpegCodec(PillowCodec):
         colorspace = self._fast_colorspace(data, output_type)
         if colorspace is None:
             return super().decode(data, output_type, roi)
+        orientation = jpeg_orientation(data)
+        region = self._decode_region(data, colorspace, roi, orientation)
+        if region is not None:
+            return region
         array = self._simplejpeg_decode(data, colorspace)
         if array.ndim == 2:
             array = array[:, :, None]
-        return _crop(apply_orientation(array, jpeg_orientation(data)), roi)
+        return _crop(apply_orientation(array, orientation), roi)
+
+    @staticmethod
+    def _decode_region(
+        data: Any, colorspace: str, roi: Roi | None, orientation: int
+    ) -> np.ndarray | None:
+        """Only ``roi``, decoded by libjpeg-turbo when feedline's region decoder is built (the
+        pixels of a full decode); None when there is no region, the file is rotated, or the
+        decoder is unavailable."""
+        if roi is None or orientation != 1 or colorspace not in ("RGB", "RGBX", "GRAY"):
+            return None
+        from feedline.operators.cpu.native_kernels import decode_jpeg_region
+
+        try:
+            return decode_jpeg_region(data, roi, colorspace)
+        except ValueError as exc:
+            raise ValueError(f"corrupt or truncated JPEG data: {exc}") from None
 
     @staticmethod
     def _simplejpeg_decode(data: Any, colorspace: str) -> np.ndarray:
@@ -283,8 +305,13 @@ class JpegCodec(PillowCodec):
         except ValueError as exc:
             raise ValueError(f"corrupt or truncated JPEG data: {exc}") from None
 
-    def decode_rgbx(self, data: Any) -> np.ndarray | None:
-        """Decode to an ``HW4`` RGBX buffer (fast path of the fused operators), or None."""
+    def decode_rgbx(self, data: Any, roi: Roi | None = None) -> np.ndarray | None:
+        """Decode (only ``roi``, when given) to an ``HW4`` RGBX buffer for the fused operators;
+        None when the file needs the general path (CMYK, no simplejpeg)."""
         if self._fast_colorspace(data, ImageType.RGB) is None:
             return None
-        return apply_orientation(self._simplejpeg_decode(data, "RGBX"), jpeg_orientation(data))
+        orientation = jpeg_orientation(data)
+        region = self._decode_region(data, "RGBX", roi, orientation)
+        if region is not None:
+            return region
+        return _crop(apply_orientation(self._simplejpeg_decode(data, "RGBX"), orientation), roi)

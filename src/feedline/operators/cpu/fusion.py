@@ -31,7 +31,8 @@ from feedline.core.types import DataType, ImageType
 from feedline.operators.cpu.crop import crop_window
 from feedline.operators.cpu.decoders import DecoderKernel, encoded_bytes
 from feedline.operators.cpu.geometry_utils import resize_plan
-from feedline.operators.cpu.resample import Source, pil_filter, resample_native, resample_pil
+from feedline.operators.cpu.native_kernels import resample_u8
+from feedline.operators.cpu.resample import Source, native_taps, pil_filter, resample_pil
 from feedline.operators.cpu.resize import (
     check_rrc_args,
     filters_from_args,
@@ -136,39 +137,44 @@ def fuse_decoders(ops: Sequence[OpNode], outputs: Sequence[DataNode]) -> list[Op
 
 
 class _FusedDecodeKernel(DecoderKernel):
-    """Decode (straight to RGBX for RGB JPEGs) and resample in one step."""
+    """Decode (straight to RGBX for RGB JPEGs, only the rows and columns the filter reads when
+    the codec can) and resample in one step."""
 
-    def decode_for_resampling(self, data: np.ndarray, args: Mapping[str, Any]) -> np.ndarray:
-        """The image: ``HW4`` RGBX on the fast path, else what ``decoders.image`` gives."""
-        data = encoded_bytes(self.op, data)
-        codec = self.codec(data)
-        if ImageType(args["output_type"]) == ImageType.RGB and hasattr(codec, "decode_rgbx"):
-            image = codec.decode_rgbx(data)
-            if image is not None:
-                return image
-        return self.decode(data, args)
-
-    def resample(
+    def decode_resampled(
         self,
-        image: np.ndarray,
+        data: Any,
+        codec: Any,
+        shape: tuple[int, int],
         out_size: tuple[int, int],
         source: Source,
         args: Mapping[str, Any],
     ) -> np.ndarray:
-        """Resample the decoded image (an RGBX buffer gives RGB)."""
+        """The resampled image of an encoded sample whose decoded size is ``shape``."""
         uint8 = np.dtype(np.uint8)
-        if image.ndim == 3 and image.shape[2] == 4 and args["output_type"] == ImageType.RGB:
+        if ImageType(args["output_type"]) == ImageType.RGB and hasattr(codec, "decode_rgbx"):
             min_filter, mag_filter = filters_from_args(args)
             scales = [(e - s) / n for (s, e), n in zip(source, out_size, strict=True)]
             filters = [min_filter if abs(s) > 1 else mag_filter for s in scales]
             antialias = bool(args["antialias"])
-            rgb = np.empty((*out_size, 3), uint8)
-            if resample_native(image, out_size, source, filters, antialias, out=rgb) is not None:
-                return rgb
-            name = pil_filter(image, filters, scales, antialias, uint8)
-            if name is not None:
-                return resample_pil(image, out_size, source, name, drop_fourth=True)
-            image = np.ascontiguousarray(image[:, :, :3])
+            taps = native_taps(shape, out_size, source, filters, antialias)
+            if taps is not None:
+                (rows, row_weights), (cols, col_weights) = taps
+                top, left = int(rows.min()), int(cols.min())
+                roi = (top, left, int(rows.max()) + row_weights.shape[1])
+                roi += (int(cols.max()) + col_weights.shape[1],)
+                region = codec.decode_rgbx(data, roi)
+                if region is not None:
+                    rgb = np.empty((*out_size, 3), uint8)
+                    resample_u8(region, rgb, rows - top, row_weights, cols - left, col_weights)
+                    return rgb
+            image = codec.decode_rgbx(data)
+            if image is not None:
+                name = pil_filter(image, filters, scales, antialias, uint8)
+                if name is not None:
+                    return resample_pil(image, out_size, source, name, drop_fourth=True)
+                image = np.ascontiguousarray(image[:, :, :3])
+                return resample_layout(image, "HWC", out_size, source, args, uint8)
+        image = self.decode(data, args)
         return resample_layout(image, "HWC", out_size, source, args, uint8)
 
 
@@ -186,11 +192,13 @@ class FusedDecodeRandomResizedCropKernel(_FusedDecodeKernel):
     def run_sample(
         self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
     ) -> np.ndarray:
-        """Decode, draw the window, resample."""
-        image = self.decode_for_resampling(inputs[0], args)
-        y, x, h, w = rrc_window(args, image.shape[0], image.shape[1], sample.rng)
+        """Read the size, draw the window, decode and resample it."""
+        data = encoded_bytes(self.op, inputs[0])
+        codec = self.codec(data)
+        height, width = codec.shape(data)[:2]
+        y, x, h, w = rrc_window(args, height, width, sample.rng)
         source = ((float(y), float(y + h)), (float(x), float(x + w)))
-        return self.resample(image, self._size, source, args)
+        return self.decode_resampled(data, codec, (height, width), self._size, source, args)
 
 
 class FusedDecodeResizeKernel(_FusedDecodeKernel):
@@ -201,9 +209,12 @@ class FusedDecodeResizeKernel(_FusedDecodeKernel):
     def run_sample(
         self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
     ) -> np.ndarray:
-        """Decode, plan the resize, resample (only the crop window when one was moved here)."""
-        image = self.decode_for_resampling(inputs[0], args)
-        out_size, source = resize_plan(self.op, image.shape[:2], args)
+        """Plan the resize from the header, decode and resample (only the crop window when one
+        was moved here)."""
+        data = encoded_bytes(self.op, inputs[0])
+        codec = self.codec(data)
+        shape = tuple(codec.shape(data)[:2])
+        out_size, source = resize_plan(self.op, shape, args)
         if any(args.get(k) is not None for k in ("crop", "crop_h", "crop_w")):
             window = crop_window("crop_mirror_normalize", "HW", out_size, args)
             sub, size = [], []
@@ -219,4 +230,5 @@ class FusedDecodeResizeKernel(_FusedDecodeKernel):
                 sub.append((start + first * step, start + (first + count) * step))
                 size.append(count)
             source, out_size = (sub[0], sub[1]), (size[0], size[1])
-        return self.resample(image, (int(out_size[0]), int(out_size[1])), source, args)
+        size = (int(out_size[0]), int(out_size[1]))
+        return self.decode_resampled(data, codec, (shape[0], shape[1]), size, source, args)

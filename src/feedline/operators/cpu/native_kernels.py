@@ -15,10 +15,26 @@ import numpy as np
 
 from feedline.operators.native import NativeLibrary
 
-__all__ = ["LIBRARY", "axis_weights_native", "normalize_u8", "resample_u8"]
+__all__ = [
+    "JPEG_LIBRARY",
+    "LIBRARY",
+    "axis_weights_native",
+    "decode_jpeg_region",
+    "normalize_u8",
+    "resample_u8",
+]
 
 _KERNELS = Path(__file__).resolve().parent / "kernels"
 LIBRARY = NativeLibrary("feedline_cpu", [_KERNELS / "feedline_cpu.c"], _KERNELS / "feedline_cpu.h")
+#: Region-of-interest JPEG decoding; needs libjpeg(-turbo)'s headers (e.g. Debian's libjpeg-dev).
+JPEG_LIBRARY = NativeLibrary(
+    "feedline_jpeg",
+    [_KERNELS / "feedline_jpeg.c"],
+    _KERNELS / "feedline_jpeg.h",
+    libraries=("jpeg",),
+    optional=True,
+)
+_JPEG_FORMATS = {"RGB": (0, 3), "RGBX": (1, 4), "GRAY": (2, 1)}
 
 
 def _address(array: np.ndarray) -> int:
@@ -189,3 +205,45 @@ def normalize_u8(
 def _float_pointer(ffi: Any, values: np.ndarray) -> Any:
     contiguous = np.ascontiguousarray(values, dtype=np.float32)
     return ffi.from_buffer("float[]", contiguous)
+
+
+def decode_jpeg_region(
+    data: Any, roi: tuple[int, int, int, int], colorspace: str
+) -> np.ndarray | None:
+    """Decode only ``roi = (y0, x0, y1, x1)`` (raw orientation) of a JPEG; None without the
+    library.
+
+    Args:
+        data: the encoded bytes (any buffer).
+        roi: the region, inside the image.
+        colorspace: ``"RGB"``, ``"RGBX"`` or ``"GRAY"``.
+
+    Raises:
+        ValueError: corrupt or truncated data, a CMYK file, or a region outside the image (the
+            decoder's message).
+    """
+    loaded = JPEG_LIBRARY.try_load()
+    if loaded is None:
+        return None
+    ffi, lib = loaded
+    y0, x0, y1, x1 = roi
+    fmt, channels = _JPEG_FORMATS[colorspace]
+    out = np.empty((y1 - y0, x1 - x0, channels), np.uint8)
+    error = ffi.new("char[]", 200)
+    source = ffi.from_buffer(data)
+    status = lib.fl_jpeg_decode_region(
+        source,
+        len(source),
+        y0,
+        x0,
+        y1 - y0,
+        x1 - x0,
+        fmt,
+        ffi.cast("uint8_t *", _address(out)),
+        out.strides[0],
+        error,
+        len(error),
+    )
+    if status != 0:
+        raise ValueError(ffi.string(error).decode(errors="replace"))
+    return out

@@ -1,0 +1,121 @@
+"""Region-of-interest JPEG decoding (``kernels/feedline_jpeg.c``): the pixels of a full decode."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+import simplejpeg
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from PIL import Image
+
+from feedline.core.types import ImageType
+from feedline.operators.cpu.codecs import JpegCodec
+from feedline.operators.cpu.native_kernels import JPEG_LIBRARY, decode_jpeg_region
+from tests.conftest import shared_data
+from tests.operators.cpu.image_samples import generated_image
+
+if JPEG_LIBRARY.try_load() is None:
+    pytest.skip(
+        "feedline's region JPEG decoder cannot be built here (needs libjpeg headers)",
+        allow_module_level=True,
+    )
+
+RNG = np.random.default_rng(31)
+
+
+def jpeg(image: np.ndarray, **options) -> bytes:
+    out = io.BytesIO()
+    Image.fromarray(image).save(out, "JPEG", quality=92, **options)
+    return out.getvalue()
+
+
+SAMPLES = {
+    "420": jpeg(generated_image(RNG, 77, 131), subsampling=2),
+    "422": jpeg(generated_image(RNG, 64, 90), subsampling=1),
+    "444": jpeg(generated_image(RNG, 50, 41), subsampling=0),
+    "progressive": jpeg(generated_image(RNG, 83, 70), progressive=True),
+    "gray": jpeg(generated_image(RNG, 45, 66)[:, :, 0]),
+}
+
+
+def full_decode(data: bytes, colorspace: str) -> np.ndarray:
+    """The whole image, decoded by simplejpeg (libjpeg-turbo, as the region decoder)."""
+    image = simplejpeg.decode_jpeg(data, colorspace)
+    return image[:, :, None] if image.ndim == 2 else image
+
+
+@st.composite
+def regions(draw: st.DrawFn, height: int, width: int) -> tuple[int, int, int, int]:
+    y0 = draw(st.integers(0, height - 1))
+    x0 = draw(st.integers(0, width - 1))
+    return y0, x0, draw(st.integers(y0 + 1, height)), draw(st.integers(x0 + 1, width))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(sorted(SAMPLES)), st.sampled_from(["RGB", "RGBX", "GRAY"]), st.data())
+def test_region_equals_the_same_window_of_a_full_decode(name, colorspace, data) -> None:
+    encoded = SAMPLES[name]
+    full = full_decode(encoded, colorspace)
+    roi = data.draw(regions(*full.shape[:2]))
+    got = decode_jpeg_region(encoded, roi, colorspace)
+    y0, x0, y1, x1 = roi
+    expected = full[y0:y1, x0:x1]
+    assert got is not None and got.shape == expected.shape
+    if colorspace == "RGBX":
+        got = got[:, :, :3]
+        expected = expected[:, :, :3]
+    np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("width", [130, 17, 2])
+def test_narrow_bands_at_every_column(width: int) -> None:
+    """Narrow regions, where the decoder's band edges and upsampling special cases bite."""
+    image = np.random.default_rng(width).integers(0, 256, (20, width, 3), dtype=np.uint8)
+    encoded = jpeg(image, subsampling=2)
+    full = full_decode(encoded, "RGB")
+    for x in range(width):
+        for w in (1, 2, 3):
+            if x + w <= width:
+                got = decode_jpeg_region(encoded, (1, x, 3, x + w), "RGB")
+                np.testing.assert_array_equal(got, full[1:3, x : x + w], err_msg=f"x={x} w={w}")
+
+
+def test_real_photos_regions_equal_full_decodes() -> None:
+    rng = np.random.default_rng(2)
+    for path in sorted(shared_data("photos").iterdir())[:20]:
+        encoded = path.read_bytes()
+        full = full_decode(encoded, "RGB")
+        height, width = full.shape[:2]
+        for _ in range(5):
+            y0, x0 = int(rng.integers(0, height - 1)), int(rng.integers(0, width - 1))
+            y1, x1 = int(rng.integers(y0 + 1, height + 1)), int(rng.integers(x0 + 1, width + 1))
+            got = decode_jpeg_region(encoded, (y0, x0, y1, x1), "RGB")
+            np.testing.assert_array_equal(got, full[y0:y1, x0:x1], err_msg=f"{path.name}")
+
+
+def test_codec_decodes_regions_in_every_output_type() -> None:
+    codec = JpegCodec()
+    encoded = SAMPLES["420"]
+    for output_type in (ImageType.RGB, ImageType.GRAY):
+        whole = codec.decode(encoded, output_type)
+        part = codec.decode(encoded, output_type, (5, 7, 60, 100))
+        np.testing.assert_array_equal(part, whole[5:60, 7:100])
+    np.testing.assert_array_equal(
+        codec.decode_rgbx(encoded, (1, 2, 3, 4))[:, :, :3],
+        codec.decode(encoded, ImageType.RGB)[1:3, 2:4],
+    )
+
+
+def test_corrupt_and_truncated_data_and_bad_regions_are_errors() -> None:
+    encoded = SAMPLES["420"]
+    with pytest.raises(ValueError, match=r"(?i)premature end|truncated|corrupt"):
+        decode_jpeg_region(encoded[: len(encoded) // 2], (0, 0, 70, 100), "RGB")
+    with pytest.raises(ValueError, match=r"(?i)not a JPEG|SOI"):
+        decode_jpeg_region(b"\x89PNG not a jpeg at all" * 4, (0, 0, 1, 1), "RGB")
+    with pytest.raises(ValueError, match=r"outside the 77x131 image"):
+        decode_jpeg_region(encoded, (0, 0, 78, 10), "RGB")
+    with pytest.raises(ValueError, match="corrupt or truncated JPEG data"):
+        JpegCodec().decode(encoded[: len(encoded) // 2], ImageType.RGB, (60, 0, 70, 100))
