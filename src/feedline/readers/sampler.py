@@ -249,9 +249,15 @@ class Sampler:
     # -- output ------------------------------------------------------------------------------
     def next_batch(self) -> BatchPlan:
         """Plan the next batch of ``batch_size`` samples."""
-        cfg = self.config
         if not self._filled:
             self._fill()
+        if self.config.buffer_size == 1:
+            return self._next_in_order()
+        return self._next_slot_by_slot()
+
+    def _next_slot_by_slot(self) -> BatchPlan:
+        """The general algorithm, one output at a time (any buffer size)."""
+        cfg = self.config
         draws = self._rng.random(cfg.batch_size).tolist() if cfg.buffer_size > 1 else None
         plan = BatchPlan([], [], [])
         current = self._current  # mutated in place only
@@ -271,6 +277,59 @@ class Sampler:
             self._returned_in_epoch += 1
             self._emitted += 1
         return plan
+
+    def _next_in_order(self) -> BatchPlan:
+        """:meth:`_next_slot_by_slot` for a buffer of one sample, a run at a time.
+
+        The buffer then holds the one sample read ahead, so the output is the source itself:
+        the buffered sample, then the rest of its epoch as read (one slice), then padding.
+        """
+        batch_size = self.config.batch_size
+        plan = BatchPlan([], [], [])
+        current = self._current  # [] or [the buffered sample, of the current epoch]
+        while (room := batch_size - len(plan.indices)) > 0:
+            if current:
+                segment = self._segment_for(self.epoch)
+                offset = self._read_offset
+                rest = segment[offset : offset + room] if self._read_epoch == self.epoch else ()
+                run = [current[0], *rest]
+                count = min(room, len(run))
+                padded = False
+                del current[:]
+                if count < len(run):
+                    current.append(run[count])
+                del run[count:]
+                self._advance(count)
+                self._last = run[-1]
+            elif self._needs_padding():
+                count = min(room, self._padding_left())
+                run, padded = [self._last] * count, True
+            else:
+                self._next_epoch()
+                continue
+            plan.indices += run
+            plan.epochs += [self.epoch] * count
+            plan.padded += [padded] * count
+            self._returned_in_epoch += count
+            self._emitted += count
+        return plan
+
+    def _advance(self, count: int) -> None:
+        """Move the read position ``count`` samples on (what ``count`` :meth:`_read` calls do
+        to it, without touching the buffer)."""
+        while count:
+            segment = self._segment_for(self._read_epoch)
+            step = min(count, len(segment) - self._read_offset)
+            self._read_offset += step
+            count -= step
+            if self._read_offset == len(segment):
+                self._read_epoch += 1
+                self._read_offset = 0
+
+    def _padding_left(self) -> int:
+        """Padding samples that end the current, exhausted epoch (while it needs padding)."""
+        missing = max(self._padded_size - self._returned_in_epoch, 0)
+        return missing + (-(self._emitted + missing)) % self.config.batch_size
 
     def _needs_padding(self) -> bool:
         """Whether the exhausted current epoch still needs a padding sample (§1.3)."""
