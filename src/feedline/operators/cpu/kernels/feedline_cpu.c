@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "feedline_cpu.h"
 
@@ -145,9 +146,9 @@ static void vertical_row(const uint8_t *restrict src, ptrdiff_t src_stride, int 
     }
 }
 
-/* The horizontal pass over one row, specialised on the channel counts so the channel loops
- * unroll (and vectorise for 4 channels). */
-#define HORIZONTAL_ROW(NAME, CH, OUT_CH)                                                      \
+/* The horizontal pass over one row, specialised on the channel count so the channel loops
+ * unroll. */
+#define HORIZONTAL_ROW(NAME, CH)                                                              \
     static void NAME(const float *restrict row, float *restrict out, int out_w,               \
                      const int32_t *restrict first, const float *restrict weights, int taps) {  \
         for (int x = 0; x < out_w; ++x) {                                                     \
@@ -157,15 +158,33 @@ static void vertical_row(const uint8_t *restrict src, ptrdiff_t src_stride, int 
             for (int ch = 0; ch < CH; ++ch) acc[ch] = w[0] * p[ch];                           \
             for (int k = 1; k < taps; ++k)                                                    \
                 for (int ch = 0; ch < CH; ++ch) acc[ch] += w[k] * p[k * CH + ch];             \
-            float *restrict o = out + (ptrdiff_t)x * OUT_CH;                                  \
-            for (int ch = 0; ch < OUT_CH; ++ch) o[ch] = acc[ch];                              \
+            float *restrict o = out + (ptrdiff_t)x * CH;                                      \
+            for (int ch = 0; ch < CH; ++ch) o[ch] = acc[ch];                                  \
         }                                                                                     \
     }
 
-HORIZONTAL_ROW(horizontal_row1, 1, 1)
-HORIZONTAL_ROW(horizontal_row3, 3, 3)
-HORIZONTAL_ROW(horizontal_row4, 4, 4)
-HORIZONTAL_ROW(horizontal_row4to3, 4, 3)
+HORIZONTAL_ROW(horizontal_row1, 1)
+HORIZONTAL_ROW(horizontal_row3, 3)
+
+/* Four channels (RGBX) as one 4-lane vector per pixel (GCC/Clang vector extensions). */
+typedef float float4 __attribute__((vector_size(16)));
+
+static void horizontal_row4(const float *restrict row, float *restrict out, int out_w,
+                            const int32_t *restrict first, const float *restrict weights,
+                            int taps) {
+    for (int x = 0; x < out_w; ++x) {
+        const float *restrict w = weights + (ptrdiff_t)x * taps;
+        const float *restrict p = row + (ptrdiff_t)first[x] * 4;
+        float4 acc, pixel;
+        memcpy(&acc, p, sizeof acc);
+        acc = acc * w[0];
+        for (int k = 1; k < taps; ++k) {
+            memcpy(&pixel, p + 4 * k, sizeof pixel);
+            acc = acc + pixel * w[k];
+        }
+        memcpy(out + (ptrdiff_t)x * 4, &acc, sizeof acc);
+    }
+}
 
 static void horizontal_row_any(const float *restrict row, float *restrict out, int out_w,
                                int channels, int out_channels, const int32_t *restrict first,
@@ -194,26 +213,30 @@ int fl_resample_u8(const uint8_t *src, ptrdiff_t src_stride, int channels, int s
                    const int32_t *col_first, int col_taps, const float *col_weights) {
     const size_t count = (size_t)span * (size_t)channels;
     const size_t out_count = (size_t)out_w * (size_t)out_channels;
-    float *row = malloc((count + out_count) * sizeof(float));
+    /* The horizontal pass writes `channels` values per pixel before dropping any. */
+    float *row = malloc((count + (size_t)out_w * (size_t)channels) * sizeof(float));
     if (row == NULL) return -1;
     float *result = row + count;
     for (int y = 0; y < out_h; ++y) {
         vertical_row(src, src_stride, row_first[y], row_weights + (ptrdiff_t)y * row_taps,
                      row_taps, count, row);
-        const int kind = channels * 8 + out_channels;
-        if (kind == 1 * 8 + 1) {
-            horizontal_row1(row, result, out_w, col_first, col_weights, col_taps);
-        } else if (kind == 3 * 8 + 3) {
-            horizontal_row3(row, result, out_w, col_first, col_weights, col_taps);
-        } else if (kind == 4 * 8 + 4) {
+        uint8_t *restrict out = dst + (ptrdiff_t)y * dst_stride;
+        if (channels == 4 && out_channels == 3) {
             horizontal_row4(row, result, out_w, col_first, col_weights, col_taps);
-        } else if (kind == 4 * 8 + 3) {
-            horizontal_row4to3(row, result, out_w, col_first, col_weights, col_taps);
+            for (int x = 0; x < out_w; ++x)
+                for (int ch = 0; ch < 3; ++ch) out[x * 3 + ch] = saturate_u8(result[x * 4 + ch]);
+            continue;
+        }
+        if (channels == 1 && out_channels == 1) {
+            horizontal_row1(row, result, out_w, col_first, col_weights, col_taps);
+        } else if (channels == 3 && out_channels == 3) {
+            horizontal_row3(row, result, out_w, col_first, col_weights, col_taps);
+        } else if (channels == 4 && out_channels == 4) {
+            horizontal_row4(row, result, out_w, col_first, col_weights, col_taps);
         } else {
             horizontal_row_any(row, result, out_w, channels, out_channels, col_first, col_weights,
                                col_taps);
         }
-        uint8_t *restrict out = dst + (ptrdiff_t)y * dst_stride;
         for (size_t i = 0; i < out_count; ++i) out[i] = saturate_u8(result[i]);
     }
     free(row);
