@@ -14,13 +14,17 @@ from PIL import Image
 from feedline.core.types import ImageType
 from feedline.operators.cpu.codecs import JpegCodec
 from feedline.operators.cpu.native_kernels import JPEG_LIBRARY, decode_jpeg_region
+from feedline.operators.native import NativeBuildError, native_enabled
 from tests.conftest import shared_data
 from tests.operators.cpu.image_samples import generated_image
 
-if JPEG_LIBRARY.try_load() is None:
+if not native_enabled():
+    pytest.skip("compiled kernels are disabled (FEEDLINE_NATIVE=0)", allow_module_level=True)
+try:
+    JPEG_LIBRARY.load()
+except NativeBuildError as error:
     pytest.skip(
-        "feedline's region JPEG decoder cannot be built here (needs libjpeg headers)",
-        allow_module_level=True,
+        f"feedline's region JPEG decoder cannot be built here: {error}", allow_module_level=True
     )
 
 RNG = np.random.default_rng(31)

@@ -22,9 +22,14 @@ from feedline.operators.cpu.resample import (
     resample_native,
     resample_reference,
 )
+from feedline.operators.native import NativeBuildError, native_enabled
 
-if native_kernels.LIBRARY.try_load() is None:
-    pytest.skip("the compiled CPU kernels cannot be built here", allow_module_level=True)
+if not native_enabled():
+    pytest.skip("compiled kernels are disabled (FEEDLINE_NATIVE=0)", allow_module_level=True)
+try:
+    native_kernels.LIBRARY.load()
+except NativeBuildError as error:
+    pytest.skip(f"the compiled CPU kernels cannot be built here: {error}", allow_module_level=True)
 
 FILTERS = [
     InterpType.INTERP_NN,
