@@ -6,18 +6,18 @@ photos come round within every batch, so with mmap both libraries mostly reuse a
 is still alive (feedline's ``FileBytes``, DALI's ``mapped_files``); the last row reads 2000
 distinct paths (hard links to the photos) so that every sample maps its file anew.
 
-Last measured (4 runs, batch 128, 2 threads, on the shared 2-core machine; feedline / DALI):
+Last measured (5 runs, batch 128, 2 threads, on the shared 2-core machine; feedline / DALI):
 
 =============================  ===================  ==================  ============
 configuration                  feedline samples/s   DALI samples/s      ratio
 =============================  ===================  ==================  ============
 mmap                           291,000-550,000      35,000-73,000       5.0-15.6x
 plain reads (dont_use_mmap)    28,000-38,000        20,000-26,000       1.23-1.90x
-random_shuffle                 156,000-191,000      58,000-78,000       2.1-2.9x
-mmap, 2000 distinct paths      49,000-64,000        26,000-31,000       1.86-2.26x
+random_shuffle                 156,000-328,000      58,000-78,000       2.1-5.1x
+mmap, 2000 distinct paths      49,000-64,000        26,000-34,000       1.78-2.26x
 =============================  ===================  ==================  ============
 
-CPU per sample: feedline 1.8-3.6 / 27-35 / 5.2-6.1 / 17-21 us, DALI 24-31 / 51-62 / 22-27 /
+CPU per sample: feedline 1.8-3.6 / 27-35 / 3.0-6.1 / 17-21 us, DALI 24-31 / 51-62 / 22-27 /
 44-56 us. feedline hands each file on as a view of its mapping; DALI copies every file into its
 output batch. This benchmark never touches the bytes, so the page faults a decoder would take on
 a fresh mapping are not counted.
