@@ -11,9 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from feedline.core.types import ImageType
+from feedline.core.types import ImageType, InterpType
 from feedline.operators.cpu.codecs import JpegCodec
-from feedline.operators.cpu.native_kernels import JPEG_LIBRARY, decode_jpeg_region
+from feedline.operators.cpu.native_kernels import (
+    JPEG_LIBRARY,
+    decode_jpeg_region,
+    decode_jpeg_resampled,
+)
+from feedline.operators.cpu.resample import FILTER_IDS, resample_native
 from feedline.operators.native import NativeBuildError, native_enabled
 from tests.conftest import shared_data
 from tests.operators.cpu.image_samples import generated_image
@@ -123,3 +128,26 @@ def test_corrupt_and_truncated_data_and_bad_regions_are_errors() -> None:
         decode_jpeg_region(encoded, (0, 0, 78, 10), "RGB")
     with pytest.raises(ValueError, match="corrupt or truncated JPEG data"):
         JpegCodec().decode(encoded[: len(encoded) // 2], ImageType.RGB, (60, 0, 70, 100))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.sampled_from(["420", "422", "444", "progressive", "gray"]),
+    st.tuples(st.floats(0, 1), st.floats(0, 1), st.floats(0, 1), st.floats(0, 1)),
+    st.tuples(st.integers(1, 70), st.integers(1, 70)),
+    st.sampled_from([InterpType.INTERP_LINEAR, InterpType.INTERP_CUBIC, InterpType.INTERP_NN]),
+    st.booleans(),
+)
+def test_decode_resampled_equals_full_decode_then_resample(
+    name, corners, out_size, interp, antialias
+) -> None:
+    encoded = SAMPLES[name]
+    full = full_decode(encoded, "RGB")
+    height, width = full.shape[:2]
+    a, b, c, d = corners
+    source = ((a * height, max(b * height, a * height + 0.5)), (c * width, d * width + 0.25))
+    expected = resample_native(full, out_size, source, [interp, interp], antialias)
+    got = np.empty((*out_size, 3), np.uint8)
+    ids = (FILTER_IDS[interp], FILTER_IDS[interp])
+    assert decode_jpeg_resampled(encoded, (height, width), got, source, ids, antialias)
+    np.testing.assert_array_equal(got, expected)

@@ -305,6 +305,27 @@ class JpegCodec(PillowCodec):
         except ValueError as exc:
             raise ValueError(f"corrupt or truncated JPEG data: {exc}") from None
 
+    def decode_resampled(
+        self,
+        data: Any,
+        shape: tuple[int, int],
+        out: np.ndarray,
+        source: tuple[tuple[float, float], tuple[float, float]],
+        filter_ids: tuple[int, int],
+        antialias: bool,
+    ) -> bool:
+        """Resample ``source`` of the decoded RGB image (``shape`` as :meth:`shape` gives) into
+        ``out`` in one compiled call that decodes only the pixels it reads; False when this file
+        or machine needs the general path (rotated or CMYK file, no region decoder)."""
+        if jpeg_orientation(data) != 1 or self._fast_colorspace(data, ImageType.RGB) is None:
+            return False
+        from feedline.operators.cpu.native_kernels import decode_jpeg_resampled
+
+        try:
+            return decode_jpeg_resampled(data, shape, out, source, filter_ids, antialias)
+        except ValueError as exc:
+            raise ValueError(f"corrupt or truncated JPEG data: {exc}") from None
+
     def decode_rgbx(self, data: Any, roi: Roi | None = None) -> np.ndarray | None:
         """Decode (only ``roi``, when given) to an ``HW4`` RGBX buffer for the fused operators;
         None when the file needs the general path (CMYK, no simplejpeg)."""

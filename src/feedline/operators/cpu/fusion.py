@@ -32,7 +32,13 @@ from feedline.operators.cpu.crop import crop_window
 from feedline.operators.cpu.decoders import DecoderKernel, encoded_bytes
 from feedline.operators.cpu.geometry_utils import resize_plan
 from feedline.operators.cpu.native_kernels import resample_u8
-from feedline.operators.cpu.resample import Source, native_taps, pil_filter, resample_pil
+from feedline.operators.cpu.resample import (
+    FILTER_IDS,
+    Source,
+    native_taps,
+    pil_filter,
+    resample_pil,
+)
 from feedline.operators.cpu.resize import (
     check_rrc_args,
     filters_from_args,
@@ -156,6 +162,12 @@ class _FusedDecodeKernel(DecoderKernel):
             scales = [(e - s) / n for (s, e), n in zip(source, out_size, strict=True)]
             filters = [min_filter if abs(s) > 1 else mag_filter for s in scales]
             antialias = bool(args["antialias"])
+            rgb = np.empty((*out_size, 3), uint8)
+            ids = (FILTER_IDS[filters[0]], FILTER_IDS[filters[1]])
+            if hasattr(codec, "decode_resampled") and codec.decode_resampled(
+                data, shape, rgb, source, ids, antialias
+            ):
+                return rgb
             taps = native_taps(shape, out_size, source, filters, antialias)
             if taps is not None:
                 (rows, row_weights), (cols, col_weights) = taps
@@ -164,7 +176,6 @@ class _FusedDecodeKernel(DecoderKernel):
                 roi += (int(cols.max()) + col_weights.shape[1],)
                 region = codec.decode_rgbx(data, roi)
                 if region is not None:
-                    rgb = np.empty((*out_size, 3), uint8)
                     resample_u8(region, rgb, rows - top, row_weights, cols - left, col_weights)
                     return rgb
             image = codec.decode_rgbx(data)

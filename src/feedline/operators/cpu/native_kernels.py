@@ -20,6 +20,7 @@ __all__ = [
     "LIBRARY",
     "axis_weights_native",
     "decode_jpeg_region",
+    "decode_jpeg_resampled",
     "normalize_u8",
     "resample_u8",
 ]
@@ -29,7 +30,7 @@ LIBRARY = NativeLibrary("feedline_cpu", [_KERNELS / "feedline_cpu.c"], _KERNELS 
 #: Region-of-interest JPEG decoding; needs libjpeg(-turbo)'s headers (e.g. Debian's libjpeg-dev).
 JPEG_LIBRARY = NativeLibrary(
     "feedline_jpeg",
-    [_KERNELS / "feedline_jpeg.c"],
+    [_KERNELS / "feedline_jpeg.c", _KERNELS / "feedline_cpu.c"],
     _KERNELS / "feedline_jpeg.h",
     libraries=("jpeg",),
     optional=True,
@@ -247,3 +248,53 @@ def decode_jpeg_region(
     if status != 0:
         raise ValueError(ffi.string(error).decode(errors="replace"))
     return out
+
+
+def decode_jpeg_resampled(
+    data: Any,
+    shape: tuple[int, int],
+    out: np.ndarray,
+    source: tuple[tuple[float, float], tuple[float, float]],
+    filter_ids: tuple[int, int],
+    antialias: bool,
+) -> bool:
+    """Resample ``source`` of a JPEG (raw orientation, decoded size ``shape``) into the RGB
+    uint8 ``out``, decoding only the pixels the filters read; False without the library.
+
+    ``filter_ids`` are ``fl_axis_weights``' filter numbers for the rows and the columns. The
+    result equals decoding the whole image and resampling it with the compiled resampler.
+
+    Raises:
+        ValueError: corrupt or truncated data, or a CMYK file (the decoder's message).
+    """
+    if out.dtype != np.uint8 or out.ndim != 3 or out.shape[2] != 3 or not _interleaved(out):
+        return False
+    loaded = JPEG_LIBRARY.try_load()
+    if loaded is None:
+        return False
+    ffi, lib = loaded
+    (y0, y1), (x0, x1) = source
+    error = ffi.new("char[]", 200)
+    encoded = ffi.from_buffer(data)
+    status = lib.fl_jpeg_decode_resample(
+        encoded,
+        len(encoded),
+        shape[0],
+        shape[1],
+        y0,
+        y1,
+        x0,
+        x1,
+        filter_ids[0],
+        filter_ids[1],
+        int(bool(antialias)),
+        ffi.cast("uint8_t *", _address(out)),
+        out.strides[0],
+        out.shape[0],
+        out.shape[1],
+        error,
+        len(error),
+    )
+    if status != 0:
+        raise ValueError(ffi.string(error).decode(errors="replace"))
+    return True

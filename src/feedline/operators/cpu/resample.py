@@ -27,6 +27,7 @@ from feedline.core.types import InterpType
 from feedline.operators.cpu.transforms_common import saturate_cast
 
 __all__ = [
+    "FILTER_IDS",
     "FILTER_SUPPORT",
     "axis_weights",
     "edge_region",
@@ -204,7 +205,7 @@ def native_taps(
     for extent, n, (start, end), interp in zip(shape[:2], out_size, source, filters, strict=True):
         support = FILTER_SUPPORT[interp] * max(abs(end - start) / n, 1.0)
         taps = axis_weights_native(
-            int(extent), int(n), start, end, _FILTER_IDS[interp], antialias, support
+            int(extent), int(n), start, end, FILTER_IDS[interp], antialias, support
         )
         if taps is None:
             return None
@@ -245,7 +246,7 @@ def resample_native(
 
 
 #: The filter numbers of ``fl_axis_weights``.
-_FILTER_IDS = {
+FILTER_IDS = {
     InterpType.INTERP_NN: 0,
     InterpType.INTERP_LINEAR: 1,
     InterpType.INTERP_TRIANGULAR: 1,

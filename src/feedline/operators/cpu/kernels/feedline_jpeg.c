@@ -5,6 +5,7 @@
  * upsampling and conversion. The pixels are those of a full decode. Recoverable corruption (libjpeg warnings) is an error, as in
  * simplejpeg's strict mode. Re-entrant: each call has its own decoder state.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -14,6 +15,7 @@
 
 #include <jpeglib.h>
 
+#include "feedline_cpu.h"
 #include "feedline_jpeg.h"
 
 /* Output formats, numbered as fl_jpeg_decode_region takes them. */
@@ -113,4 +115,73 @@ int fl_jpeg_decode_region(const uint8_t *data, size_t size, int y, int x, int he
     jpeg_destroy_decompress(&info);
     free(row);
     return 0;
+}
+
+/* The taps of one axis (fl_axis_weights), in freshly allocated arrays; 0 or -1. */
+static int axis_taps(int in_size, int out_size, double start, double end, int filter,
+                     int antialias, int32_t **first, float **weights, int *taps) {
+    const double scale = fabs(end - start) / out_size;
+    const double support = (filter == 0 ? 0.5 : filter == 2 ? 2.0 : filter == 3 ? 3.0
+                            : filter == 4 ? 1.5 : 1.0) * (scale > 1.0 ? scale : 1.0);
+    int max_taps = filter == 0 ? 1 : (int)ceil(2 * support) + 2;
+    if (max_taps > in_size) max_taps = in_size;
+    *first = malloc((size_t)out_size * sizeof(int32_t));
+    *weights = malloc((size_t)out_size * (size_t)max_taps * sizeof(float));
+    if (*first == NULL || *weights == NULL) return -1;
+    *taps = fl_axis_weights(in_size, out_size, start, end, filter, antialias, max_taps, *first,
+                            *weights);
+    return *taps > 0 ? 0 : -1;
+}
+
+/* Resample rows [y0, y1) x columns [x0, x1) of a JPEG (raw orientation, image_h x image_w) to
+ * out_h x out_w RGB (see resample.py), decoding only the pixels the filters read: the same
+ * result as decoding the whole image and resampling it. Returns 0, or -1 with a message. */
+int fl_jpeg_decode_resample(const uint8_t *data, size_t size, int image_h, int image_w,
+                            double y0, double y1, double x0, double x1, int row_filter,
+                            int col_filter, int antialias, uint8_t *out, ptrdiff_t out_stride,
+                            int out_h, int out_w, char *error, int error_size) {
+    int32_t *row_first = NULL, *col_first = NULL;
+    float *row_weights = NULL, *col_weights = NULL;
+    uint8_t *region = NULL;
+    int row_taps = 0, col_taps = 0, status = -1;
+    if (axis_taps(image_h, out_h, y0, y1, row_filter, antialias, &row_first, &row_weights,
+                  &row_taps) != 0 ||
+        axis_taps(image_w, out_w, x0, x1, col_filter, antialias, &col_first, &col_weights,
+                  &col_taps) != 0) {
+        snprintf(error, (size_t)error_size, "out of memory computing filter taps");
+        goto done;
+    }
+    int top = image_h, bottom = 0, left = image_w, right = 0;
+    for (int i = 0; i < out_h; ++i) {
+        top = row_first[i] < top ? row_first[i] : top;
+        bottom = row_first[i] + row_taps > bottom ? row_first[i] + row_taps : bottom;
+    }
+    for (int i = 0; i < out_w; ++i) {
+        left = col_first[i] < left ? col_first[i] : left;
+        right = col_first[i] + col_taps > right ? col_first[i] + col_taps : right;
+    }
+    for (int i = 0; i < out_h; ++i) row_first[i] -= top;
+    for (int i = 0; i < out_w; ++i) col_first[i] -= left;
+    const ptrdiff_t stride = (ptrdiff_t)(right - left) * 4;
+    region = malloc((size_t)stride * (size_t)(bottom - top));
+    if (region == NULL) {
+        snprintf(error, (size_t)error_size, "out of memory for the decoded region");
+        goto done;
+    }
+    if (fl_jpeg_decode_region(data, size, top, left, bottom - top, right - left, FORMAT_RGBX,
+                              region, stride, error, error_size) != 0)
+        goto done;
+    if (fl_resample_u8(region, stride, 4, right - left, out, out_stride, out_h, out_w, 3,
+                       row_first, row_taps, row_weights, col_first, col_taps, col_weights) != 0) {
+        snprintf(error, (size_t)error_size, "out of memory resampling");
+        goto done;
+    }
+    status = 0;
+done:
+    free(row_first);
+    free(row_weights);
+    free(col_first);
+    free(col_weights);
+    free(region);
+    return status;
 }
