@@ -243,6 +243,26 @@ int fl_resample_u8(const uint8_t *src, ptrdiff_t src_stride, int channels, int s
     return 0;
 }
 
+/* to[x] = from[width - 1 - x] */
+static void reversed_copy(const float *restrict from, float *restrict to, int width) {
+    const float *restrict last = from + width - 1;
+    for (int x = 0; x < width; ++x) to[x] = last[-x];
+}
+
+/* One row of 3-channel pixels to three planes; the channel loop is unrolled so the compiler
+ * vectorises the interleaved loads (mirrored rows are written to `scratch`, then reversed). */
+static void planar_row3(const uint8_t *restrict line, int width, const float *restrict gain,
+                        const float *restrict offset, float *restrict r, float *restrict g,
+                        float *restrict b) {
+    const float g0 = gain[0], g1 = gain[1], g2 = gain[2];
+    const float o0 = offset[0], o1 = offset[1], o2 = offset[2];
+    for (int x = 0; x < width; ++x) {
+        r[x] = (float)line[3 * x] * g0 + o0;
+        g[x] = (float)line[3 * x + 1] * g1 + o1;
+        b[x] = (float)line[3 * x + 2] * g2 + o2;
+    }
+}
+
 /* out = in * gain[c] + offset[c] for a window of an interleaved 8-bit image, optionally mirrored
  * horizontally, written as float32 HWC (planar = 0) or CHW (planar = 1) with `out_channels`
  * channels; channels beyond `channels` are set to `fill`. */
@@ -250,8 +270,24 @@ void fl_normalize_u8(const uint8_t *src, ptrdiff_t src_stride, int height, int w
                      int channels, int mirror, const float *gain, const float *offset,
                      float *dst, int planar, int out_channels, float fill) {
     const ptrdiff_t plane = (ptrdiff_t)height * width;
+    float *scratch = mirror && planar ? malloc((size_t)width * 3 * sizeof(float)) : NULL;
     for (int y = 0; y < height; ++y) {
         const uint8_t *line = src + (ptrdiff_t)y * src_stride;
+        if (planar && channels == 3 && out_channels == 3) {
+            float *r = dst + (ptrdiff_t)y * width, *g = r + plane, *b = g + plane;
+            if (mirror && scratch != NULL) {
+                planar_row3(line, width, gain, offset, scratch, scratch + width,
+                            scratch + 2 * width);
+                reversed_copy(scratch, r, width);
+                reversed_copy(scratch + width, g, width);
+                reversed_copy(scratch + 2 * width, b, width);
+                continue;
+            }
+            if (!mirror) {
+                planar_row3(line, width, gain, offset, r, g, b);
+                continue;
+            }
+        }
         if (planar) {
             for (int c = 0; c < channels; ++c) {
                 float *out = dst + c * plane + (ptrdiff_t)y * width;
@@ -278,4 +314,5 @@ void fl_normalize_u8(const uint8_t *src, ptrdiff_t src_stride, int height, int w
             }
         }
     }
+    free(scratch);
 }
