@@ -32,7 +32,7 @@ JPEG_LIBRARY = NativeLibrary(
     "feedline_jpeg",
     [_KERNELS / "feedline_jpeg.c", _KERNELS / "feedline_cpu.c"],
     _KERNELS / "feedline_jpeg.h",
-    libraries=("jpeg",),
+    libraries=("jpeg", "pthread"),
     optional=True,
 )
 _JPEG_FORMATS = {"RGB": (0, 3), "RGBX": (1, 4), "GRAY": (2, 1)}

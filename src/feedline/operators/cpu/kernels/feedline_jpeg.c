@@ -6,6 +6,7 @@
  * simplejpeg's strict mode. Re-entrant: each call has its own decoder state.
  */
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -40,12 +41,58 @@ static void on_message(j_common_ptr info, int level) {
     if (level < 0) record_and_jump(info); /* a warning: corrupt data */
 }
 
+/* A per-thread buffer that grows as needed and is freed when the thread ends: decoded regions
+ * are consumed within the call that decodes them, and fresh allocations of this size would
+ * cost page faults on every image. */
+struct scratch {
+    size_t size;
+    uint8_t *data;
+};
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+
+static void scratch_free(void *value) {
+    struct scratch *scratch = value;
+    free(scratch->data);
+    free(scratch);
+}
+
+static void scratch_key_create(void) { pthread_key_create(&scratch_key, scratch_free); }
+
+static uint8_t *thread_scratch(size_t size) {
+    pthread_once(&scratch_once, scratch_key_create);
+    struct scratch *scratch = pthread_getspecific(scratch_key);
+    if (scratch == NULL) {
+        scratch = calloc(1, sizeof *scratch);
+        if (scratch == NULL || pthread_setspecific(scratch_key, scratch) != 0) {
+            free(scratch);
+            return NULL;
+        }
+    }
+    if (scratch->size < size) {
+        uint8_t *grown = realloc(scratch->data, size);
+        if (grown == NULL) return NULL;
+        scratch->data = grown;
+        scratch->size = size;
+    }
+    return scratch->data;
+}
+
+/* Where decode_rows puts the rows: copied into `out` (exactly the region), or, when `out` is
+ * NULL, decoded in place into a per-thread band buffer whose first `offset` pixels precede the
+ * region (no copy). */
+struct destination {
+    uint8_t *out;
+    ptrdiff_t out_stride;
+    uint8_t *band;
+    ptrdiff_t band_stride;
+    int offset;
+};
+
 /* Decode rows y .. y + height - 1, columns x .. x + width - 1 of the image (raw orientation)
- * into `out` (rows `out_stride` bytes apart, 3, 4 or 1 bytes per pixel for RGB, RGBX, GRAY).
- * Returns 0, or -1 with a message in `error`. */
-int fl_jpeg_decode_region(const uint8_t *data, size_t size, int y, int x, int height, int width,
-                          int format, uint8_t *out, ptrdiff_t out_stride, char *error,
-                          int error_size) {
+ * into `to`. Returns 0, or -1 with a message in `error`. */
+static int decode_rows(const uint8_t *data, size_t size, int y, int x, int height, int width,
+                       int format, struct destination *to, char *error, int error_size) {
     struct jpeg_decompress_struct info;
     struct error_manager errors;
     JSAMPLE *volatile row = NULL;
@@ -93,28 +140,47 @@ int fl_jpeg_decode_region(const uint8_t *data, size_t size, int y, int x, int he
     JDIMENSION first_column = (JDIMENSION)left, columns = (JDIMENSION)(right - left);
     jpeg_crop_scanline(&info, &first_column, &columns);
     const size_t pixel = (size_t)info.output_components;
-    row = malloc((size_t)info.output_width * pixel);
-    if (row == NULL) {
+    const size_t band_bytes = (size_t)info.output_width * pixel;
+    if (to->out == NULL) {
+        to->band = thread_scratch(band_bytes * (size_t)height);
+        to->band_stride = (ptrdiff_t)band_bytes;
+        to->offset = x - (int)first_column;
+    } else {
+        row = malloc(band_bytes);
+    }
+    if (to->out == NULL ? to->band == NULL : row == NULL) {
         snprintf(error, (size_t)error_size, "out of memory");
         jpeg_destroy_decompress(&info);
+        free(row);
         return -1;
     }
     if (y > 0) jpeg_skip_scanlines(&info, (JDIMENSION)y);
     const size_t skip = ((size_t)x - first_column) * pixel;
     for (int r = 0; r < height; ++r) {
-        JSAMPROW rows[1] = {row};
+        JSAMPROW rows[1] = {to->out == NULL ? to->band + (ptrdiff_t)r * to->band_stride : row};
         if (jpeg_read_scanlines(&info, rows, 1) != 1) {
             snprintf(error, (size_t)error_size, "truncated JPEG data");
             jpeg_destroy_decompress(&info);
             free(row);
             return -1;
         }
-        memcpy(out + (ptrdiff_t)r * out_stride, row + skip, (size_t)width * pixel);
+        if (to->out != NULL)
+            memcpy(to->out + (ptrdiff_t)r * to->out_stride, row + skip, (size_t)width * pixel);
     }
     jpeg_abort_decompress(&info);
     jpeg_destroy_decompress(&info);
     free(row);
     return 0;
+}
+
+/* Decode rows y .. y + height - 1, columns x .. x + width - 1 of the image (raw orientation)
+ * into `out` (rows `out_stride` bytes apart, 3, 4 or 1 bytes per pixel for RGB, RGBX, GRAY).
+ * Returns 0, or -1 with a message in `error`. */
+int fl_jpeg_decode_region(const uint8_t *data, size_t size, int y, int x, int height, int width,
+                          int format, uint8_t *out, ptrdiff_t out_stride, char *error,
+                          int error_size) {
+    struct destination to = {out, out_stride, NULL, 0, 0};
+    return decode_rows(data, size, y, x, height, width, format, &to, error, error_size);
 }
 
 /* The taps of one axis (fl_axis_weights), in freshly allocated arrays; 0 or -1. */
@@ -142,7 +208,6 @@ int fl_jpeg_decode_resample(const uint8_t *data, size_t size, int image_h, int i
                             int out_h, int out_w, char *error, int error_size) {
     int32_t *row_first = NULL, *col_first = NULL;
     float *row_weights = NULL, *col_weights = NULL;
-    uint8_t *region = NULL;
     int row_taps = 0, col_taps = 0, status = -1;
     if (axis_taps(image_h, out_h, y0, y1, row_filter, antialias, &row_first, &row_weights,
                   &row_taps) != 0 ||
@@ -162,17 +227,13 @@ int fl_jpeg_decode_resample(const uint8_t *data, size_t size, int image_h, int i
     }
     for (int i = 0; i < out_h; ++i) row_first[i] -= top;
     for (int i = 0; i < out_w; ++i) col_first[i] -= left;
-    const ptrdiff_t stride = (ptrdiff_t)(right - left) * 4;
-    region = malloc((size_t)stride * (size_t)(bottom - top));
-    if (region == NULL) {
-        snprintf(error, (size_t)error_size, "out of memory for the decoded region");
+    struct destination band = {NULL, 0, NULL, 0, 0};
+    if (decode_rows(data, size, top, left, bottom - top, right - left, FORMAT_RGBX, &band, error,
+                    error_size) != 0)
         goto done;
-    }
-    if (fl_jpeg_decode_region(data, size, top, left, bottom - top, right - left, FORMAT_RGBX,
-                              region, stride, error, error_size) != 0)
-        goto done;
-    if (fl_resample_u8(region, stride, 4, right - left, out, out_stride, out_h, out_w, 3,
-                       row_first, row_taps, row_weights, col_first, col_taps, col_weights) != 0) {
+    if (fl_resample_u8(band.band + (ptrdiff_t)band.offset * 4, band.band_stride, 4, right - left,
+                       out, out_stride, out_h, out_w, 3, row_first, row_taps, row_weights,
+                       col_first, col_taps, col_weights) != 0) {
         snprintf(error, (size_t)error_size, "out of memory resampling");
         goto done;
     }
@@ -182,6 +243,5 @@ done:
     free(row_weights);
     free(col_first);
     free(col_weights);
-    free(region);
     return status;
 }
