@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from feedline.core.buffers import BufferPool
 from feedline.core.errors import OperatorError
 from feedline.core.graph import DataNode, OpNode
 from feedline.core.kernel import Batch, BatchArena, Kernel, SampleContext, SampleKernel
@@ -200,6 +201,7 @@ class Executor:
         self.seeds = seeds
         self.memory_stats = memory_stats
         self.pool = _Pool(num_threads, set_affinity)
+        self.buffers = BufferPool()
         self.stats = {op.name: OpStats(op.device.upper()) for op in self.ops}
         self._stats_lock = threading.Lock()
         self._plan = self._make_plan()
@@ -369,7 +371,9 @@ class Executor:
             for op, kernel in steps
         ]
         timings = [0.0] * len(steps)
-        arenas = {id(op): [BatchArena(n) for _ in op.outputs] for op, _kernel in steps}
+        arenas = {
+            id(op): [BatchArena(n, self.buffers) for _ in op.outputs] for op, _kernel in steps
+        }
 
         def process(i: int) -> dict[tuple[int, int], np.ndarray]:
             local: dict[tuple[int, int], np.ndarray] = {}

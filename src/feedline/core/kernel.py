@@ -18,6 +18,7 @@ import numpy as np
 from feedline.core.tensor import TensorListCPU
 
 if TYPE_CHECKING:
+    from feedline.core.buffers import BufferPool
     from feedline.core.schema import OpSchema
 
 __all__ = [
@@ -107,14 +108,16 @@ class BatchArena:
     The first sample that asks for an output buffer fixes the batch's sample shape and dtype;
     samples of that shape get a view of row ``index`` of one contiguous ``(n, *shape)`` array, so
     the executor hands the batch on without stacking (copying) it. Other shapes get their own
-    array and the batch becomes ragged.
+    array and the batch becomes ragged. With a ``pool``, the batch array is a recycled one when
+    an earlier batch's array is no longer referenced.
     """
 
-    __slots__ = ("_lock", "buffer", "size")
+    __slots__ = ("_lock", "_pool", "buffer", "size")
 
-    def __init__(self, size: int) -> None:
+    def __init__(self, size: int, pool: BufferPool | None = None) -> None:
         self.size = size
         self.buffer: np.ndarray | None = None
+        self._pool = pool
         self._lock = threading.Lock()
 
     def allocate(self, index: int, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
@@ -123,7 +126,9 @@ class BatchArena:
         if self.buffer is None:
             with self._lock:
                 if self.buffer is None:
-                    self.buffer = np.empty((self.size, *shape), dtype)
+                    full = (self.size, *shape)
+                    pool = self._pool
+                    self.buffer = np.empty(full, dtype) if pool is None else pool.empty(full, dtype)
         buffer = self.buffer
         if buffer.shape[1:] == tuple(shape) and buffer.dtype == dtype:
             return buffer[index]
