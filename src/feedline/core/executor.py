@@ -394,11 +394,9 @@ class Executor:
                             value = local[key] if key in local else external[key][i]
                             args[name] = _sample_arg(value, kind)
                     start = time.perf_counter()
-                    result = kernel.run_sample(
-                        ins,
-                        args,
-                        SampleContext(i, iteration, source, in_layouts, seed, arenas[id(op)]),
-                    )
+                    context = SampleContext(i, iteration, source, in_layouts, seed, arenas[id(op)])
+                    result = kernel.run_sample(ins, args, context)
+                    context.release()
                     timings[position] += time.perf_counter() - start
                 except Exception as exc:
                     raise OperatorError(
