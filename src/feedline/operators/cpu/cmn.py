@@ -62,6 +62,24 @@ def _affine(
     return gain, offset
 
 
+_RECENT: dict[tuple[int, int, float, float, int], tuple[Any, Any, np.ndarray, np.ndarray]] = {}
+
+
+def _gain_offset(args: Mapping[str, Any], channels: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_affine` of the sample's arguments, remembered by the identity of ``mean`` and
+    ``std`` (static arguments are the same objects for every sample)."""
+    mean, std = args["mean"], args["std"]
+    key = (id(mean), id(std), float(args["scale"]), float(args["shift"]), channels)
+    hit = _RECENT.get(key)
+    if hit is not None and hit[0] is mean and hit[1] is std:
+        return hit[2], hit[3]
+    gain, offset = _affine(_as_tuple(mean), _as_tuple(std), key[2], key[3], channels)
+    if len(_RECENT) >= 64:
+        _RECENT.clear()
+    _RECENT[key] = (mean, std, gain, offset)
+    return gain, offset
+
+
 def _as_tuple(values: Any) -> tuple[float, ...]:
     """``values`` (a number, sequence or array) as a hashable tuple of floats."""
     return tuple(float(v) for v in np.asarray(values, dtype=np.float64).ravel())
@@ -91,13 +109,7 @@ def crop_mirror_normalize(
     window = crop_image(OP, image, layout, args)
     channel = layout.index("C")
     channels = window.shape[channel]
-    gain, offset = _affine(
-        _as_tuple(args["mean"]),
-        _as_tuple(args["std"]),
-        float(args["scale"]),
-        float(args["shift"]),
-        channels,
-    )
+    gain, offset = _gain_offset(args, channels)
     out_layout = _output_layout(args["output_layout"] or layout, layout)
     order = [layout.index(a) for a in out_layout]
     out_channel = out_layout.index("C")
