@@ -14,10 +14,13 @@ Pillow transforms) need ``torch``.
 
 Data: ``../shared/data/photos`` (100 ImageNet JPEGs) or ``--data DIR``.
 
-Measured (``--rounds 3 --seconds 6``, 2-core Xeon VM, DALI 2.4 CPU side by side), img/s:
-train DALI 467, feedline 362 (0.78x; 1 thread 209, 4.81 CPU-ms/img); val DALI 395, feedline
-344 (0.87x; 1 thread 207, 4.86 CPU-ms/img). Per image, libjpeg-turbo decoding (~1.7 ms) and
-Pillow's antialiased resampling (~1.2 ms) dominate.
+Measured side by side (``--rounds 3..5 --seconds 6``, 2-core Xeon VM whose host steals 3-14% of
+the CPU, DALI 2.4 CPU), four runs: train 1.35-1.60x DALI's img/s (best run 753 vs 470), val
+1.55-1.88x (best 720 vs 383), 2-thread scaling 1.56-1.91x. Per image at one thread feedline
+needs 2.4-2.9 CPU-ms for train and 2.7-3.2 for val, DALI 4.2-4.8 and 4.7-5.6 at two. Decoding
+dominates (libjpeg-turbo, only the region the resampling reads); the compiled resampler and
+normaliser take ~0.4 and ~0.08 ms. The spread between runs is the host's noise: the same
+configuration varies by up to 30% from one minute to the next.
 
 Usage: ``python benchmarks/imagenet.py [--modes train val] [--threads 2] [--rounds 3]
 [--seconds 8] [--data DIR]``
