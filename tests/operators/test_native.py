@@ -6,6 +6,7 @@ import logging
 import os
 import shutil
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -30,11 +31,13 @@ def make_library(root: Path, increment: int = 1, source: str = SOURCE) -> Native
 
 
 @pytest.fixture
-def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     folder = tmp_path / "cache"
     monkeypatch.setenv("FEEDLINE_CACHE_DIR", str(folder))
     monkeypatch.delenv("FEEDLINE_NATIVE", raising=False)
-    return folder
+    native_enabled.cache_clear()
+    yield folder
+    native_enabled.cache_clear()
 
 
 def test_builds_once_and_calls_through_cffi(tmp_path: Path, cache: Path) -> None:
@@ -109,11 +112,15 @@ def test_try_load_warns_once_and_falls_back(
 def test_feedline_native_0_disables_compiled_kernels(
     tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    assert native_enabled()
     monkeypatch.setenv("FEEDLINE_NATIVE", "0")
-    assert not native_enabled()
+    assert native_enabled()  # read once per process...
+    native_enabled.cache_clear()
+    assert not native_enabled()  # ...until the cache is cleared
     assert make_library(tmp_path).try_load() is None
     assert not cache.exists()
     monkeypatch.setenv("FEEDLINE_NATIVE", "1")
+    native_enabled.cache_clear()
     assert native_enabled()
 
 

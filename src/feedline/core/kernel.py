@@ -36,6 +36,8 @@ T = TypeVar("T")
 
 
 _MASK64 = (1 << 64) - 1
+_ZEROS = np.zeros(4, np.uint64)  # a fresh Philox counter and buffer (the state setter copies)
+_ZEROS.flags.writeable = False
 
 
 def _philox_key(seed: int, iteration: int, sample_idx: int) -> np.ndarray:
@@ -75,11 +77,8 @@ class _GeneratorCache(threading.local):
         generator = self.free.pop()
         generator.bit_generator.state = {
             "bit_generator": "Philox",
-            "state": {
-                "counter": np.zeros(4, np.uint64),
-                "key": _philox_key(seed, iteration, sample_idx),
-            },
-            "buffer": np.zeros(4, np.uint64),
+            "state": {"counter": _ZEROS, "key": _philox_key(seed, iteration, sample_idx)},
+            "buffer": _ZEROS,
             "buffer_pos": 4,
             "has_uint32": 0,
             "uinteger": 0,

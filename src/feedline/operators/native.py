@@ -15,6 +15,7 @@ Environment:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import os
@@ -42,8 +43,13 @@ class NativeBuildError(RuntimeError):
     """A compiled library could not be built or opened."""
 
 
+@functools.cache
 def native_enabled() -> bool:
-    """False when ``FEEDLINE_NATIVE`` is set to ``0``/``false``/``no``/``off``."""
+    """False when ``FEEDLINE_NATIVE`` is set to ``0``/``false``/``no``/``off``.
+
+    Read once per process (kernels ask for every sample); call ``native_enabled.cache_clear()``
+    after changing the variable at run time.
+    """
     return os.environ.get("FEEDLINE_NATIVE", "1").strip().lower() not in ("0", "false", "no", "off")
 
 

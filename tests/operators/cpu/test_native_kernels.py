@@ -178,6 +178,10 @@ def test_normalize_matches_numpy_bit_for_bit(
     got, layout = crop_mirror_normalize(window, "HWC", args, np.dtype(np.float32))
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("FEEDLINE_NATIVE", "0")
-        expected, expected_layout = crop_mirror_normalize(window, "HWC", args, np.float32)
+        native_enabled.cache_clear()
+        try:
+            expected, expected_layout = crop_mirror_normalize(window, "HWC", args, np.float32)
+        finally:
+            native_enabled.cache_clear()
     assert layout == expected_layout == out_layout
     np.testing.assert_array_equal(got, expected)

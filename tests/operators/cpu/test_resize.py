@@ -181,15 +181,16 @@ def test_errors_name_the_problem(kwargs: dict, layout: str, sample, message: str
 
 
 def expected_window(seed: int, index: int, height: int, width: int) -> tuple[int, int, int, int]:
-    """The documented draw: area uniform, ratio log-uniform, then y and x, first fit wins."""
-    rng = sample_rng(seed, 0, index)
-    for _ in range(10):
-        area = rng.uniform(0.08, 1.0) * height * width
-        ratio = math.exp(rng.uniform(math.log(3 / 4), math.log(4 / 3)))
+    """The documented draw: four uniform numbers per attempt (all attempts in one draw) give
+    the area (uniform), the ratio (log-uniform), then y and x; the first fit wins."""
+    draws = sample_rng(seed, 0, index).random((10, 4))
+    for u_area, u_ratio, u_y, u_x in draws:
+        area = (0.08 + 0.92 * u_area) * height * width
+        log_lo, log_hi = math.log(3 / 4), math.log(4 / 3)
+        ratio = math.exp(log_lo + (log_hi - log_lo) * u_ratio)
         w, h = dali_round(math.sqrt(area * ratio)), dali_round(math.sqrt(area / ratio))
         if 0 < w <= width and 0 < h <= height:
-            y = int(rng.integers(0, height - h + 1))
-            return y, int(rng.integers(0, width - w + 1)), h, w
+            return math.floor(u_y * (height - h + 1)), math.floor(u_x * (width - w + 1)), h, w
     raise AssertionError("the test images always fit within 10 attempts")
 
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import io
 import struct
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -30,6 +31,7 @@ from feedline.core.types import ImageType
 __all__ = [
     "ImageCodec",
     "JpegCodec",
+    "JpegProbe",
     "PillowCodec",
     "apply_orientation",
     "jpeg_orientation",
@@ -37,6 +39,21 @@ __all__ = [
 ]
 
 Roi = tuple[int, int, int, int]
+
+
+@dataclass(frozen=True)
+class JpegProbe:
+    """What a JPEG's header says (:meth:`JpegCodec.probe`).
+
+    Attributes:
+        shape: the decoded ``(H, W, C)``, EXIF orientation applied.
+        direct: whether the file can go straight to the compiled decode+resample call (not
+            rotated, not CMYK/YCCK).
+    """
+
+    shape: tuple[int, int, int]
+    direct: bool
+
 
 try:  # pragma: no cover - depends on the environment
     import simplejpeg as _simplejpeg
@@ -251,14 +268,20 @@ class JpegCodec(PillowCodec):
             raise ValueError(f"corrupt JPEG header: {exc}") from None
         return height, width, colorspace
 
-    def shape(self, data: Any) -> tuple[int, int, int]:
-        """Shape from the JPEG header."""
+    def probe(self, data: Any) -> JpegProbe:
+        """What the header says: the decoded shape and whether :meth:`decode_resampled` applies."""
         header = self._header(data)
         if header is None:
-            return super().shape(data)
+            return JpegProbe(super().shape(data), direct=False)
         height, width, colorspace = header
+        orientation = jpeg_orientation(data)
         channels = 1 if colorspace == "Gray" else 3
-        return (*_swap_for(jpeg_orientation(data), height, width), channels)
+        shape = (*_swap_for(orientation, height, width), channels)
+        return JpegProbe(shape, direct=orientation == 1 and colorspace not in ("CMYK", "YCCK"))
+
+    def shape(self, data: Any) -> tuple[int, int, int]:
+        """Shape from the JPEG header."""
+        return self.probe(data).shape
 
     def _fast_colorspace(self, data: Any, output_type: ImageType) -> str | None:
         header = self._header(data)
@@ -308,19 +331,20 @@ class JpegCodec(PillowCodec):
     def decode_resampled(
         self,
         data: Any,
-        shape: tuple[int, int],
+        probe: JpegProbe,
         out: np.ndarray,
         source: tuple[tuple[float, float], tuple[float, float]],
         filter_ids: tuple[int, int],
         antialias: bool,
     ) -> bool:
-        """Resample ``source`` of the decoded RGB image (``shape`` as :meth:`shape` gives) into
-        ``out`` in one compiled call that decodes only the pixels it reads; False when this file
+        """Resample ``source`` of the decoded RGB image into ``out`` in one compiled call that
+        decodes only the pixels it reads; False when this file (``probe``, from :meth:`probe`)
         or machine needs the general path (rotated or CMYK file, no region decoder)."""
-        if jpeg_orientation(data) != 1 or self._fast_colorspace(data, ImageType.RGB) is None:
+        if not probe.direct:
             return False
         from feedline.operators.cpu.native_kernels import decode_jpeg_resampled
 
+        shape = (probe.shape[0], probe.shape[1])
         try:
             return decode_jpeg_resampled(data, shape, out, source, filter_ids, antialias)
         except ValueError as exc:

@@ -146,16 +146,27 @@ class _FusedDecodeKernel(DecoderKernel):
     """Decode (straight to RGBX for RGB JPEGs, only the rows and columns the filter reads when
     the codec can) and resample in one step."""
 
+    @staticmethod
+    def probe(codec: Any, data: Any) -> tuple[Any, tuple[int, int]]:
+        """The codec's probe of ``data`` (None if it has none) and the decoded ``(H, W)``."""
+        if hasattr(codec, "probe"):
+            probe = codec.probe(data)
+            return probe, (probe.shape[0], probe.shape[1])
+        shape = codec.shape(data)
+        return None, (shape[0], shape[1])
+
     def decode_resampled(
         self,
         data: Any,
         codec: Any,
+        probe: Any,
         shape: tuple[int, int],
         out_size: tuple[int, int],
         source: Source,
         args: Mapping[str, Any],
     ) -> np.ndarray:
-        """The resampled image of an encoded sample whose decoded size is ``shape``."""
+        """The resampled image of an encoded sample whose decoded size is ``shape`` (``probe``
+        is the codec's probe of it, or None)."""
         uint8 = np.dtype(np.uint8)
         if ImageType(args["output_type"]) == ImageType.RGB and hasattr(codec, "decode_rgbx"):
             min_filter, mag_filter = filters_from_args(args)
@@ -164,8 +175,8 @@ class _FusedDecodeKernel(DecoderKernel):
             antialias = bool(args["antialias"])
             rgb = np.empty((*out_size, 3), uint8)
             ids = (FILTER_IDS[filters[0]], FILTER_IDS[filters[1]])
-            if hasattr(codec, "decode_resampled") and codec.decode_resampled(
-                data, shape, rgb, source, ids, antialias
+            if probe is not None and codec.decode_resampled(
+                data, probe, rgb, source, ids, antialias
             ):
                 return rgb
             taps = native_taps(shape, out_size, source, filters, antialias)
@@ -206,10 +217,10 @@ class FusedDecodeRandomResizedCropKernel(_FusedDecodeKernel):
         """Read the size, draw the window, decode and resample it."""
         data = encoded_bytes(self.op, inputs[0])
         codec = self.codec(data)
-        height, width = codec.shape(data)[:2]
+        probe, (height, width) = self.probe(codec, data)
         y, x, h, w = rrc_window(args, height, width, sample.rng)
         source = ((float(y), float(y + h)), (float(x), float(x + w)))
-        return self.decode_resampled(data, codec, (height, width), self._size, source, args)
+        return self.decode_resampled(data, codec, probe, (height, width), self._size, source, args)
 
 
 class FusedDecodeResizeKernel(_FusedDecodeKernel):
@@ -224,7 +235,7 @@ class FusedDecodeResizeKernel(_FusedDecodeKernel):
         was moved here)."""
         data = encoded_bytes(self.op, inputs[0])
         codec = self.codec(data)
-        shape = tuple(codec.shape(data)[:2])
+        probe, shape = self.probe(codec, data)
         out_size, source = resize_plan(self.op, shape, args)
         if any(args.get(k) is not None for k in ("crop", "crop_h", "crop_w")):
             window = crop_window("crop_mirror_normalize", "HW", out_size, args)
@@ -242,4 +253,4 @@ class FusedDecodeResizeKernel(_FusedDecodeKernel):
                 size.append(count)
             source, out_size = (sub[0], sub[1]), (size[0], size[1])
         size = (int(out_size[0]), int(out_size[1]))
-        return self.decode_resampled(data, codec, (shape[0], shape[1]), size, source, args)
+        return self.decode_resampled(data, codec, probe, shape, size, source, args)

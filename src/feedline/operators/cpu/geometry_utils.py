@@ -159,20 +159,19 @@ def random_crop_window(
     (``w / h``) log-uniformly from ``ratio_range``; ``w = round(sqrt(A * area * ratio))`` and
     ``h = round(sqrt(A * area / ratio))``. The first window that fits is placed uniformly at
     random. After ``num_attempts`` failures the largest centred window whose aspect ratio lies in
-    ``ratio_range`` is used.
+    ``ratio_range`` is used. All the attempts' uniform numbers (four each) come from one draw.
     """
     area = float(height * width)
+    lo_area, hi_area = float(area_range[0]), float(area_range[1])
     lo_ratio, hi_ratio = float(ratio_range[0]), float(ratio_range[1])
     log_lo, log_hi = math.log(lo_ratio), math.log(hi_ratio)
-    for _ in range(num_attempts):
-        scale = rng.uniform(area_range[0], area_range[1])
-        ratio = math.exp(rng.uniform(log_lo, log_hi))
+    for u_area, u_ratio, u_y, u_x in rng.random((num_attempts, 4)).tolist():
+        scale = lo_area + (hi_area - lo_area) * u_area
+        ratio = math.exp(log_lo + (log_hi - log_lo) * u_ratio)
         w = round_half_away(math.sqrt(area * scale * ratio))
         h = round_half_away(math.sqrt(area * scale / ratio))
         if 0 < w <= width and 0 < h <= height:
-            y = int(rng.integers(0, height - h + 1))
-            x = int(rng.integers(0, width - w + 1))
-            return y, x, h, w
+            return int(u_y * (height - h + 1)), int(u_x * (width - w + 1)), h, w
     ratio = width / height
     if ratio < lo_ratio:
         w, h = width, max(1, min(height, round_half_away(width / lo_ratio)))

@@ -42,6 +42,14 @@ def _address(array: np.ndarray) -> int:
     return int(array.__array_interface__["data"][0])
 
 
+def _pointer(ffi: Any, ctype: str, array: np.ndarray) -> Any:
+    """A ``ctype *`` to the first element of ``array`` (cheapest through the buffer protocol
+    for contiguous arrays; strided views go through their address)."""
+    if array.flags.c_contiguous:
+        return ffi.from_buffer(f"{ctype}[]", array)
+    return ffi.cast(f"{ctype} *", _address(array))
+
+
 def _interleaved(image: np.ndarray) -> bool:
     """Whether ``image`` (``HW`` or ``HWC`` uint8) has dense pixels: channels adjacent, pixels
     adjacent within a row (rows may be strided)."""
@@ -82,8 +90,8 @@ def axis_weights_native(
         filter_id,
         int(bool(antialias)),
         max_taps,
-        ffi.cast("int32_t *", _address(first)),
-        ffi.cast("float *", _address(weights)),
+        _pointer(ffi, "int32_t", first),
+        _pointer(ffi, "float", weights),
     )
     if taps == -2:
         raise MemoryError("resample: out of memory computing filter weights")
@@ -136,17 +144,17 @@ def resample_u8(
         image.strides[0],
         channels,
         span,
-        ffi.cast("uint8_t *", _address(out)),
+        _pointer(ffi, "uint8_t", out),
         out.strides[0],
         out.shape[0],
         out.shape[1],
         out_channels,
-        ffi.cast("const int32_t *", _address(row_first)),
+        _pointer(ffi, "int32_t", row_first),
         row_weights.shape[1],
-        ffi.cast("const float *", _address(row_weights)),
-        ffi.cast("const int32_t *", _address(col_first)),
+        _pointer(ffi, "float", row_weights),
+        _pointer(ffi, "int32_t", col_first),
         col_weights.shape[1],
-        ffi.cast("const float *", _address(col_weights)),
+        _pointer(ffi, "float", col_weights),
     )
     if status != 0:
         raise MemoryError("resample: out of memory for a scratch row")
@@ -187,7 +195,7 @@ def normalize_u8(
     out_channels = out.shape[0] if planar else out.shape[2]
     if height and width:
         lib.fl_normalize_u8(
-            ffi.cast("const uint8_t *", _address(window)),
+            _pointer(ffi, "uint8_t", window),
             window.strides[0],
             height,
             width,
@@ -195,7 +203,7 @@ def normalize_u8(
             int(bool(mirror)),
             _float_pointer(ffi, gain),
             _float_pointer(ffi, offset),
-            ffi.cast("float *", _address(out)),
+            _pointer(ffi, "float", out),
             int(bool(planar)),
             out_channels,
             float(fill),
@@ -240,7 +248,7 @@ def decode_jpeg_region(
         y1 - y0,
         x1 - x0,
         fmt,
-        ffi.cast("uint8_t *", _address(out)),
+        _pointer(ffi, "uint8_t", out),
         out.strides[0],
         error,
         len(error),
@@ -288,7 +296,7 @@ def decode_jpeg_resampled(
         filter_ids[0],
         filter_ids[1],
         int(bool(antialias)),
-        ffi.cast("uint8_t *", _address(out)),
+        _pointer(ffi, "uint8_t", out),
         out.strides[0],
         out.shape[0],
         out.shape[1],
