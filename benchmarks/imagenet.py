@@ -15,8 +15,8 @@ Pillow transforms) need ``torch``.
 Data: ``../shared/data/photos`` (100 ImageNet JPEGs) or ``--data DIR``.
 
 Measured side by side (``--rounds 3..5 --seconds 6``, 2-core Xeon VM whose host steals 3-14% of
-the CPU, DALI 2.4 CPU), seven runs over the last changes: train 1.24-1.60x DALI's img/s (best
-757 vs 485), val 1.55-1.88x (best 720 vs 383), 2-thread scaling 1.56-1.91x. Per image at one
+the CPU, DALI 2.4 CPU), eight runs over the last changes: train 1.19-1.60x DALI's img/s (best
+757 vs 485), val 1.55-1.88x (best 720 vs 383), 2-thread scaling 1.50-1.91x. Per image at one
 thread feedline needs 2.3-2.9 CPU-ms for train and 2.6-3.2 for val, DALI 4.1-4.8 and 4.7-5.6 at
 two. Decoding dominates (libjpeg-turbo, only the region the resampling reads, ~2 ms); the
 compiled resampler and normaliser take ~0.3 and ~0.06 ms, and ~0.2 ms is Python (which the two
