@@ -17,18 +17,27 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["BufferPool"]
+__all__ = ["BufferPool", "unreferenced"]
 
 
 def _idle_refcount() -> int:
-    """``sys.getrefcount`` of a list item held in a local variable when nothing else references
-    it (measured rather than assumed: it depends on the interpreter)."""
-    probe = [np.empty(1)]
+    """What :func:`unreferenced` sees for an item nothing else references (measured rather than
+    assumed: it depends on the interpreter)."""
+    probe = [object()]
     item = probe[0]
     return sys.getrefcount(item)
 
 
 _IDLE = _idle_refcount() if hasattr(sys, "getrefcount") else None
+
+
+def unreferenced(items: list[Any], position: int) -> bool:
+    """Whether ``items[position]`` is referenced only by ``items`` (always False where the
+    interpreter has no reference counts). The caller must hold no other reference to it."""
+    if _IDLE is None:
+        return False
+    item = items[position]
+    return sys.getrefcount(item) == _IDLE
 
 
 class BufferPool:
@@ -52,10 +61,11 @@ class BufferPool:
             return np.empty(shape, dtype)
         with self._lock:
             for position in range(len(self._buffers)):
-                buffer = self._buffers[position]
-                idle = sys.getrefcount(buffer) == _IDLE
-                if idle and buffer.shape == shape and buffer.dtype == dtype:
-                    del self._buffers[position]
+                candidate = self._buffers[position]
+                fits = candidate.shape == shape and candidate.dtype == dtype
+                del candidate
+                if fits and unreferenced(self._buffers, position):
+                    buffer = self._buffers.pop(position)
                     self._buffers.append(buffer)
                     return buffer
             buffer = np.empty(shape, dtype)

@@ -8,7 +8,6 @@ pipeline's thread pool (fusing chains of per-sample operators into one task per 
 
 from __future__ import annotations
 
-import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -16,10 +15,10 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import numpy as np
 
+from feedline.core.buffers import BufferPool, unreferenced
 from feedline.core.tensor import TensorListCPU
 
 if TYPE_CHECKING:
-    from feedline.core.buffers import BufferPool
     from feedline.core.schema import OpSchema
 
 __all__ = [
@@ -55,17 +54,9 @@ def sample_rng(seed: int, iteration: int, sample_idx: int) -> np.random.Generato
     return np.random.Generator(np.random.Philox(key=_philox_key(seed, iteration, sample_idx)))
 
 
-def _idle_refcount() -> int:
-    probe = [np.random.Generator(np.random.Philox(key=0))]
-    item = probe[0]
-    return sys.getrefcount(item)
-
-
 class _GeneratorCache(threading.local):
     """Per-thread generators re-keyed for each sample: setting a Philox state costs ~3 us, a new
     generator ~25 us (numpy seeds every new bit generator from OS entropy first)."""
-
-    idle_refcount = _idle_refcount()
 
     def __init__(self) -> None:
         self.free: list[np.random.Generator] = []
@@ -90,9 +81,8 @@ class _GeneratorCache(threading.local):
         (a kernel that kept it keeps it)."""
         holders = [context._rng]
         context._rng = None
-        item = holders[0]
-        if sys.getrefcount(item) == self.idle_refcount and len(self.free) < 8:
-            self.free.append(item)
+        if len(self.free) < 8 and unreferenced(holders, 0):
+            self.free.append(holders[0])
 
 
 _GENERATORS = _GeneratorCache()
