@@ -312,7 +312,7 @@ class JpegCodec(PillowCodec):
         """Only ``roi``, decoded by libjpeg-turbo when feedline's region decoder is built (the
         pixels of a full decode); None when there is no region, the file is rotated, or the
         decoder is unavailable."""
-        if roi is None or orientation != 1 or colorspace not in ("RGB", "RGBX", "GRAY"):
+        if roi is None or orientation != 1 or colorspace not in ("RGB", "GRAY"):
             return None
         from feedline.operators.cpu.native_kernels import decode_jpeg_region
 
@@ -350,13 +350,9 @@ class JpegCodec(PillowCodec):
         except ValueError as exc:
             raise ValueError(f"corrupt or truncated JPEG data: {exc}") from None
 
-    def decode_rgbx(self, data: Any, roi: Roi | None = None) -> np.ndarray | None:
-        """Decode (only ``roi``, when given) to an ``HW4`` RGBX buffer for the fused operators;
-        None when the file needs the general path (CMYK, no simplejpeg)."""
+    def decode_rgbx(self, data: Any) -> np.ndarray | None:
+        """Decode to an ``HW4`` RGBX buffer for the fused operators; None when the file needs
+        the general path (CMYK, no simplejpeg)."""
         if self._fast_colorspace(data, ImageType.RGB) is None:
             return None
-        orientation = jpeg_orientation(data)
-        region = self._decode_region(data, "RGBX", roi, orientation)
-        if region is not None:
-            return region
-        return _crop(apply_orientation(self._simplejpeg_decode(data, "RGBX"), orientation), roi)
+        return apply_orientation(self._simplejpeg_decode(data, "RGBX"), jpeg_orientation(data))

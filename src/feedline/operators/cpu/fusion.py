@@ -5,17 +5,19 @@ At ``Pipeline.build()`` the pass rewrites, on the CPU:
 * ``decoders.image → crop`` into ``decoders.image_crop`` (the codec decodes only the window when
   it can), when the crop keeps the default ``dtype``/``out_of_bounds_policy``/``fill_values``;
 * ``decoders.image → random_resized_crop`` into the hidden ``decoders._image_random_resized_crop``
-  and ``decoders.image → resize`` into the hidden ``decoders._image_resize``: JPEGs are decoded
-  straight into an RGBX buffer that the compiled resampler (or Pillow, without it) reads in
-  place (no full-size intermediate copy);
+  and ``decoders.image → resize`` into the hidden ``decoders._image_resize``: the size comes from
+  the header, and a JPEG is decoded (only the rows and columns the filter reads) and resampled
+  in one compiled call; without the region decoder it is decoded straight into an RGBX buffer
+  that the compiled resampler (or Pillow) reads in place;
 * a fixed crop of a ``crop_mirror_normalize`` that follows such a fused resize is moved into the
   resize, which then computes only the pixels inside the window (``resize(resize_shorter=256)
   → crop_mirror_normalize(crop=224)`` resamples 224 x 224 pixels, not 256 x 341).
 
 Each rewritten operator must be the only reader of the output it takes over. The fused node keeps
 the follower's name, position and seed, so it draws the same random windows and produces the
-same pixels; only a moved crop can differ from the unfused graph, by Pillow's rounding (both are
-within 1 of the exact resize).
+same pixels; only a moved crop can differ from the unfused graph, by 1 level where a value falls
+on .5 (by Pillow's rounding without the compiled resampler; both are within 1 of the exact
+resize).
 """
 
 from __future__ import annotations
@@ -31,12 +33,11 @@ from feedline.core.types import DataType, ImageType
 from feedline.operators.cpu.crop import crop_window
 from feedline.operators.cpu.decoders import DecoderKernel, encoded_bytes
 from feedline.operators.cpu.geometry_utils import resize_plan
-from feedline.operators.cpu.native_kernels import resample_u8
 from feedline.operators.cpu.resample import (
     FILTER_IDS,
     Source,
-    native_taps,
     pil_filter,
+    resample_native,
     resample_pil,
 )
 from feedline.operators.cpu.resize import (
@@ -160,13 +161,12 @@ class _FusedDecodeKernel(DecoderKernel):
         data: Any,
         codec: Any,
         probe: Any,
-        shape: tuple[int, int],
         out_size: tuple[int, int],
         source: Source,
         args: Mapping[str, Any],
     ) -> np.ndarray:
-        """The resampled image of an encoded sample whose decoded size is ``shape`` (``probe``
-        is the codec's probe of it, or None)."""
+        """The resampled image of an encoded sample (``probe`` is the codec's probe of it, or
+        None)."""
         uint8 = np.dtype(np.uint8)
         if ImageType(args["output_type"]) == ImageType.RGB and hasattr(codec, "decode_rgbx"):
             min_filter, mag_filter = filters_from_args(args)
@@ -179,18 +179,10 @@ class _FusedDecodeKernel(DecoderKernel):
                 data, probe, rgb, source, ids, antialias
             ):
                 return rgb
-            taps = native_taps(shape, out_size, source, filters, antialias)
-            if taps is not None:
-                (rows, row_weights), (cols, col_weights) = taps
-                top, left = int(rows.min()), int(cols.min())
-                roi = (top, left, int(rows.max()) + row_weights.shape[1])
-                roi += (int(cols.max()) + col_weights.shape[1],)
-                region = codec.decode_rgbx(data, roi)
-                if region is not None:
-                    resample_u8(region, rgb, rows - top, row_weights, cols - left, col_weights)
-                    return rgb
             image = codec.decode_rgbx(data)
             if image is not None:
+                if resample_native(image, out_size, source, filters, antialias, rgb) is not None:
+                    return rgb
                 name = pil_filter(image, filters, scales, antialias, uint8)
                 if name is not None:
                     return resample_pil(image, out_size, source, name, drop_fourth=True)
@@ -220,7 +212,7 @@ class FusedDecodeRandomResizedCropKernel(_FusedDecodeKernel):
         probe, (height, width) = self.probe(codec, data)
         y, x, h, w = rrc_window(args, height, width, sample.rng)
         source = ((float(y), float(y + h)), (float(x), float(x + w)))
-        return self.decode_resampled(data, codec, probe, (height, width), self._size, source, args)
+        return self.decode_resampled(data, codec, probe, self._size, source, args)
 
 
 class FusedDecodeResizeKernel(_FusedDecodeKernel):
@@ -253,4 +245,4 @@ class FusedDecodeResizeKernel(_FusedDecodeKernel):
                 size.append(count)
             source, out_size = (sub[0], sub[1]), (size[0], size[1])
         size = (int(out_size[0]), int(out_size[1]))
-        return self.decode_resampled(data, codec, probe, shape, size, source, args)
+        return self.decode_resampled(data, codec, probe, size, source, args)

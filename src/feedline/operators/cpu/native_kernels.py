@@ -1,4 +1,5 @@
-"""Python side of feedline's compiled CPU kernels (``kernels/feedline_cpu.c``).
+"""Python side of feedline's compiled CPU kernels (``kernels/feedline_cpu.c``, and
+``kernels/feedline_jpeg.c`` for region JPEG decoding).
 
 The library is built on first use (see :mod:`feedline.operators.native`). Each wrapper returns
 False when the library is unavailable or the arrays' memory layout does not suit the kernel, and
@@ -7,7 +8,6 @@ the caller then takes its NumPy/Pillow path, which computes the same values.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +50,17 @@ def _pointer(ffi: Any, ctype: str, array: np.ndarray) -> Any:
     return ffi.cast(f"{ctype} *", _address(array))
 
 
+def _call_decoder(ffi: Any, function: Any, *args: Any) -> None:
+    """Call a ``fl_jpeg_*`` entry point, which takes an error buffer and its size last.
+
+    Raises:
+        ValueError: the call failed; the message is the decoder's.
+    """
+    error = ffi.new("char[]", 200)
+    if function(*args, error, len(error)) != 0:
+        raise ValueError(ffi.string(error).decode(errors="replace"))
+
+
 def _interleaved(image: np.ndarray) -> bool:
     """Whether ``image`` (``HW`` or ``HWC`` uint8) has dense pixels: channels adjacent, pixels
     adjacent within a row (rows may be strided)."""
@@ -68,18 +79,15 @@ def axis_weights_native(
     end: float,
     filter_id: int,
     antialias: bool,
-    support: float,
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """The taps of one axis as ``resample.axis_weights`` defines them, computed in C: ``(first,
-    weights)`` as int32 ``(out,)`` and float32 ``(out, K)``; None without the library.
-
-    ``support`` is the filter's half-width in input pixels (it bounds ``K``).
-    """
+    weights)`` as int32 ``(out,)`` and float32 ``(out, K)``; None without the library."""
     loaded = LIBRARY.try_load()
     if loaded is None:
         return None
     ffi, lib = loaded
-    max_taps = 1 if filter_id == 0 else min(math.ceil(2 * support) + 2, in_size)
+    antialias = bool(antialias)
+    max_taps = lib.fl_axis_max_taps(in_size, out_size, start, end, filter_id, antialias)
     first = np.empty(out_size, np.int32)
     weights = np.empty(out_size * max_taps, np.float32)
     taps = lib.fl_axis_weights(
@@ -88,7 +96,7 @@ def axis_weights_native(
         float(start),
         float(end),
         filter_id,
-        int(bool(antialias)),
+        antialias,
         max_taps,
         _pointer(ffi, "int32_t", first),
         _pointer(ffi, "float", weights),
@@ -201,19 +209,14 @@ def normalize_u8(
             width,
             channels,
             int(bool(mirror)),
-            _float_pointer(ffi, gain),
-            _float_pointer(ffi, offset),
+            _pointer(ffi, "float", np.ascontiguousarray(gain, dtype=np.float32)),
+            _pointer(ffi, "float", np.ascontiguousarray(offset, dtype=np.float32)),
             _pointer(ffi, "float", out),
             int(bool(planar)),
             out_channels,
             float(fill),
         )
     return True
-
-
-def _float_pointer(ffi: Any, values: np.ndarray) -> Any:
-    contiguous = np.ascontiguousarray(values, dtype=np.float32)
-    return ffi.from_buffer("float[]", contiguous)
 
 
 def decode_jpeg_region(
@@ -238,9 +241,10 @@ def decode_jpeg_region(
     y0, x0, y1, x1 = roi
     fmt, channels = _JPEG_FORMATS[colorspace]
     out = np.empty((y1 - y0, x1 - x0, channels), np.uint8)
-    error = ffi.new("char[]", 200)
     source = ffi.from_buffer(data)
-    status = lib.fl_jpeg_decode_region(
+    _call_decoder(
+        ffi,
+        lib.fl_jpeg_decode_region,
         source,
         len(source),
         y0,
@@ -250,11 +254,7 @@ def decode_jpeg_region(
         fmt,
         _pointer(ffi, "uint8_t", out),
         out.strides[0],
-        error,
-        len(error),
     )
-    if status != 0:
-        raise ValueError(ffi.string(error).decode(errors="replace"))
     return out
 
 
@@ -282,9 +282,10 @@ def decode_jpeg_resampled(
         return False
     ffi, lib = loaded
     (y0, y1), (x0, x1) = source
-    error = ffi.new("char[]", 200)
     encoded = ffi.from_buffer(data)
-    status = lib.fl_jpeg_decode_resample(
+    _call_decoder(
+        ffi,
+        lib.fl_jpeg_decode_resample,
         encoded,
         len(encoded),
         shape[0],
@@ -300,9 +301,5 @@ def decode_jpeg_resampled(
         out.strides[0],
         out.shape[0],
         out.shape[1],
-        error,
-        len(error),
     )
-    if status != 0:
-        raise ValueError(ffi.string(error).decode(errors="replace"))
     return True

@@ -31,7 +31,6 @@ __all__ = [
     "FILTER_SUPPORT",
     "axis_weights",
     "edge_region",
-    "native_taps",
     "pil_filter",
     "resample",
     "resample_native",
@@ -183,36 +182,6 @@ def resample_reference(
     return saturate_cast(work, out_dtype)
 
 
-Taps = tuple[np.ndarray, np.ndarray]
-
-
-def native_taps(
-    shape: Sequence[int],
-    out_size: Sequence[int],
-    source: Source,
-    filters: Sequence[InterpType],
-    antialias: bool,
-) -> tuple[Taps, Taps] | None:
-    """The ``(first, weights)`` taps of the rows and the columns (see :func:`axis_weights`),
-    computed by the compiled library; None without it.
-
-    The taps of an image of ``shape`` also tell which part of it the resampling reads: rows
-    ``first.min()`` to ``first.max() + K`` (likewise for columns).
-    """
-    from feedline.operators.cpu.native_kernels import axis_weights_native
-
-    axes = []
-    for extent, n, (start, end), interp in zip(shape[:2], out_size, source, filters, strict=True):
-        support = FILTER_SUPPORT[interp] * max(abs(end - start) / n, 1.0)
-        taps = axis_weights_native(
-            int(extent), int(n), start, end, FILTER_IDS[interp], antialias, support
-        )
-        if taps is None:
-            return None
-        axes.append(taps)
-    return axes[0], axes[1]
-
-
 def resample_native(
     image: np.ndarray,
     out_size: Sequence[int],
@@ -234,13 +203,20 @@ def resample_native(
         antialias: stretch the filter when downscaling.
         out: the uint8 destination; it may keep fewer channels than ``image`` (e.g. 3 of RGBX).
     """
-    from feedline.operators.cpu.native_kernels import resample_u8
+    from feedline.operators.cpu.native_kernels import axis_weights_native, resample_u8
 
     out_h, out_w = int(out_size[0]), int(out_size[1])
     if out is None:
         out = np.empty((out_h, out_w, *image.shape[2:]), np.uint8)
-    taps = native_taps(image.shape, (out_h, out_w), source, filters, antialias)
-    if taps is None or not resample_u8(image, out, *taps[0], *taps[1]):
+    taps = []
+    for extent, n, (start, end), interp in zip(
+        image.shape[:2], (out_h, out_w), source, filters, strict=True
+    ):
+        axis = axis_weights_native(extent, n, start, end, FILTER_IDS[interp], antialias)
+        if axis is None:
+            return None
+        taps += axis
+    if not resample_u8(image, out, *taps):
         return None
     return out
 

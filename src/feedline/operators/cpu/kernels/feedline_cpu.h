@@ -1,5 +1,8 @@
 /* Entry points of feedline's compiled CPU kernels (read by cffi: plain declarations only). */
 
+int fl_axis_max_taps(int in_size, int out_size, double start, double end, int filter,
+                     int antialias);
+
 int fl_axis_weights(int in_size, int out_size, double start, double end, int filter,
                     int antialias, int max_taps, int32_t *first, float *weights);
 

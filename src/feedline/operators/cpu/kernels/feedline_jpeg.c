@@ -5,7 +5,6 @@
  * upsampling and conversion. The pixels are those of a full decode. Recoverable corruption (libjpeg warnings) is an error, as in
  * simplejpeg's strict mode. Re-entrant: each call has its own decoder state.
  */
-#include <math.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stddef.h>
@@ -186,11 +185,7 @@ int fl_jpeg_decode_region(const uint8_t *data, size_t size, int y, int x, int he
 /* The taps of one axis (fl_axis_weights), in freshly allocated arrays; 0 or -1. */
 static int axis_taps(int in_size, int out_size, double start, double end, int filter,
                      int antialias, int32_t **first, float **weights, int *taps) {
-    const double scale = fabs(end - start) / out_size;
-    const double support = (filter == 0 ? 0.5 : filter == 2 ? 2.0 : filter == 3 ? 3.0
-                            : filter == 4 ? 1.5 : 1.0) * (scale > 1.0 ? scale : 1.0);
-    int max_taps = filter == 0 ? 1 : (int)ceil(2 * support) + 2;
-    if (max_taps > in_size) max_taps = in_size;
+    const int max_taps = fl_axis_max_taps(in_size, out_size, start, end, filter, antialias);
     *first = malloc((size_t)out_size * sizeof(int32_t));
     *weights = malloc((size_t)out_size * (size_t)max_taps * sizeof(float));
     if (*first == NULL || *weights == NULL) return -1;
