@@ -1,4 +1,5 @@
-"""Shared fixtures: isolated plugin systems, paths to the shared data sets, GPU skipping."""
+"""Shared fixtures: isolated plugin systems, paths to the shared data sets, GPU skipping, and
+the hypothesis profile."""
 
 from __future__ import annotations
 
@@ -6,8 +7,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from feedline.core.plugins import PluginSystem, use_plugin_system
+
+# Property tests check results, not speed: hypothesis's default 200 ms deadline per example only
+# makes them fail on a loaded machine (CI saw it on test_coords).
+settings.register_profile("feedline", deadline=None)
+settings.load_profile("feedline")
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
