@@ -183,22 +183,67 @@ HORIZONTAL_ROW(horizontal_row3, 3)
 
 /* Four channels (RGBX) as one 4-lane vector per pixel (GCC/Clang vector extensions). */
 typedef float float4 __attribute__((vector_size(16)));
+typedef int32_t int4 __attribute__((vector_size(16)));
+typedef uint8_t uchar4 __attribute__((vector_size(4)));
 
-static void horizontal_row4(const float *restrict row, float *restrict out, int out_w,
-                            const int32_t *restrict first, const float *restrict weights,
-                            int taps) {
-    for (int x = 0; x < out_w; ++x) {
-        const float *restrict w = weights + (ptrdiff_t)x * taps;
-        const float *restrict p = row + (ptrdiff_t)first[x] * 4;
-        float4 acc, pixel;
-        memcpy(&acc, p, sizeof acc);
-        acc = acc * w[0];
-        for (int k = 1; k < taps; ++k) {
-            memcpy(&pixel, p + 4 * k, sizeof pixel);
-            acc = acc + pixel * w[k];
-        }
-        memcpy(out + (ptrdiff_t)x * 4, &acc, sizeof acc);
+/* saturate_u8 on four lanes at once. */
+static inline uchar4 saturate4(float4 value) {
+    const float4 zero = {0.0f, 0.0f, 0.0f, 0.0f}, top = {255.0f, 255.0f, 255.0f, 255.0f};
+    value = value + 0.5f;
+    int4 bits = (int4)value & (value > zero); /* NaN becomes 0 */
+    const int4 below = (float4)bits < top;
+    bits = (bits & below) | ((int4)top & ~below);
+    return __builtin_convertvector(__builtin_convertvector((float4)bits, int4), uchar4);
+}
+
+/* One output pixel of the horizontal pass over an RGBX row, saturated to four bytes (in memory
+ * order); inlined with constant `taps` below so that the tap loop unrolls. */
+static inline __attribute__((always_inline)) uint32_t horizontal_pixel4(
+    const float *restrict row, int first, const float *restrict w, int taps) {
+    const float *restrict p = row + (ptrdiff_t)first * 4;
+    float4 acc, pixel;
+    memcpy(&acc, p, sizeof acc);
+    acc = acc * w[0];
+    for (int k = 1; k < taps; ++k) {
+        memcpy(&pixel, p + 4 * k, sizeof pixel);
+        acc = acc + pixel * w[k];
     }
+    return (uint32_t)saturate4(acc);
+}
+
+/* The horizontal pass over one RGBX row into `out_channels` (3 or 4) bytes per pixel. */
+static inline __attribute__((always_inline)) void horizontal_row4_body(
+    const float *restrict row, uint8_t *restrict out, int out_channels, int out_w,
+    const int32_t *restrict first, const float *restrict weights, int taps) {
+    /* All four bytes of each pixel; the fourth is overwritten by the next pixel for RGB. */
+    for (int x = 0; x + 1 < out_w; ++x) {
+        const uint32_t bytes = horizontal_pixel4(row, first[x], weights + (ptrdiff_t)x * taps, taps);
+        memcpy(out + (ptrdiff_t)x * out_channels, &bytes, 4);
+    }
+    const int last = out_w - 1;
+    const uint32_t bytes =
+        horizontal_pixel4(row, first[last], weights + (ptrdiff_t)last * taps, taps);
+    uint8_t *o = out + (ptrdiff_t)last * out_channels;
+    for (int ch = 0; ch < out_channels; ++ch) o[ch] = ((const uint8_t *)&bytes)[ch];
+}
+
+static void horizontal_row4(const float *restrict row, uint8_t *restrict out, int out_channels,
+                            int out_w, const int32_t *restrict first,
+                            const float *restrict weights, int taps) {
+#define FIXED_TAPS(T)                                                                  \
+    case T:                                                                            \
+        if (out_channels == 3)                                                         \
+            horizontal_row4_body(row, out, 3, out_w, first, weights, T);               \
+        else                                                                           \
+            horizontal_row4_body(row, out, 4, out_w, first, weights, T);               \
+        return;
+    switch (taps) {
+        FIXED_TAPS(1) FIXED_TAPS(2) FIXED_TAPS(3) FIXED_TAPS(4) FIXED_TAPS(5) FIXED_TAPS(6)
+        FIXED_TAPS(7) FIXED_TAPS(8)
+        default:
+            horizontal_row4_body(row, out, out_channels, out_w, first, weights, taps);
+    }
+#undef FIXED_TAPS
 }
 
 static void horizontal_row_any(const float *restrict row, float *restrict out, int out_w,
@@ -214,6 +259,11 @@ static void horizontal_row_any(const float *restrict row, float *restrict out, i
             o[ch] = acc;
         }
     }
+}
+
+/* out[i] = saturate_u8(values[i]), written as a plain loop so that it vectorises. */
+static void saturate_row(const float *restrict values, size_t count, uint8_t *restrict out) {
+    for (size_t i = 0; i < count; ++i) out[i] = saturate_u8(values[i]);
 }
 
 /* Separable resampling of an interleaved 8-bit image, rows first, then columns.
@@ -236,23 +286,19 @@ int fl_resample_u8(const uint8_t *src, ptrdiff_t src_stride, int channels, int s
         vertical_row(src, src_stride, row_first[y], row_weights + (ptrdiff_t)y * row_taps,
                      row_taps, count, row);
         uint8_t *restrict out = dst + (ptrdiff_t)y * dst_stride;
-        if (channels == 4 && out_channels == 3) {
-            horizontal_row4(row, result, out_w, col_first, col_weights, col_taps);
-            for (int x = 0; x < out_w; ++x)
-                for (int ch = 0; ch < 3; ++ch) out[x * 3 + ch] = saturate_u8(result[x * 4 + ch]);
+        if (channels == 4 && (out_channels == 3 || out_channels == 4)) {
+            horizontal_row4(row, out, out_channels, out_w, col_first, col_weights, col_taps);
             continue;
         }
         if (channels == 1 && out_channels == 1) {
             horizontal_row1(row, result, out_w, col_first, col_weights, col_taps);
         } else if (channels == 3 && out_channels == 3) {
             horizontal_row3(row, result, out_w, col_first, col_weights, col_taps);
-        } else if (channels == 4 && out_channels == 4) {
-            horizontal_row4(row, result, out_w, col_first, col_weights, col_taps);
         } else {
             horizontal_row_any(row, result, out_w, channels, out_channels, col_first, col_weights,
                                col_taps);
         }
-        for (size_t i = 0; i < out_count; ++i) out[i] = saturate_u8(result[i]);
+        saturate_row(result, out_count, out);
     }
     free(row);
     return 0;
