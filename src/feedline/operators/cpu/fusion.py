@@ -164,16 +164,17 @@ class _FusedDecodeKernel(DecoderKernel):
         out_size: tuple[int, int],
         source: Source,
         args: Mapping[str, Any],
+        sample: SampleContext,
     ) -> np.ndarray:
         """The resampled image of an encoded sample (``probe`` is the codec's probe of it, or
-        None)."""
+        None), in the sample's batch buffer where possible."""
         uint8 = np.dtype(np.uint8)
         if ImageType(args["output_type"]) == ImageType.RGB and hasattr(codec, "decode_rgbx"):
             min_filter, mag_filter = filters_from_args(args)
             scales = [(e - s) / n for (s, e), n in zip(source, out_size, strict=True)]
             filters = [min_filter if abs(s) > 1 else mag_filter for s in scales]
             antialias = bool(args["antialias"])
-            rgb = np.empty((*out_size, 3), uint8)
+            rgb = sample.output((*out_size, 3), uint8)
             ids = (FILTER_IDS[filters[0]], FILTER_IDS[filters[1]])
             if probe is not None and codec.decode_resampled(
                 data, probe, rgb, source, ids, antialias
@@ -212,7 +213,7 @@ class FusedDecodeRandomResizedCropKernel(_FusedDecodeKernel):
         probe, (height, width) = self.probe(codec, data)
         y, x, h, w = rrc_window(args, height, width, sample.rng)
         source = ((float(y), float(y + h)), (float(x), float(x + w)))
-        return self.decode_resampled(data, codec, probe, self._size, source, args)
+        return self.decode_resampled(data, codec, probe, self._size, source, args, sample)
 
 
 class FusedDecodeResizeKernel(_FusedDecodeKernel):
@@ -245,4 +246,4 @@ class FusedDecodeResizeKernel(_FusedDecodeKernel):
                 size.append(count)
             source, out_size = (sub[0], sub[1]), (size[0], size[1])
         size = (int(out_size[0]), int(out_size[1]))
-        return self.decode_resampled(data, codec, probe, size, source, args)
+        return self.decode_resampled(data, codec, probe, size, source, args, sample)
