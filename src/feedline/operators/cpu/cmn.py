@@ -30,6 +30,8 @@ OP = "crop_mirror_normalize"
 CMN_LAYOUTS = ("HWC", "CHW", "FHWC", "FCHW", "DHWC", "CDHW", "FDHWC", "FCDHW")
 _DEFAULTS = {3: "HWC", 4: "FHWC"}
 _OUT_TYPES = (np.float32, np.float16, np.uint8, np.int8, np.int16, np.int32)
+#: Without any of these the window is the whole sample.
+_CROP_EXTENTS = ("crop", "crop_d", "crop_h", "crop_w")
 
 
 def _per_channel(name: str, values: Any, channels: int) -> np.ndarray:
@@ -85,6 +87,7 @@ def _as_tuple(values: Any) -> tuple[float, ...]:
     return tuple(float(v) for v in np.asarray(values, dtype=np.float64).ravel())
 
 
+@functools.lru_cache(maxsize=64)
 def _output_layout(requested: str, layout: str) -> str:
     if "F" in layout and "F" not in requested:
         requested = "F" + requested
@@ -106,7 +109,8 @@ def crop_mirror_normalize(
 
     ``allocate(shape, dtype)`` provides the float output buffer (e.g. a row of the batch).
     """
-    window = crop_image(OP, image, layout, args)
+    cropped = any(args.get(k) is not None for k in _CROP_EXTENTS)
+    window = crop_image(OP, image, layout, args) if cropped else image
     channel = layout.index("C")
     channels = window.shape[channel]
     gain, offset = _gain_offset(args, channels)
@@ -152,6 +156,10 @@ def crop_mirror_normalize(
 class CropMirrorNormalizeKernel(SampleKernel):
     """Per-sample ``crop_mirror_normalize``."""
 
+    def setup(self) -> None:
+        """Check ``dtype`` once (it is not a per-sample argument)."""
+        self._out_type = output_dtype(OP, self.args["dtype"], np.dtype(np.float32), _OUT_TYPES)
+
     def output_layouts(self, input_layouts: tuple[str, ...]) -> tuple[str, ...]:
         """``output_layout`` (with ``F`` prepended for sequences)."""
         layout = input_layouts[0] if input_layouts else ""
@@ -169,6 +177,5 @@ class CropMirrorNormalizeKernel(SampleKernel):
         (image,) = inputs
         layout = resolve_layout(OP, sample.layouts[0], image.ndim, CMN_LAYOUTS, _DEFAULTS)
         check_not_empty(OP, image)
-        out_type = output_dtype(OP, args["dtype"], np.dtype(np.float32), _OUT_TYPES)
-        out, _ = crop_mirror_normalize(image, layout, args, out_type, sample.output)
+        out, _ = crop_mirror_normalize(image, layout, args, self._out_type, sample.output)
         return out
