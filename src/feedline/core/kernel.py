@@ -39,10 +39,9 @@ _ZEROS = np.zeros(4, np.uint64)  # a fresh Philox counter and buffer (the state 
 _ZEROS.flags.writeable = False
 
 
-def _philox_key(seed: int, iteration: int, sample_idx: int) -> np.ndarray:
+def _philox_key(seed: int, iteration: int, sample_idx: int) -> tuple[int, int]:
     """The Philox key of a sample: the operator seed, then iteration and index (32 bits each)."""
-    stream = ((iteration & 0xFFFFFFFF) << 32) | (sample_idx & 0xFFFFFFFF)
-    return np.array([seed & _MASK64, stream], dtype=np.uint64)
+    return seed & _MASK64, ((iteration & 0xFFFFFFFF) << 32) | (sample_idx & 0xFFFFFFFF)
 
 
 def sample_rng(seed: int, iteration: int, sample_idx: int) -> np.random.Generator:
@@ -51,7 +50,8 @@ def sample_rng(seed: int, iteration: int, sample_idx: int) -> np.random.Generato
     A counter-based Philox generator keyed by the three, starting at counter 0 (distinct keys
     give independent streams).
     """
-    return np.random.Generator(np.random.Philox(key=_philox_key(seed, iteration, sample_idx)))
+    key = np.array(_philox_key(seed, iteration, sample_idx), dtype=np.uint64)
+    return np.random.Generator(np.random.Philox(key=key))
 
 
 class _GeneratorCache(threading.local):
@@ -60,20 +60,24 @@ class _GeneratorCache(threading.local):
 
     def __init__(self) -> None:
         self.free: list[np.random.Generator] = []
+        # One state mapping per thread, its key rewritten for each sample (the setter copies).
+        self._key = np.zeros(2, np.uint64)
+        self._state = {
+            "bit_generator": "Philox",
+            "state": {"counter": _ZEROS, "key": self._key},
+            "buffer": _ZEROS,
+            "buffer_pos": 4,
+            "has_uint32": 0,
+            "uinteger": 0,
+        }
 
     def take(self, seed: int, iteration: int, sample_idx: int) -> np.random.Generator:
         """A generator in exactly the state :func:`sample_rng` would return."""
         if not self.free:
             return sample_rng(seed, iteration, sample_idx)
         generator = self.free.pop()
-        generator.bit_generator.state = {
-            "bit_generator": "Philox",
-            "state": {"counter": _ZEROS, "key": _philox_key(seed, iteration, sample_idx)},
-            "buffer": _ZEROS,
-            "buffer_pos": 4,
-            "has_uint32": 0,
-            "uinteger": 0,
-        }
+        self._key[0], self._key[1] = _philox_key(seed, iteration, sample_idx)
+        generator.bit_generator.state = self._state
         return generator
 
     def reclaim(self, context: SampleContext) -> None:
