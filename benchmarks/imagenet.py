@@ -66,9 +66,11 @@ def image_files(data: str | None) -> list[str]:
     return files
 
 
-def build_pipeline(framework: str, files: list[str], mode: str, threads: int) -> Any:
+def build_pipeline(
+    framework: str, files: list[str], mode: str, threads: int, prefetch: int = 2
+) -> Any:
     """The pipeline, written once against the shared API and built with ``framework``'s modules
-    (``feedline`` or ``nvidia.dali``, CPU only)."""
+    (``feedline`` or ``nvidia.dali``, CPU only), ``prefetch`` iterations ahead."""
     if framework == "feedline":
         from feedline import fn, pipeline_def, types
     else:
@@ -98,7 +100,7 @@ def build_pipeline(framework: str, files: list[str], mode: str, threads: int) ->
             )
         return images, label
 
-    p = pipe()
+    p = pipe(prefetch_queue_depth=prefetch)
     p.build()
     return p
 
@@ -213,6 +215,29 @@ def run_worker(framework: str, mode: str, threads: int, seconds: float, data: st
     }
 
 
+def run_scaling(mode: str, threads: int, seconds: float, data: str | None) -> dict:
+    """How feedline's img/s at ``threads`` threads compares with 1 thread, both pipelines built in
+    this process and run in alternating slices (so host load falls on both alike). Nothing is
+    prefetched, so neither computes during the other's slice (iterations run one at a time
+    either way)."""
+    files = image_files(data)
+    pipes = {n: build_pipeline("feedline", files, mode, n, prefetch=1) for n in (1, threads)}
+    for pipe in pipes.values():
+        for _ in range(3):
+            pipe.run()
+    counts, times = dict.fromkeys(pipes, 0), dict.fromkeys(pipes, 0.0)
+    slices = 10
+    for _ in range(slices):
+        for n, pipe in pipes.items():
+            start = time.perf_counter()
+            while time.perf_counter() - start < seconds / slices:
+                pipe.run()
+                counts[n] += BATCH
+            times[n] += time.perf_counter() - start
+    rates = {n: counts[n] / times[n] for n in pipes}
+    return {"mode": mode, "threads": threads, "scaling": rates[threads] / rates[1]}
+
+
 def _peak_rss_kb(pid: int) -> int:
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -260,6 +285,9 @@ def main() -> None:
     parser.add_argument("--data", default=None)
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.worker == "scaling":
+        print(json.dumps(run_scaling(args.modes[0], args.threads, args.seconds, args.data)))
+        return
     if args.worker:
         print(
             json.dumps(
@@ -302,13 +330,16 @@ def main() -> None:
             f"{framework:10} {mode:5} {threads:>3} {row['img_s']:>8.0f} "
             f"{row['img_s'] / dali:>7.2f}x {row['cpu_ms']:>10.2f} {row['peak_mb']:>8.0f}"
         )
-    for mode in args.modes:
-        one, many = best.get(("feedline", mode, 1)), best.get(("feedline", mode, args.threads))
-        if one and many and args.threads > 1:
-            print(
-                f"feedline {mode}: {args.threads} threads scale "
-                f"{many['img_s'] / one['img_s']:.2f}x over 1"
-            )
+    if args.threads > 1:
+        for mode in args.modes:
+            runs = [_spawn("scaling", mode, args.threads, args) for _ in range(args.rounds)]
+            ratios = sorted(r["scaling"] for r in runs if r)
+            if ratios:
+                print(
+                    f"feedline {mode}: {args.threads} threads scale {ratios[len(ratios) // 2]:.2f}x "
+                    f"over 1 (median of {len(ratios)} runs alternating both in one process; "
+                    f"range {ratios[0]:.2f}-{ratios[-1]:.2f})"
+                )
 
 
 if __name__ == "__main__":
