@@ -217,7 +217,8 @@ static inline __attribute__((always_inline)) void horizontal_row4_body(
     const int32_t *restrict first, const float *restrict weights, int taps) {
     /* All four bytes of each pixel; the fourth is overwritten by the next pixel for RGB. */
     for (int x = 0; x + 1 < out_w; ++x) {
-        const uint32_t bytes = horizontal_pixel4(row, first[x], weights + (ptrdiff_t)x * taps, taps);
+        const uint32_t bytes =
+            horizontal_pixel4(row, first[x], weights + (ptrdiff_t)x * taps, taps);
         memcpy(out + (ptrdiff_t)x * out_channels, &bytes, 4);
     }
     const int last = out_w - 1;
