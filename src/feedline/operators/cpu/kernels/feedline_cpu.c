@@ -21,7 +21,13 @@ static inline uint8_t saturate_u8(float value) {
 }
 
 /* Filters, numbered as fl_axis_weights takes them. */
-enum { FILTER_NN = 0, FILTER_LINEAR = 1, FILTER_CUBIC = 2, FILTER_LANCZOS3 = 3, FILTER_GAUSSIAN = 4 };
+enum {
+    FILTER_NN = 0,
+    FILTER_LINEAR = 1,
+    FILTER_CUBIC = 2,
+    FILTER_LANCZOS3 = 3,
+    FILTER_GAUSSIAN = 4
+};
 
 static double filter_support(int filter) {
     switch (filter) {

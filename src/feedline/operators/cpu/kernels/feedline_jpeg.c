@@ -2,8 +2,9 @@
  *
  * Rows above the region are entropy-decoded but not transformed, rows below it are never
  * decoded, and only the iMCU columns that cover the region go through the inverse DCT, colour
- * upsampling and conversion. The pixels are those of a full decode. Recoverable corruption (libjpeg warnings) is an error, as in
- * simplejpeg's strict mode. Re-entrant: each call has its own decoder state.
+ * upsampling and conversion. The pixels are those of a full decode. Recoverable corruption
+ * (libjpeg warnings) is an error, as in simplejpeg's strict mode. Re-entrant: each call has its
+ * own decoder state.
  */
 #include <pthread.h>
 #include <setjmp.h>
