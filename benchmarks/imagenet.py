@@ -8,20 +8,28 @@
 Batch 64, antialiased linear resizing everywhere. Each configuration runs in its own process
 (so peak memory is its own), the frameworks take turns for ``--rounds`` rounds and the best
 round counts. Printed per row: images/s, ratio to DALI CPU, CPU-ms per image (all threads and
-worker processes) and peak resident memory. The feedline rows also report how 2 threads scale
-over 1. DALI rows need ``nvidia.dali``; PyTorch rows (DataLoader, ``threads`` worker processes,
-Pillow transforms) need ``torch``.
+worker processes) and peak resident memory. DALI rows need ``nvidia.dali``; PyTorch rows
+(DataLoader, ``threads`` worker processes, Pillow transforms) need ``torch``. feedline's thread
+scaling is measured apart: a 1-thread and a ``threads``-thread pipeline built in one process run
+in alternating slices without prefetching, so host load falls on both alike (separate processes
+tens of seconds apart gave 1.50-1.91x for the same code); the median of ``--rounds`` such runs is
+printed.
 
 Data: ``../shared/data/photos`` (100 ImageNet JPEGs) or ``--data DIR``.
 
-Measured side by side (``--rounds 3..5 --seconds 6``, 2-core Xeon VM whose host steals 3-14% of
-the CPU, DALI 2.4 CPU), eight runs over the last changes: train 1.19-1.60x DALI's img/s (best
-757 vs 485), val 1.55-1.88x (best 720 vs 383), 2-thread scaling 1.50-1.91x. Per image at one
-thread feedline needs 2.3-2.9 CPU-ms for train and 2.6-3.2 for val, DALI 4.1-4.8 and 4.7-5.6 at
-two. Decoding dominates (libjpeg-turbo, only the region the resampling reads, ~2 ms); the
-compiled resampler and normaliser take ~0.3 and ~0.06 ms, and ~0.2 ms is Python (which the two
-threads share through the GIL). The spread between runs is the host's: the same configuration
-varies by up to 30% from one minute to the next.
+Measured side by side (``--rounds 3 --seconds 6``, 2-core Xeon VM whose host steals 3-14% of the
+CPU, DALI 2.4 CPU), four runs on 2026-11-22: train 1.47-1.65x DALI's img/s (best 815 vs 495),
+val 1.85-1.95x (best 800 vs 412); 2-thread scaling 1.71-1.81x for train and val (medians of the
+three runs that measured it this way). Per
+image at one thread feedline needs 2.2-2.7 CPU-ms for train and 2.3-2.9 for val, DALI 4.0-4.7
+and 4.8-5.9 at two. Decoding dominates (libjpeg-turbo, only the region the resampling reads,
+~1.8 ms: entropy decoding of every row above the window cannot be skipped); the compiled
+resampler and normaliser take ~0.2 and ~0.06 ms, and ~0.18 ms is Python, which the two threads
+share through the GIL. Two 1-thread processes side by side reach 1.9-2.2x one alone, so most
+of the scaling loss is in-process: the GIL, and the second thread idling at the end of each batch
+(~4% of its time in a profile). The spread
+between runs is the host's: the same configuration varies by up to 30% from one minute to the
+next.
 
 Usage: ``python benchmarks/imagenet.py [--modes train val] [--threads 2] [--rounds 3]
 [--seconds 8] [--data DIR]``
