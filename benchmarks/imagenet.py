@@ -343,9 +343,10 @@ def main() -> None:
             runs = [_spawn("scaling", mode, args.threads, args) for _ in range(args.rounds)]
             ratios = sorted(r["scaling"] for r in runs if r)
             if ratios:
+                median = ratios[len(ratios) // 2]
                 print(
-                    f"feedline {mode}: {args.threads} threads scale {ratios[len(ratios) // 2]:.2f}x "
-                    f"over 1 (median of {len(ratios)} runs alternating both in one process; "
+                    f"feedline {mode}: {args.threads} threads scale {median:.2f}x over 1 "
+                    f"(median of {len(ratios)} runs alternating both in one process; "
                     f"range {ratios[0]:.2f}-{ratios[-1]:.2f})"
                 )
 
