@@ -158,6 +158,16 @@ def test_errors(kwargs: dict, layout: str, message: str) -> None:
         run_op("crop_mirror_normalize", [sample], layout, **kwargs)
 
 
+def test_unsupported_dtype_is_rejected_at_build() -> None:
+    with pytest.raises(TypeError, match="'dtype' = INT64 is not supported; expected FLOAT"):
+        run_op("crop_mirror_normalize", [IMAGE], dtype=types.INT64)
+
+
+def test_mirror_without_a_crop_keeps_the_whole_image() -> None:
+    (got,), _ = run_op("crop_mirror_normalize", [IMAGE], mirror=1, output_layout="HWC")
+    np.testing.assert_array_equal(got, IMAGE[:, ::-1].astype(np.float32))
+
+
 @settings(max_examples=40, deadline=None)
 @given(
     height=st.integers(1, 20),
