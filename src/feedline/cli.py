@@ -49,16 +49,20 @@ def _cmd_ops(args: argparse.Namespace) -> int:
 
 
 def _cmd_build_kernels(_: argparse.Namespace) -> int:
-    from feedline.operators.cpu.native_kernels import LIBRARY
+    from feedline.operators.cpu.native_kernels import JPEG_LIBRARY, LIBRARY
     from feedline.operators.native import NativeBuildError
 
-    try:
-        path = LIBRARY.build()
-    except NativeBuildError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 1
-    print(path)
-    return 0
+    status = 0
+    for library in (LIBRARY, JPEG_LIBRARY):
+        try:
+            print(library.build())
+        except NativeBuildError as error:
+            if library.optional:
+                print(f"note: optional library skipped: {error}", file=sys.stderr)
+            else:
+                print(f"error: {error}", file=sys.stderr)
+                status = 1
+    return status
 
 
 def main(argv: Sequence[str] | None = None) -> int:
