@@ -180,6 +180,9 @@ class NativeLibrary:
         Raises:
             NativeBuildError: building or opening failed (remembered: later calls raise at once).
         """
+        loaded = self._loaded  # once set it never changes: no lock on the per-sample path
+        if loaded is not None:
+            return loaded
         with self._lock:
             if self._loaded is not None:
                 return self._loaded
