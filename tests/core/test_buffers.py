@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -60,17 +62,27 @@ def test_ops(plugin_system: PluginSystem) -> PluginSystem:
     return plugin_system
 
 
-def test_pipeline_outputs_stay_intact_while_held(test_ops: PluginSystem) -> None:
+def _numbered_batches(batch_size: int, side: int, num_threads: int) -> Any:
+    """A built pipeline whose k-th batch holds ``side x side`` float images all equal to 2k,
+    written by a kernel into its batch buffer."""
     counter = iter(range(1000))
 
-    @pipeline_def(batch_size=4, num_threads=2, device_id=None, prefetch_queue_depth=1)
+    @pipeline_def(
+        batch_size=batch_size, num_threads=num_threads, device_id=None, prefetch_queue_depth=1
+    )
     def graph():
         data = fn.external_source(
-            source=lambda: [np.full((256, 256), next(counter), np.float32) for _ in range(4)]
+            source=lambda: [
+                np.full((side, side), next(counter), np.float32) for _ in range(batch_size)
+            ]
         )
         return fn.test.double_into(data)
 
-    pipe = graph()
+    return graph()
+
+
+def test_pipeline_outputs_stay_intact_while_held(test_ops: PluginSystem) -> None:
+    pipe = _numbered_batches(batch_size=4, side=256, num_threads=2)
     held = [pipe.run()[0] for _ in range(3)]
     values = [tl.as_array()[:, 0, 0].copy() for tl in held]
     for _ in range(4):
@@ -89,16 +101,7 @@ def test_pipeline_outputs_stay_intact_while_held(test_ops: PluginSystem) -> None
 
 def test_torch_tensors_borrowing_a_batch_keep_it(test_ops: PluginSystem) -> None:
     torch = pytest.importorskip("torch")
-    counter = iter(range(1000))
-
-    @pipeline_def(batch_size=2, num_threads=1, device_id=None, prefetch_queue_depth=1)
-    def graph():
-        data = fn.external_source(
-            source=lambda: [np.full((512, 512), next(counter), np.float32) for _ in range(2)]
-        )
-        return fn.test.double_into(data)
-
-    pipe = graph()
+    pipe = _numbered_batches(batch_size=2, side=512, num_threads=1)
     tensor = torch.from_dlpack(pipe.run()[0].as_array())  # the TensorList itself is dropped
     expected = tensor.clone()
     for _ in range(4):

@@ -19,18 +19,11 @@ from feedline.operators.cpu.native_kernels import (
     decode_jpeg_resampled,
 )
 from feedline.operators.cpu.resample import FILTER_IDS, resample_native
-from feedline.operators.native import NativeBuildError, native_enabled
 from tests.conftest import shared_data
 from tests.operators.cpu.image_samples import generated_image
+from tests.operators.native_testing import require_library
 
-if not native_enabled():
-    pytest.skip("compiled kernels are disabled (FEEDLINE_NATIVE=0)", allow_module_level=True)
-try:
-    JPEG_LIBRARY.load()
-except NativeBuildError as error:
-    pytest.skip(
-        f"feedline's region JPEG decoder cannot be built here: {error}", allow_module_level=True
-    )
+require_library(JPEG_LIBRARY, "feedline's region JPEG decoder")
 
 RNG = np.random.default_rng(31)
 

@@ -21,14 +21,10 @@ from feedline.operators.cpu.resample import (
     resample_native,
     resample_reference,
 )
-from feedline.operators.native import NativeBuildError, native_enabled
+from feedline.operators.native import native_enabled
+from tests.operators.native_testing import require_library
 
-if not native_enabled():
-    pytest.skip("compiled kernels are disabled (FEEDLINE_NATIVE=0)", allow_module_level=True)
-try:
-    native_kernels.LIBRARY.load()
-except NativeBuildError as error:
-    pytest.skip(f"the compiled CPU kernels cannot be built here: {error}", allow_module_level=True)
+require_library(native_kernels.LIBRARY, "the compiled CPU kernels")
 
 FILTERS = [
     InterpType.INTERP_NN,
