@@ -15,8 +15,10 @@ from feedline.core.types import ImageType, InterpType
 from feedline.operators.cpu.codecs import JpegCodec
 from feedline.operators.cpu.native_kernels import (
     JPEG_LIBRARY,
+    Normalization,
     decode_jpeg_region,
     decode_jpeg_resampled,
+    normalize_u8,
 )
 from feedline.operators.cpu.resample import FILTER_IDS, resample_native
 from tests.conftest import shared_data
@@ -143,3 +145,54 @@ def test_decode_resampled_equals_full_decode_then_resample(
     ids = (FILTER_IDS[interp], FILTER_IDS[interp])
     assert decode_jpeg_resampled(encoded, (height, width), got, source, ids, antialias)
     np.testing.assert_array_equal(got, expected)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.sampled_from(["420", "444", "progressive", "gray"]),
+    st.tuples(st.integers(1, 60), st.integers(1, 60)),
+    st.booleans(),
+    st.booleans(),
+    st.sampled_from([3, 4]),
+    st.lists(st.floats(-3, 3, width=32), min_size=6, max_size=6),
+)
+def test_decode_resampled_normalized_equals_resample_then_normalize(
+    name, out_size, mirror, planar, channels, numbers
+) -> None:
+    encoded = SAMPLES[name]
+    height, width = full_decode(encoded, "RGB").shape[:2]
+    source = ((0.5, height - 1.0), (1.0, width - 0.25))
+    ids = (FILTER_IDS[InterpType.INTERP_LINEAR],) * 2
+    resampled = np.empty((*out_size, 3), np.uint8)
+    assert decode_jpeg_resampled(encoded, (height, width), resampled, source, ids, True)
+    gain, offset = np.float32(numbers[:3]), np.float32(numbers[3:])
+    shape = (channels, *out_size) if planar else (*out_size, channels)
+    expected = np.empty(shape, np.float32)
+    assert normalize_u8(resampled, expected, gain, offset, mirror, planar, -7.5)
+    got = np.full(shape, np.nan, np.float32)
+    normalization = Normalization(gain, offset, mirror, planar, -7.5)
+    assert decode_jpeg_resampled(encoded, (height, width), got, source, ids, True, normalization)
+    np.testing.assert_array_equal(got, expected)
+
+
+def test_decode_resampled_normalized_rejects_unsuitable_outputs() -> None:
+    encoded = SAMPLES["444"]
+    normalization = Normalization(np.ones(3, np.float32), np.zeros(3, np.float32), False, True, 0)
+    ids = (FILTER_IDS[InterpType.INTERP_LINEAR],) * 2
+    source = ((0.0, 50.0), (0.0, 41.0))
+    for out in (
+        np.empty((3, 8, 8), np.float64),
+        np.empty((2, 8, 8), np.float32),
+        np.empty((3, 8, 16), np.float32)[:, :, ::2],
+    ):
+        assert not decode_jpeg_resampled(encoded, (50, 41), out, source, ids, True, normalization)
+    with pytest.raises(ValueError, match="Premature end of JPEG file"):
+        decode_jpeg_resampled(
+            encoded[:40],
+            (50, 41),
+            np.empty((3, 8, 8), np.float32),
+            source,
+            ids,
+            True,
+            normalization,
+        )

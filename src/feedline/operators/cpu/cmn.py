@@ -24,7 +24,15 @@ from feedline.operators.cpu.transforms_common import (
     saturate_cast,
 )
 
-__all__ = ["CMN_LAYOUTS", "CropMirrorNormalizeKernel", "crop_mirror_normalize"]
+__all__ = [
+    "CMN_LAYOUTS",
+    "CropMirrorNormalizeKernel",
+    "crop_mirror_normalize",
+    "fill_value",
+    "gain_offset",
+    "normalized_layout",
+    "normalized_type",
+]
 
 OP = "crop_mirror_normalize"
 CMN_LAYOUTS = ("HWC", "CHW", "FHWC", "FCHW", "DHWC", "CDHW", "FDHWC", "FCDHW")
@@ -67,9 +75,10 @@ def _affine(
 _RECENT: dict[tuple[int, int, float, float, int], tuple[Any, Any, np.ndarray, np.ndarray]] = {}
 
 
-def _gain_offset(args: Mapping[str, Any], channels: int) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`_affine` of the sample's arguments, remembered by the identity of ``mean`` and
-    ``std`` (static arguments are the same objects for every sample)."""
+def gain_offset(args: Mapping[str, Any], channels: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per-channel ``(gain, offset)`` with ``out = in * gain + offset`` for the sample's
+    arguments: :func:`_affine`, remembered by the identity of ``mean`` and ``std`` (static
+    arguments are the same objects for every sample)."""
     mean, std = args["mean"], args["std"]
     key = (id(mean), id(std), float(args["scale"]), float(args["shift"]), channels)
     hit = _RECENT.get(key)
@@ -88,7 +97,12 @@ def _as_tuple(values: Any) -> tuple[float, ...]:
 
 
 @functools.lru_cache(maxsize=64)
-def _output_layout(requested: str, layout: str) -> str:
+def normalized_layout(requested: str, layout: str) -> str:
+    """The output layout for input ``layout`` (``F`` prepended for sequences).
+
+    Raises:
+        ValueError: ``requested`` is not a permutation of ``layout``.
+    """
     if "F" in layout and "F" not in requested:
         requested = "F" + requested
     if sorted(requested) != sorted(layout):
@@ -96,6 +110,21 @@ def _output_layout(requested: str, layout: str) -> str:
             f"{OP}: output_layout {requested!r} is not a permutation of the input layout {layout!r}"
         )
     return requested
+
+
+def fill_value(args: Mapping[str, Any]) -> float:
+    """The value of ``pad_output``'s padding channels: the single ``fill_values`` entry, else 0."""
+    fill = args.get("fill_values") or (0.0,)
+    return float(fill[0]) if len(fill) == 1 else 0.0
+
+
+def normalized_type(dtype: Any) -> np.dtype:
+    """The NumPy type of ``dtype`` (float32 when unset).
+
+    Raises:
+        TypeError: ``crop_mirror_normalize`` does not produce that type.
+    """
+    return output_dtype(OP, dtype, np.dtype(np.float32), _OUT_TYPES)
 
 
 def crop_mirror_normalize(
@@ -113,8 +142,8 @@ def crop_mirror_normalize(
     window = crop_image(OP, image, layout, args) if cropped else image
     channel = layout.index("C")
     channels = window.shape[channel]
-    gain, offset = _gain_offset(args, channels)
-    out_layout = _output_layout(args["output_layout"] or layout, layout)
+    gain, offset = gain_offset(args, channels)
+    out_layout = normalized_layout(args["output_layout"] or layout, layout)
     order = [layout.index(a) for a in out_layout]
     out_channel = out_layout.index("C")
     pad = 1 << (channels - 1).bit_length() if args.get("pad_output") else channels
@@ -122,13 +151,12 @@ def crop_mirror_normalize(
     shape[out_channel] = pad
     float_out = out_dtype == np.float32
     out = (allocate if float_out else np.empty)(shape, np.float32)
-    fill = args.get("fill_values") or (0.0,)
-    fill_value = fill[0] if len(fill) == 1 else 0.0
+    fill = fill_value(args)
     if (
         layout == "HWC"
         and out_layout in ("HWC", "CHW")
         and normalize_u8(
-            window, out, gain, offset, bool(args.get("mirror")), out_layout == "CHW", fill_value
+            window, out, gain, offset, bool(args.get("mirror")), out_layout == "CHW", fill
         )
     ):
         return (out if float_out else saturate_cast(out, out_dtype)), out_layout
@@ -147,7 +175,7 @@ def crop_mirror_normalize(
     np.multiply(source, gain.reshape(broadcast), out=target, casting="unsafe")
     np.add(target, offset.reshape(broadcast), out=target)
     if pad > channels:
-        out[(*head, slice(channels, None))] = fill_value
+        out[(*head, slice(channels, None))] = fill
     if not float_out:
         out = saturate_cast(out, out_dtype)
     return out, out_layout
@@ -158,7 +186,7 @@ class CropMirrorNormalizeKernel(SampleKernel):
 
     def setup(self) -> None:
         """Check ``dtype`` once (it is not a per-sample argument)."""
-        self._out_type = output_dtype(OP, self.args["dtype"], np.dtype(np.float32), _OUT_TYPES)
+        self._out_type = normalized_type(self.args["dtype"])
 
     def output_layouts(self, input_layouts: tuple[str, ...]) -> tuple[str, ...]:
         """``output_layout`` (with ``F`` prepended for sequences)."""

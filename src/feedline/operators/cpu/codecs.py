@@ -22,11 +22,14 @@ from __future__ import annotations
 import io
 import struct
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from feedline.core.types import ImageType
+
+if TYPE_CHECKING:
+    from feedline.operators.cpu.native_kernels import Normalization
 
 __all__ = [
     "ImageCodec",
@@ -336,17 +339,21 @@ class JpegCodec(PillowCodec):
         source: tuple[tuple[float, float], tuple[float, float]],
         filter_ids: tuple[int, int],
         antialias: bool,
+        normalization: Normalization | None = None,
     ) -> bool:
-        """Resample ``source`` of the decoded RGB image into ``out`` in one compiled call that
-        decodes only the pixels it reads; False when this file (``probe``, from :meth:`probe`)
-        or machine needs the general path (rotated or CMYK file, no region decoder)."""
+        """Resample ``source`` of the decoded RGB image into ``out`` (then normalise it into the
+        float ``out`` with a ``normalization``) in one compiled call that decodes only the pixels
+        it reads; False when this file (``probe``, from :meth:`probe`) or machine needs the
+        general path (rotated or CMYK file, no region decoder)."""
         if not probe.direct:
             return False
         from feedline.operators.cpu.native_kernels import decode_jpeg_resampled
 
         shape = (probe.shape[0], probe.shape[1])
         try:
-            return decode_jpeg_resampled(data, shape, out, source, filter_ids, antialias)
+            return decode_jpeg_resampled(
+                data, shape, out, source, filter_ids, antialias, normalization
+            )
         except ValueError as exc:
             raise ValueError(f"corrupt or truncated JPEG data: {exc}") from None
 

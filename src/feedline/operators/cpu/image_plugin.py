@@ -20,12 +20,24 @@ if TYPE_CHECKING:
 __all__ = [
     "CODECS",
     "KERNELS",
+    "NORMALIZE_ARGS",
     "SCHEMAS",
     "feedline_register_codecs",
     "feedline_register_operators",
 ]
 
 _CPU = "feedline.operators.cpu"
+#: crop_mirror_normalize's arguments besides the crop (what decode fusion can take over).
+NORMALIZE_ARGS = (
+    "mirror",
+    "mean",
+    "std",
+    "scale",
+    "shift",
+    "output_layout",
+    "pad_output",
+    "fill_values",
+)
 _OUTPUT_DTYPE = {"output_dtype": "dtype"}
 _ENCODED = (InputSpec("data", "Encoded image files: 1-D uint8 (e.g. from readers.file)."),)
 
@@ -262,22 +274,39 @@ CROP_MIRROR_NORMALIZE = OpSchema(
     ),
     deprecated=_OUTPUT_DTYPE,
 )
+#: A following ``crop_mirror_normalize`` without a crop, absorbed by the fusion pass.
+_ABSORBED_NORMALIZE = (
+    ArgSpec(
+        "normalize",
+        "bool",
+        False,
+        "A following crop_mirror_normalize was fused in; the arguments below are its own.",
+    ),
+    *(a for a in CROP_MIRROR_NORMALIZE.args if a.name in NORMALIZE_ARGS),
+    ArgSpec("normalize_dtype", "dtype", DataType.FLOAT, "crop_mirror_normalize's dtype."),
+)
 FUSED_RANDOM_RESIZED_CROP = OpSchema(
     "decoders._image_random_resized_crop",
-    "decoders.image followed by random_resized_crop, fused by the decode-fusion graph pass.",
+    "decoders.image followed by random_resized_crop (and a crop_mirror_normalize without a "
+    "crop), fused by the decode-fusion graph pass.",
     inputs=_ENCODED,
-    args=(*_DECODE_ARGS, *(a for a in RANDOM_RESIZED_CROP.args if a.name != "dtype")),
+    args=(
+        *_DECODE_ARGS,
+        *(a for a in RANDOM_RESIZED_CROP.args if a.name != "dtype"),
+        *_ABSORBED_NORMALIZE,
+    ),
     hidden=True,
 )
 FUSED_RESIZE = OpSchema(
     "decoders._image_resize",
-    "decoders.image followed by resize (and the crop of a following crop_mirror_normalize), "
-    "fused by the decode-fusion graph pass.",
+    "decoders.image followed by resize (and a following crop_mirror_normalize: its crop, or "
+    "all of it), fused by the decode-fusion graph pass.",
     inputs=_ENCODED,
     args=(
         *_DECODE_ARGS,
         *(a for a in RESIZE.args if a.name != "dtype"),
         *_CROP_WINDOW_ARGS,
+        *_ABSORBED_NORMALIZE,
     ),
     hidden=True,
 )

@@ -8,6 +8,7 @@ the caller then takes its NumPy/Pillow path, which computes the same values.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from feedline.operators.native import NativeLibrary
 __all__ = [
     "JPEG_LIBRARY",
     "LIBRARY",
+    "Normalization",
     "axis_weights_native",
     "decode_jpeg_region",
     "decode_jpeg_resampled",
@@ -36,6 +38,26 @@ JPEG_LIBRARY = NativeLibrary(
     optional=True,
 )
 _JPEG_FORMATS = {"RGB": (0, 3), "RGBX": (1, 4), "GRAY": (2, 1)}
+
+
+@dataclass(frozen=True)
+class Normalization:
+    """What :func:`normalize_u8` does to a resampled image (``crop_mirror_normalize`` without a
+    crop).
+
+    Attributes:
+        gain: ``C`` float32 gains.
+        offset: ``C`` float32 offsets (``out = pixel * gain + offset``).
+        mirror: flip horizontally.
+        planar: write ``CHW`` instead of ``HWC``.
+        fill: the value of padding channels.
+    """
+
+    gain: np.ndarray
+    offset: np.ndarray
+    mirror: bool
+    planar: bool
+    fill: float
 
 
 def _address(array: np.ndarray) -> int:
@@ -265,27 +287,36 @@ def decode_jpeg_resampled(
     source: tuple[tuple[float, float], tuple[float, float]],
     filter_ids: tuple[int, int],
     antialias: bool,
+    normalization: Normalization | None = None,
 ) -> bool:
     """Resample ``source`` of a JPEG (raw orientation, decoded size ``shape``) into the RGB
     uint8 ``out``, decoding only the pixels the filters read; False without the library.
 
     ``filter_ids`` are ``fl_axis_weights``' filter numbers for the rows and the columns. The
-    result equals decoding the whole image and resampling it with the compiled resampler.
+    result equals decoding the whole image and resampling it with the compiled resampler. With
+    a ``normalization``, ``out`` is the contiguous float32 ``(C', H, W)`` (planar) or
+    ``(H, W, C')``, ``C' >= 3``, that :func:`normalize_u8` makes of the resampled image.
 
     Raises:
         ValueError: corrupt or truncated data, or a CMYK file (the decoder's message).
     """
-    if out.dtype != np.uint8 or out.ndim != 3 or out.shape[2] != 3 or not _interleaved(out):
-        return False
+    if normalization is None:
+        if out.dtype != np.uint8 or out.ndim != 3 or out.shape[2] != 3 or not _interleaved(out):
+            return False
+        out_h, out_w = out.shape[:2]
+    else:
+        if out.dtype != np.float32 or out.ndim != 3 or not out.flags.c_contiguous:
+            return False
+        out_h, out_w = out.shape[1:] if normalization.planar else out.shape[:2]
+        if (out.shape[0] if normalization.planar else out.shape[2]) < 3:
+            return False
     loaded = JPEG_LIBRARY.try_load()
     if loaded is None:
         return False
     ffi, lib = loaded
     (y0, y1), (x0, x1) = source
     encoded = ffi.from_buffer(data)
-    _call_decoder(
-        ffi,
-        lib.fl_jpeg_decode_resample,
+    resample = (
         encoded,
         len(encoded),
         shape[0],
@@ -297,9 +328,30 @@ def decode_jpeg_resampled(
         filter_ids[0],
         filter_ids[1],
         int(bool(antialias)),
-        _pointer(ffi, "uint8_t", out),
-        out.strides[0],
-        out.shape[0],
-        out.shape[1],
+    )
+    if normalization is None:
+        _call_decoder(
+            ffi,
+            lib.fl_jpeg_decode_resample,
+            *resample,
+            _pointer(ffi, "uint8_t", out),
+            out.strides[0],
+            out_h,
+            out_w,
+        )
+        return True
+    _call_decoder(
+        ffi,
+        lib.fl_jpeg_decode_resample_normalize,
+        *resample,
+        out_h,
+        out_w,
+        _pointer(ffi, "float", np.ascontiguousarray(normalization.gain, dtype=np.float32)),
+        _pointer(ffi, "float", np.ascontiguousarray(normalization.offset, dtype=np.float32)),
+        int(bool(normalization.mirror)),
+        int(bool(normalization.planar)),
+        out.shape[0] if normalization.planar else out.shape[2],
+        float(normalization.fill),
+        _pointer(ffi, "float", out),
     )
     return True

@@ -41,25 +41,27 @@ static void on_message(j_common_ptr info, int level) {
     if (level < 0) record_and_jump(info); /* a warning: corrupt data */
 }
 
-/* A per-thread buffer that grows as needed and is freed when the thread ends: decoded regions
- * are consumed within the call that decodes them, and fresh allocations of this size would
- * cost page faults on every image. */
+/* Per-thread buffers that grow as needed and are freed when the thread ends: decoded regions
+ * and resampled images are consumed within the call that makes them, and fresh allocations of
+ * this size would cost page faults on every image. */
+enum { SCRATCH_BAND = 0, SCRATCH_RESAMPLED = 1, SCRATCH_SLOTS = 2 };
 struct scratch {
-    size_t size;
-    uint8_t *data;
+    size_t size[SCRATCH_SLOTS];
+    uint8_t *data[SCRATCH_SLOTS];
 };
 static pthread_key_t scratch_key;
 static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
 
 static void scratch_free(void *value) {
     struct scratch *scratch = value;
-    free(scratch->data);
+    for (int slot = 0; slot < SCRATCH_SLOTS; ++slot) free(scratch->data[slot]);
     free(scratch);
 }
 
 static void scratch_key_create(void) { pthread_key_create(&scratch_key, scratch_free); }
 
-static uint8_t *thread_scratch(size_t size) {
+/* This thread's buffer `slot`, at least `size` bytes (NULL when out of memory). */
+static uint8_t *thread_scratch(int slot, size_t size) {
     pthread_once(&scratch_once, scratch_key_create);
     struct scratch *scratch = pthread_getspecific(scratch_key);
     if (scratch == NULL) {
@@ -69,13 +71,13 @@ static uint8_t *thread_scratch(size_t size) {
             return NULL;
         }
     }
-    if (scratch->size < size) {
-        uint8_t *grown = realloc(scratch->data, size);
+    if (scratch->size[slot] < size) {
+        uint8_t *grown = realloc(scratch->data[slot], size);
         if (grown == NULL) return NULL;
-        scratch->data = grown;
-        scratch->size = size;
+        scratch->data[slot] = grown;
+        scratch->size[slot] = size;
     }
-    return scratch->data;
+    return scratch->data[slot];
 }
 
 /* Where decode_rows puts the rows: copied into `out` (exactly the region), or, when `out` is
@@ -142,7 +144,7 @@ static int decode_rows(const uint8_t *data, size_t size, int y, int x, int heigh
     const size_t pixel = (size_t)info.output_components;
     const size_t band_bytes = (size_t)info.output_width * pixel;
     if (to->out == NULL) {
-        to->band = thread_scratch(band_bytes * (size_t)height);
+        to->band = thread_scratch(SCRATCH_BAND, band_bytes * (size_t)height);
         to->band_stride = (ptrdiff_t)band_bytes;
         to->offset = x - (int)first_column;
     } else {
@@ -240,4 +242,29 @@ done:
     free(col_first);
     free(col_weights);
     return status;
+}
+
+/* fl_jpeg_decode_resample followed by fl_normalize_u8 (crop_mirror_normalize without a crop):
+ * out = resampled * gain[c] + offset[c], mirrored when `mirror`, written as float32 CHW
+ * (planar) or HWC with `out_channels` channels, those past 3 set to `fill`. The resampled
+ * 8-bit image lives in a per-thread buffer. Returns 0, or -1 with a message in `error`. */
+int fl_jpeg_decode_resample_normalize(const uint8_t *data, size_t size, int image_h,
+                                      int image_w, double y0, double y1, double x0, double x1,
+                                      int row_filter, int col_filter, int antialias, int out_h,
+                                      int out_w, const float *gain, const float *offset,
+                                      int mirror, int planar, int out_channels, float fill,
+                                      float *out, char *error, int error_size) {
+    const ptrdiff_t stride = (ptrdiff_t)out_w * 3;
+    uint8_t *resampled = thread_scratch(SCRATCH_RESAMPLED, (size_t)stride * (size_t)out_h);
+    if (resampled == NULL) {
+        snprintf(error, (size_t)error_size, "out of memory for the resampled image");
+        return -1;
+    }
+    if (fl_jpeg_decode_resample(data, size, image_h, image_w, y0, y1, x0, x1, row_filter,
+                                col_filter, antialias, resampled, stride, out_h, out_w, error,
+                                error_size) != 0)
+        return -1;
+    fl_normalize_u8(resampled, stride, out_h, out_w, 3, mirror, gain, offset, out, planar,
+                    out_channels, fill);
+    return 0;
 }
