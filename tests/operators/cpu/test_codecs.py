@@ -238,3 +238,55 @@ def test_jpeg_without_simplejpeg_falls_back_to_pillow(monkeypatch: pytest.Monkey
     np.testing.assert_array_equal(codec.decode(data, ImageType.RGB), expected)
     assert codec.shape(data) == (53, 37, 3)
     assert codec.decode_rgbx(data) is None
+
+
+def _jpeg_variants() -> dict[str, bytes]:
+    """JPEGs whose frame headers differ: subsampling, progressive, grey, CMYK, EXIF, padding."""
+    rgb = Image.fromarray(generated_image(np.random.default_rng(3), 41, 67))
+    variants = {}
+    for name, image, options in (
+        ("420", rgb, {"subsampling": 2}),
+        ("444", rgb, {"subsampling": 0}),
+        ("progressive", rgb, {"progressive": True}),
+        ("gray", rgb.convert("L"), {}),
+        ("cmyk", rgb.convert("CMYK"), {}),
+        ("exif", rgb, {"exif": Image.Exif().tobytes()}),
+        ("icc", rgb, {"icc_profile": b"\x00" * 3000}),
+    ):
+        variants[name] = encode(image, "JPEG", **options).tobytes()
+    plain = variants["444"]
+    variants["fill bytes"] = plain[:2] + b"\xff\xff\xff" + plain[2:]
+    return variants
+
+
+@pytest.mark.parametrize("name", sorted(_jpeg_variants()))
+def test_jpeg_header_read_in_python_matches_libjpeg(name: str) -> None:
+    simplejpeg = pytest.importorskip("simplejpeg")
+    data = _jpeg_variants()[name]
+    height, width, colorspace, _ = simplejpeg.decode_jpeg_header(data)
+    ours = JpegCodec()._header(data)
+    assert ours is not None and ours[:2] == (height, width)
+    assert (ours[2] == "Gray") == (colorspace == "Gray")
+    assert (ours[2] in ("CMYK", "YCCK")) == (colorspace in ("CMYK", "YCCK"))
+
+
+def test_jpeg_header_read_in_python_matches_libjpeg_on_real_photos() -> None:
+    simplejpeg = pytest.importorskip("simplejpeg")
+    for path in sorted(shared_data("photos").iterdir()):
+        data = path.read_bytes()
+        height, width, _, _ = simplejpeg.decode_jpeg_header(data)
+        assert JpegCodec()._header(data)[:2] == (height, width), path.name
+
+
+def test_jpeg_without_a_frame_header_is_a_header_error() -> None:
+    pytest.importorskip("simplejpeg")
+    data = encode(IMAGE, "JPEG").tobytes()
+    start = data.index(b"\xff\xc0")
+    length = struct.unpack(">H", data[start + 2 : start + 4])[0]
+    without_frame = data[:start] + data[start + 2 + length :]
+    with pytest.raises(ValueError, match="corrupt JPEG header"):
+        JpegCodec().shape(without_frame)
+    empty = bytearray(data)
+    empty[start + 5 : start + 7] = b"\x00\x00"  # height 0: defined by a DNL marker
+    with pytest.raises(ValueError, match="corrupt JPEG header"):
+        JpegCodec().shape(bytes(empty))

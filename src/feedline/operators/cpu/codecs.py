@@ -105,25 +105,44 @@ def _exif_orientation(tiff: bytes) -> int:
     return 1
 
 
-def jpeg_orientation(data: Any) -> int:
-    """The EXIF orientation of a JPEG stream (1 when it has none), read from its APP1 segment."""
+#: Start-of-frame markers (baseline, extended, progressive, lossless; Huffman or arithmetic).
+_SOF_MARKERS = frozenset(
+    (0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF)
+)
+#: libjpeg's colour space names by component count, as simplejpeg reports them.
+_COLORSPACE_OF = {1: "Gray", 3: "YCbCr", 4: "CMYK"}
+
+
+def _scan_jpeg(data: Any) -> tuple[tuple[int, int, int] | None, int]:
+    """One walk over a JPEG's markers up to its scan: the frame header's ``(height, width,
+    components)`` (None if there is none) and the EXIF orientation (1 when absent)."""
     view = memoryview(data).cast("B") if not isinstance(data, bytes) else data
     size = len(view)
+    frame, orientation = None, 1
     pos = 2
     while pos + 4 <= size:
         if view[pos] != 0xFF:
-            return 1
+            break
         marker = view[pos + 1]
         if marker == 0xFF:
             pos += 1
             continue
         if marker in (0xD9, 0xDA):
-            return 1
+            break
         length = (view[pos + 2] << 8) | view[pos + 3]
-        if marker == 0xE1 and bytes(view[pos + 4 : pos + 10]) == b"Exif\x00\x00":
-            return _exif_orientation(bytes(view[pos + 10 : pos + 2 + length]))
+        if marker in _SOF_MARKERS and frame is None and pos + 10 <= size:
+            height = (view[pos + 5] << 8) | view[pos + 6]
+            width = (view[pos + 7] << 8) | view[pos + 8]
+            frame = (height, width, view[pos + 9])
+        elif marker == 0xE1 and bytes(view[pos + 4 : pos + 10]) == b"Exif\x00\x00":
+            orientation = _exif_orientation(bytes(view[pos + 10 : pos + 2 + length]))
         pos += 2 + length
-    return 1
+    return frame, orientation
+
+
+def jpeg_orientation(data: Any) -> int:
+    """The EXIF orientation of a JPEG stream (1 when it has none), read from its APP1 segment."""
+    return _scan_jpeg(data)[1]
 
 
 def _swap_for(orientation: int, height: int, width: int) -> tuple[int, int]:
@@ -262,22 +281,29 @@ class JpegCodec(PillowCodec):
         ImageType.GRAY: "GRAY",
     }
 
-    def _header(self, data: Any) -> tuple[int, int, str] | None:
+    def _header(self, data: Any) -> tuple[int, int, str, int] | None:
+        """``(height, width, colorspace, orientation)`` from the header (raw orientation), or
+        None without simplejpeg. Plain frame headers are read in Python, which is faster than
+        a call into libjpeg and keeps the GIL (a short release costs a wait for it when
+        another thread holds it); anything else (no or an empty frame, an unusual component
+        count) goes to libjpeg, which gives the exact error."""
         if _simplejpeg is None:
             return None
+        frame, orientation = _scan_jpeg(data)
+        if frame is not None and frame[0] > 0 and frame[1] > 0 and frame[2] in _COLORSPACE_OF:
+            return frame[0], frame[1], _COLORSPACE_OF[frame[2]], orientation
         try:
             height, width, colorspace, _ = _simplejpeg.decode_jpeg_header(data)
         except ValueError as exc:
             raise ValueError(f"corrupt JPEG header: {exc}") from None
-        return height, width, colorspace
+        return height, width, colorspace, orientation
 
     def probe(self, data: Any) -> JpegProbe:
         """What the header says: the decoded shape and whether :meth:`decode_resampled` applies."""
         header = self._header(data)
         if header is None:
             return JpegProbe(super().shape(data), direct=False)
-        height, width, colorspace = header
-        orientation = jpeg_orientation(data)
+        height, width, colorspace, orientation = header
         channels = 1 if colorspace == "Gray" else 3
         shape = (*_swap_for(orientation, height, width), channels)
         return JpegProbe(shape, direct=orientation == 1 and colorspace not in ("CMYK", "YCCK"))
@@ -286,8 +312,11 @@ class JpegCodec(PillowCodec):
         """Shape from the JPEG header."""
         return self.probe(data).shape
 
-    def _fast_colorspace(self, data: Any, output_type: ImageType) -> str | None:
-        header = self._header(data)
+    def _fast_colorspace(
+        self, header: tuple[int, int, str, int] | None, output_type: ImageType
+    ) -> str | None:
+        """simplejpeg's colour space for ``output_type`` given the :meth:`_header`, or None
+        when the file needs Pillow."""
         if header is None or header[2] in ("CMYK", "YCCK"):
             return None
         if output_type == ImageType.ANY_DATA:
@@ -296,10 +325,11 @@ class JpegCodec(PillowCodec):
 
     def decode(self, data: Any, output_type: ImageType, roi: Roi | None = None) -> np.ndarray:
         """Decode (simplejpeg when it can produce ``output_type``, else Pillow)."""
-        colorspace = self._fast_colorspace(data, output_type)
-        if colorspace is None:
+        header = self._header(data)
+        colorspace = self._fast_colorspace(header, output_type)
+        if header is None or colorspace is None:
             return super().decode(data, output_type, roi)
-        orientation = jpeg_orientation(data)
+        orientation = header[3]
         region = self._decode_region(data, colorspace, roi, orientation)
         if region is not None:
             return region
@@ -360,6 +390,7 @@ class JpegCodec(PillowCodec):
     def decode_rgbx(self, data: Any) -> np.ndarray | None:
         """Decode to an ``HW4`` RGBX buffer for the fused operators; None when the file needs
         the general path (CMYK, no simplejpeg)."""
-        if self._fast_colorspace(data, ImageType.RGB) is None:
+        header = self._header(data)
+        if header is None or self._fast_colorspace(header, ImageType.RGB) is None:
             return None
-        return apply_orientation(self._simplejpeg_decode(data, "RGBX"), jpeg_orientation(data))
+        return apply_orientation(self._simplejpeg_decode(data, "RGBX"), header[3])
