@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 
 import numpy as np
@@ -28,6 +29,22 @@ DOUBLE_INTO = OpSchema(
     inputs=(InputSpec("data"),),
 )
 SLOW = OpSchema("test.slow", "Sleep a little per sample.", inputs=(InputSpec("data"),))
+RECORD = OpSchema(
+    "test.record",
+    "Pass the input through, noting (label, sample, thread) in EVENTS.",
+    inputs=(InputSpec("data"),),
+    args=(
+        ArgSpec("label", "str", "", "The label noted."),
+        ArgSpec("extra", "int", 0, "A per-sample argument that is only read.", tensor=True),
+    ),
+)
+SERIAL_DRAW = OpSchema(
+    "test.serial_draw",
+    "A scalar per-sample draw, run serially unless told otherwise.",
+    args=(ArgSpec("serial", "bool", True, "Set the kernel's serial flag."),),
+)
+#: (label, sample index, thread) of every test.record and test.serial_draw sample, in order.
+EVENTS: list[tuple[str, int, int]] = []
 
 
 class NoiseKernel(SampleKernel):
@@ -56,6 +73,22 @@ class DoubleIntoKernel(SampleKernel):
         return out
 
 
+class RecordKernel(SampleKernel):
+    def run_sample(self, inputs, args, sample):
+        EVENTS.append((self.args["label"], sample.index, threading.get_ident()))
+        time.sleep(0.001)
+        return inputs[0]
+
+
+class SerialDrawKernel(SampleKernel):
+    def setup(self):
+        self.serial = self.args["serial"]
+
+    def run_sample(self, inputs, args, sample):
+        EVENTS.append(("draw", sample.index, threading.get_ident()))
+        return np.int32(sample.rng.integers(100))
+
+
 class TestOps:
     """The plugin object."""
 
@@ -65,3 +98,5 @@ class TestOps:
         registry.add_operator(FAIL_ON, {"cpu": FailOnKernel})
         registry.add_operator(SLOW, {"cpu": SlowKernel})
         registry.add_operator(DOUBLE_INTO, {"cpu": DoubleIntoKernel})
+        registry.add_operator(RECORD, {"cpu": RecordKernel})
+        registry.add_operator(SERIAL_DRAW, {"cpu": SerialDrawKernel})

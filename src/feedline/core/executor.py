@@ -162,11 +162,13 @@ class _Pool:
 
 
 class _Chain:
-    """Consecutive per-sample operators run together on each sample."""
+    """Consecutive per-sample operators run together on each sample (on the pool, or one
+    sample after another on the calling thread when ``serial``)."""
 
-    def __init__(self, steps: list[tuple[OpNode, SampleKernel]]) -> None:
+    def __init__(self, steps: list[tuple[OpNode, SampleKernel]], serial: bool = False) -> None:
         self.steps = steps
         self.members = {id(op) for op, _ in steps}
+        self.serial = serial
 
 
 class Executor:
@@ -212,9 +214,20 @@ class Executor:
         for op in self.ops:
             kernel = self.kernels[id(op)]
             if isinstance(kernel, SampleKernel) and op.device == "cpu":
-                if plan and isinstance(plan[-1], _Chain):
-                    plan[-1].steps.append((op, kernel))
-                    plan[-1].members.add(id(op))
+                last = plan[-1] if plan and isinstance(plan[-1], _Chain) else None
+                if kernel.serial:
+                    # Ahead of the open chain when it does not read from it, which keeps that
+                    # chain whole (e.g. decode → crop → [coin_flip] → crop_mirror_normalize).
+                    ahead = (
+                        last is not None
+                        and not last.serial
+                        and all(id(n.source) not in last.members for n in op.upstream())
+                    )
+                    position = len(plan) - 1 if ahead else len(plan)
+                    plan.insert(position, _Chain([(op, kernel)], serial=True))
+                elif last is not None and not last.serial:
+                    last.steps.append((op, kernel))
+                    last.members.add(id(op))
                 else:
                     plan.append(_Chain([(op, kernel)]))
             else:
@@ -419,7 +432,7 @@ class Executor:
                 info[id(op)] = source
             return local
 
-        per_sample = self.pool.map(process, n)
+        per_sample = [process(i) for i in range(n)] if chain.serial else self.pool.map(process, n)
         chain_infos: dict[int, list[str] | None] = {}
         for position, (op, _kernel) in enumerate(steps):
             first_key = (id(op.inputs[0].source), op.inputs[0].index) if op.inputs else None

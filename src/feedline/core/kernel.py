@@ -108,6 +108,7 @@ class KernelContext:
         device_id: the CUDA device, or None for CPU-only pipelines.
         pipeline: the owning pipeline (for services such as the Python worker pool).
         num_outputs: how many outputs the node has.
+        num_inputs: how many positional inputs the node has.
     """
 
     name: str
@@ -121,6 +122,7 @@ class KernelContext:
     device_id: int | None
     pipeline: Any = None
     num_outputs: int = 1
+    num_inputs: int = 0
 
 
 class Batch:
@@ -270,6 +272,13 @@ class Kernel:
 
 class SampleKernel(Kernel):
     """A kernel that processes one sample at a time; the executor maps it over the batch."""
+
+    serial: bool = False
+    """Set (in :meth:`setup`) by kernels whose samples take microseconds, such as a scalar
+    random draw: the executor then runs the whole batch back to back on the pipeline's thread,
+    ahead of the other per-sample operators, instead of interleaving it with their samples on
+    the thread pool. Right after a large sample (a decode) the caches are cold and such Python
+    runs several times slower, holding the GIL that the pool's other threads need."""
 
     def output_layouts(self, input_layouts: tuple[str, ...]) -> tuple[str, ...]:
         """Output layouts given input layouts (default: input 0's layout for every output)."""

@@ -325,6 +325,7 @@ class Pipeline(PipelineProperties):
                     device_id=self._device_id,
                     pipeline=self,
                     num_outputs=len(op.outputs),
+                    num_inputs=len(op.inputs),
                 )
                 try:
                     kernel = entry.kernel_class(op.device)(context)

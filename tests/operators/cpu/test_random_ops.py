@@ -13,9 +13,14 @@ from hypothesis import strategies as st
 from feedline import fn, types
 from feedline.core.errors import OperatorError
 from feedline.core.kernel import KernelContext, SampleContext
-from feedline.core.plugins import PluginSystem
+from feedline.core.plugins import PluginSystem, get_registry
 from feedline.operators.cpu import boxes_plugin
-from feedline.operators.cpu.random_ops import ChoiceKernel, UniformKernel, output_shape
+from feedline.operators.cpu.random_ops import (
+    ChoiceKernel,
+    NormalKernel,
+    UniformKernel,
+    output_shape,
+)
 from tests.operators.cpu.boxes_testing import run_pipeline, use_boxes
 
 
@@ -187,7 +192,7 @@ def test_output_shape_rules() -> None:
         (lambda: fn.random.uniform(range=[0.0, 1.0], values=[1.0]), ValueError, "exclusive"),
         (lambda: fn.random.coin_flip(probability=1.5), OperatorError, r"probability must lie"),
         (lambda: fn.random.normal(stddev=-1.0), OperatorError, "stddev must be non-negative"),
-        (lambda: fn.random.uniform(shape=[-1]), OperatorError, "negative extents"),
+        (lambda: fn.random.uniform(shape=[-1]), ValueError, "negative extents"),
         (
             lambda: fn.random.choice(
                 fn.external_source(source=lambda: [np.arange(3)] * 2), p=[0.5, 0.6, 0.0]
@@ -213,3 +218,24 @@ def test_output_shape_rules() -> None:
 def test_errors_name_the_argument(make: Callable[[], Any], error: type, message: str) -> None:
     with pytest.raises(error, match=message):
         run_pipeline(make, batch_size=2)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "inputs", "tensor_args", "serial"),
+    [
+        ({}, 0, (), True),
+        ({"shape": (8, 8)}, 0, (), True),
+        ({"shape": (65,)}, 0, (), False),
+        ({}, 1, (), False),  # shaped like an input: as large as it is
+        ({}, 0, ("shape",), False),  # the shape comes per sample
+    ],
+)
+def test_small_draws_run_serially(kwargs, inputs, tensor_args, serial) -> None:
+    schema = get_registry().operators["random.normal"].schema
+    static, _ = schema.validate(kwargs)
+    context = KernelContext(
+        schema.name, schema, static, frozenset(tensor_args), "cpu", 1, 2, 0, None, num_inputs=inputs
+    )
+    kernel = NormalKernel(context)
+    kernel.setup()
+    assert kernel.serial is serial

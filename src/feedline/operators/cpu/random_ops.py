@@ -10,6 +10,7 @@ away from zero and saturates to the type's range.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -26,6 +27,11 @@ __all__ = [
     "UniformKernel",
     "output_shape",
 ]
+
+
+#: Draws of at most this many values per sample (and no ``shape_like`` input) run serially
+#: (see ``SampleKernel.serial``).
+_SERIAL_VALUES = 64
 
 
 def output_shape(shape: Any, shape_like: np.ndarray | None) -> tuple[int, ...]:
@@ -53,7 +59,7 @@ def _shape_like(inputs: tuple[np.ndarray, ...], index: int) -> np.ndarray | None
 
 
 class _RandomKernel(SampleKernel):
-    """Shared parts: the output dtype and the output layout (none)."""
+    """Shared parts: the output dtype and layout (none), and running small draws serially."""
 
     default_dtype = DataType.FLOAT
 
@@ -61,6 +67,12 @@ class _RandomKernel(SampleKernel):
         dtype = self.args["dtype"]
         self.dtype = self.default_dtype if dtype is None else dtype
         self.np_dtype = to_numpy_dtype(self.dtype)
+        shape = self.args.get("shape")
+        self.serial = (
+            self.ctx.num_inputs == 0
+            and "shape" not in self.ctx.tensor_args
+            and (shape is None or math.prod(output_shape(shape, None)) <= _SERIAL_VALUES)
+        )
 
     def output_layouts(self, input_layouts: tuple[str, ...]) -> tuple[str, ...]:
         return ("",)
