@@ -18,18 +18,17 @@ printed.
 Data: ``../shared/data/photos`` (100 ImageNet JPEGs) or ``--data DIR``.
 
 Measured side by side (``--rounds 3 --seconds 6``, 2-core Xeon VM whose host steals 3-14% of the
-CPU, DALI 2.4 CPU), four runs on 2026-11-22: train 1.47-1.65x DALI's img/s (best 815 vs 495),
-val 1.85-1.95x (best 800 vs 412); 2-thread scaling 1.71-1.81x for train and val (medians of the
-three runs that measured it this way). Per
-image at one thread feedline needs 2.2-2.7 CPU-ms for train and 2.3-2.9 for val, DALI 4.0-4.7
-and 4.8-5.9 at two. Decoding dominates (libjpeg-turbo, only the region the resampling reads,
-~1.8 ms: entropy decoding of every row above the window cannot be skipped); the compiled
-resampler and normaliser take ~0.2 and ~0.06 ms, and ~0.18 ms is Python, which the two threads
-share through the GIL. Two 1-thread processes side by side reach 1.9-2.2x one alone, so most
-of the scaling loss is in-process: the GIL, and the second thread idling at the end of each batch
-(~4% of its time in a profile). The spread
-between runs is the host's: the same configuration varies by up to 30% from one minute to the
-next.
+CPU, DALI 2.4 CPU), two runs on 2026-11-22 after folding crop_mirror_normalize into the decoder
+and running the coin flips serially: train 1.63-1.73x DALI's img/s (best 807 vs 467), val
+1.76-1.98x (best 740 vs 373); 2-thread scaling (median of three) 1.87-1.94x for train and
+1.76-1.91x for val, single runs 1.72-2.03x. Per image at one thread feedline needs 1.9-2.7
+CPU-ms for train and 2.1-2.5 for val, DALI 4.2-4.4 and 5.3 at two. Decoding dominates
+(libjpeg-turbo, only the region the resampling reads, ~1.8 ms: entropy decoding of every row
+above the window cannot be skipped); resampling and normalising take ~0.2 and ~0.1 ms in the
+same compiled call, and 0.1-0.15 ms is Python, which the two threads share through the GIL. The
+rest of the scaling loss is the second thread waiting at each batch's start and end (~2 ms of
+~90). The spread between runs is the host's: the same configuration varies by up to 30% from one
+minute to the next.
 
 Usage: ``python benchmarks/imagenet.py [--modes train val] [--threads 2] [--rounds 3]
 [--seconds 8] [--data DIR]``

@@ -27,7 +27,7 @@ exact resize).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -64,6 +64,7 @@ from feedline.operators.cpu.resize import (
 __all__ = [
     "FUSED_RESIZE",
     "FUSED_RRC",
+    "FusedDecode",
     "FusedDecodeRandomResizedCropKernel",
     "FusedDecodeResizeKernel",
     "fuse_decoders",
@@ -188,6 +189,24 @@ def fuse_decoders(ops: Sequence[OpNode], outputs: Sequence[DataNode]) -> list[Op
     return result
 
 
+class FusedDecode(NamedTuple):
+    """One sample's work for a fused decoder.
+
+    Attributes:
+        data: the encoded file.
+        codec: its codec.
+        probe: the codec's probe of it (None for codecs without ``probe``).
+        out_size: the resampled ``(H, W)``.
+        source: the source region, ``((y0, y1), (x0, x1))`` in decoded pixels.
+    """
+
+    data: Any
+    codec: Any
+    probe: Any
+    out_size: tuple[int, int]
+    source: Source
+
+
 class _FusedDecodeKernel(DecoderKernel):
     """Decode (straight to RGBX for RGB JPEGs, only the rows and columns the filter reads when
     the codec can) and resample in one step, then normalise when a ``crop_mirror_normalize`` was
@@ -217,20 +236,13 @@ class _FusedDecodeKernel(DecoderKernel):
         return None, (shape[0], shape[1])
 
     def decode_resampled(
-        self,
-        data: Any,
-        codec: Any,
-        probe: Any,
-        out_size: tuple[int, int],
-        source: Source,
-        args: Mapping[str, Any],
-        sample: SampleContext,
+        self, job: FusedDecode, args: Mapping[str, Any], sample: SampleContext
     ) -> np.ndarray:
-        """The output of an encoded sample (``probe`` is the codec's probe of it, or None): the
-        resampled image, normalised if a ``crop_mirror_normalize`` was folded in; in the
-        sample's batch buffer where possible."""
+        """The output of one sample: the resampled image, normalised if a
+        ``crop_mirror_normalize`` was folded in; in the sample's batch buffer where possible."""
+        data, codec, probe, out_size, source = job
         if not self._normalize:
-            return self._resampled(data, codec, probe, out_size, source, args, sample.output)
+            return self._resampled(job, args, sample.output)
         if (
             self._normalized_type == np.float32
             and self._layout in ("CHW", "HWC")
@@ -253,7 +265,7 @@ class _FusedDecodeKernel(DecoderKernel):
                 data, probe, out, source, ids, bool(args["antialias"]), normalization
             ):
                 return out
-        image = self._resampled(data, codec, probe, out_size, source, args, np.empty)
+        image = self._resampled(job, args, np.empty)
         normalize_args = {k: args[k] for k in NORMALIZE_ARGS}
         out, _ = crop_mirror_normalize(
             image, "HWC", normalize_args, self._normalized_type, sample.output
@@ -270,17 +282,9 @@ class _FusedDecodeKernel(DecoderKernel):
         scales = [(e - s) / n for (s, e), n in zip(source, out_size, strict=True)]
         return [min_filter if abs(s) > 1 else mag_filter for s in scales], scales
 
-    def _resampled(
-        self,
-        data: Any,
-        codec: Any,
-        probe: Any,
-        out_size: tuple[int, int],
-        source: Source,
-        args: Mapping[str, Any],
-        allocate: Any,
-    ) -> np.ndarray:
+    def _resampled(self, job: FusedDecode, args: Mapping[str, Any], allocate: Any) -> np.ndarray:
         """The resampled 8-bit image, in ``allocate(shape, dtype)`` where possible."""
+        data, codec, probe, out_size, source = job
         uint8 = np.dtype(np.uint8)
         if ImageType(args["output_type"]) == ImageType.RGB and hasattr(codec, "decode_rgbx"):
             filters, scales = self._filters(out_size, source, args)
@@ -324,7 +328,8 @@ class FusedDecodeRandomResizedCropKernel(_FusedDecodeKernel):
         probe, (height, width) = self.probe(codec, data)
         y, x, h, w = rrc_window(args, height, width, sample.rng)
         source = ((float(y), float(y + h)), (float(x), float(x + w)))
-        return self.decode_resampled(data, codec, probe, self._size, source, args, sample)
+        job = FusedDecode(data, codec, probe, self._size, source)
+        return self.decode_resampled(job, args, sample)
 
 
 class FusedDecodeResizeKernel(_FusedDecodeKernel):
@@ -357,4 +362,4 @@ class FusedDecodeResizeKernel(_FusedDecodeKernel):
                 size.append(count)
             source, out_size = (sub[0], sub[1]), (size[0], size[1])
         size = (int(out_size[0]), int(out_size[1]))
-        return self.decode_resampled(data, codec, probe, size, source, args, sample)
+        return self.decode_resampled(FusedDecode(data, codec, probe, size, source), args, sample)
