@@ -18,11 +18,13 @@ printed.
 Data: ``../shared/data/photos`` (100 ImageNet JPEGs) or ``--data DIR``.
 
 Measured side by side (``--rounds 3 --seconds 6``, 2-core Xeon VM whose host steals 3-14% of the
-CPU, DALI 2.4 CPU), two runs on 2026-11-22 after folding crop_mirror_normalize into the decoder
-and running the coin flips serially: train 1.63-1.73x DALI's img/s (best 807 vs 467), val
-1.76-1.98x (best 740 vs 373); 2-thread scaling (median of three) 1.87-1.94x for train and
-1.76-1.91x for val, single runs 1.72-2.03x. Per image at one thread feedline needs 1.9-2.7
-CPU-ms for train and 2.1-2.5 for val, DALI 4.2-4.4 and 5.3 at two. Decoding dominates
+CPU, DALI 2.4 CPU), three runs on 2026-11-22 after folding crop_mirror_normalize into the
+decoder and running the coin flips serially: train 1.45-1.73x DALI's img/s (best 807 vs 467),
+val 1.64-1.98x (best 740 vs 373); 2-thread scaling (median of three) 1.78-1.94x for train and
+1.76-1.91x for val, single runs 1.72-2.03x. The lowest figures are from runs whose host was
+busy (the separate-process 2-thread rows reached only 1.3-1.5x the 1-thread rows). Per image at
+one thread feedline needs 1.9-2.7 CPU-ms for train and 2.1-2.5 for val, DALI 4.2-4.4 and
+5.3-5.7 at two. Decoding dominates
 (libjpeg-turbo, only the region the resampling reads, ~1.8 ms: entropy decoding of every row
 above the window cannot be skipped); resampling and normalising take ~0.2 and ~0.1 ms in the
 same compiled call, and 0.1-0.15 ms is Python, which the two threads share through the GIL. The
