@@ -30,6 +30,7 @@ from feedline.core.types import ImageType
 
 if TYPE_CHECKING:
     from feedline.operators.cpu.native_kernels import Normalization
+    from feedline.operators.cpu.resample import Source
 
 __all__ = [
     "ImageCodec",
@@ -366,7 +367,7 @@ class JpegCodec(PillowCodec):
         data: Any,
         probe: JpegProbe,
         out: np.ndarray,
-        source: tuple[tuple[float, float], tuple[float, float]],
+        source: Source,
         filter_ids: tuple[int, int],
         antialias: bool,
         normalization: Normalization | None = None,

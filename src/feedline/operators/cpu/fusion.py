@@ -222,9 +222,7 @@ class _FusedDecodeKernel(DecoderKernel):
 
     def output_layouts(self, input_layouts: tuple[str, ...]) -> tuple[str, ...]:
         """HWC, or the folded ``crop_mirror_normalize``'s ``output_layout``."""
-        if self.args["normalize"]:
-            return (self.args["output_layout"] or "HWC",)
-        return ("HWC",)
+        return (self._layout,) if self._normalize else ("HWC",)
 
     @staticmethod
     def probe(codec: Any, data: Any) -> tuple[Any, tuple[int, int]]:

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from feedline.operators.native import NativeLibrary
+
+if TYPE_CHECKING:
+    from feedline.operators.cpu.resample import Source
 
 __all__ = [
     "JPEG_LIBRARY",
@@ -284,7 +287,7 @@ def decode_jpeg_resampled(
     data: Any,
     shape: tuple[int, int],
     out: np.ndarray,
-    source: tuple[tuple[float, float], tuple[float, float]],
+    source: Source,
     filter_ids: tuple[int, int],
     antialias: bool,
     normalization: Normalization | None = None,
@@ -307,8 +310,11 @@ def decode_jpeg_resampled(
     else:
         if out.dtype != np.float32 or out.ndim != 3 or not out.flags.c_contiguous:
             return False
-        out_h, out_w = out.shape[1:] if normalization.planar else out.shape[:2]
-        if (out.shape[0] if normalization.planar else out.shape[2]) < 3:
+        if normalization.planar:
+            out_channels, out_h, out_w = out.shape
+        else:
+            out_h, out_w, out_channels = out.shape
+        if out_channels < 3:
             return False
     loaded = JPEG_LIBRARY.try_load()
     if loaded is None:
@@ -350,7 +356,7 @@ def decode_jpeg_resampled(
         _pointer(ffi, "float", np.ascontiguousarray(normalization.offset, dtype=np.float32)),
         int(bool(normalization.mirror)),
         int(bool(normalization.planar)),
-        out.shape[0] if normalization.planar else out.shape[2],
+        out_channels,
         float(normalization.fill),
         _pointer(ffi, "float", out),
     )
