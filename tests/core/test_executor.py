@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
+import threading
+
 import numpy as np
 import pytest
 
-from feedline import fn, pipeline_def
+from feedline import OperatorError, fn, pipeline_def
 from feedline.core.plugins import PluginSystem
 from tests.core.ops_for_tests import EVENTS, TestOps
 
@@ -57,3 +60,109 @@ def test_serial_draws_equal_the_same_draws_made_on_the_pool() -> None:
     np.testing.assert_array_equal(serial, pooled)
     labels = [label for label, _, _ in EVENTS]
     assert labels[:8] != ["draw"] * 8  # on the pool, draws interleave with the chain's samples
+
+
+def recording_source(batch: int = 8):
+    """A batch callback that notes ("source", call number, thread) in EVENTS."""
+    calls = itertools.count()
+
+    def source() -> np.ndarray:
+        call = next(calls)
+        EVENTS.append(("source", call, threading.get_ident()))
+        return np.full((batch, 1), call, dtype=np.int32)
+
+    return source
+
+
+def overlap_pipeline(depth: int, batch_op_last: bool = False):
+    @pipeline_def(batch_size=8, num_threads=2, device_id=None, seed=3, prefetch_queue_depth=depth)
+    def pipe():
+        out = fn.test.record(fn.external_source(source=recording_source(), batch=True), label="a")
+        return out + 1 if batch_op_last else out
+
+    p = pipe()
+    p.build()
+    return p
+
+
+def started_before_next_source() -> int:
+    """How many "a" samples had started when iteration 1's source was called."""
+    labels = [label for label, _, _ in EVENTS]
+    return labels[: labels.index("source", 1)].count("a")
+
+
+def test_a_requested_iteration_starts_while_the_last_chain_runs() -> None:
+    p = overlap_pipeline(depth=2)
+    outputs = [p.run()[0].as_array().ravel() for _ in range(3)]
+    p.close()
+    for iteration, values in enumerate(outputs):
+        np.testing.assert_array_equal(values, np.full(8, iteration))
+    # Iteration 1 was requested at once (two prefetched), so its source ran while most of
+    # iteration 0's samples (1 ms each, two threads) were still to come.
+    assert started_before_next_source() < 4
+    # Each iteration's samples are taken before the next one's, so the first eight "a" samples
+    # to start are iteration 0's, on both threads.
+    assert len({thread for label, _, thread in EVENTS if label == "a"}) == 2
+
+
+@pytest.mark.parametrize("batch_op_last", [False, True])
+def test_no_overlap_unless_the_next_iteration_is_requested_and_only_chains_end_the_plan(
+    batch_op_last: bool,
+) -> None:
+    depth = 2 if batch_op_last else 1
+    p = overlap_pipeline(depth=depth, batch_op_last=batch_op_last)
+    outputs = [p.run()[0].as_array().ravel() for _ in range(3)]
+    p.close()
+    for iteration, values in enumerate(outputs):
+        np.testing.assert_array_equal(values, np.full(8, iteration + batch_op_last))
+    assert started_before_next_source() == 8
+
+
+def noisy_draws(depth: int) -> list[np.ndarray]:
+    data = np.arange(16, dtype=np.float32).reshape(8, 2)
+
+    @pipeline_def(batch_size=8, num_threads=3, device_id=None, seed=11, prefetch_queue_depth=depth)
+    def pipe():
+        noisy = fn.test.noise(fn.external_source(source=lambda: data, batch=True), scale=0.5)
+        return fn.test.noise(noisy, scale=fn.test.serial_draw()), fn.test.serial_draw()
+
+    p = pipe()
+    p.build()
+    runs = [np.concatenate([o.as_array().ravel() for o in p.run()]) for _ in range(5)]
+    p.close()
+    return runs
+
+
+def test_overlapped_iterations_give_the_outputs_of_sequential_ones() -> None:
+    sequential, overlapped = noisy_draws(depth=1), noisy_draws(depth=3)
+    for one, other in zip(sequential, overlapped, strict=True):
+        np.testing.assert_array_equal(one, other)
+    assert not np.array_equal(sequential[0], sequential[1])
+
+
+def test_an_error_starting_the_next_iteration_is_raised_by_that_iteration() -> None:
+    calls = itertools.count()
+
+    def source() -> np.ndarray:
+        if next(calls) == 1:
+            raise ValueError("the second batch is broken")
+        return np.zeros((8, 1), np.int32)
+
+    @pipeline_def(batch_size=8, num_threads=2, device_id=None, prefetch_queue_depth=2)
+    def pipe():
+        return fn.test.record(fn.external_source(source=source, batch=True), label="a")
+
+    p = pipe()
+    p.build()
+    np.testing.assert_array_equal(p.run()[0].as_array(), np.zeros((8, 1), np.int32))
+    with pytest.raises(OperatorError, match="iteration 1.*the second batch is broken"):
+        p.run()
+    p.close()
+
+
+def test_close_with_the_next_iteration_under_way_stops_every_thread() -> None:
+    p = overlap_pipeline(depth=3)
+    p.run()
+    helpers = list(p._executor.pool._threads)
+    p.close()
+    assert helpers and not any(thread.is_alive() for thread in helpers)

@@ -176,6 +176,7 @@ class Pipeline(PipelineProperties):
         self._stop_flag = False
         self._failure: BaseException | None = None
         self._iteration = 0
+        self._requested = 0
         self._epoch_idx = 0
         self._consumed = 0
         self._restored_iteration = 0
@@ -351,6 +352,7 @@ class Pipeline(PipelineProperties):
             self._seeds,
             self._enable_memory_stats,
             self._set_affinity,
+            requested=self._is_requested,
         )
         if self._exec_async and self._exec_pipelined:
             self._runner = ThreadPoolExecutor(1, thread_name_prefix="feedline-pipeline")
@@ -395,13 +397,19 @@ class Pipeline(PipelineProperties):
         self._iteration += 1
         try:
             result = self._executor.run_iteration(iteration)
+            self._validate_outputs(result.outputs)
         except BaseException:
             self._stop_flag = True
+            self._executor.discard_overlapped()
             raise
-        self._validate_outputs(result.outputs)
         return result
 
+    def _is_requested(self, iteration: int) -> bool:
+        """Whether ``iteration`` is scheduled, so the executor may start it early."""
+        return iteration < self._requested and not self._stop_flag
+
     def _submit(self, count: int) -> None:
+        self._requested += count
         for _ in range(count):
             if self._runner is not None:
                 self._pending.append(self._runner.submit(self._compute))
@@ -469,6 +477,9 @@ class Pipeline(PipelineProperties):
             future = self._pending.popleft()
             with contextlib.suppress(BaseException):
                 future.result()
+        if self._executor is not None:
+            self._executor.discard_overlapped()
+        self._requested = self._iteration
 
     def release_outputs(self) -> None:
         """Release the outputs returned by :meth:`share_outputs`."""
@@ -603,7 +614,7 @@ class Pipeline(PipelineProperties):
             if name not in readers:
                 raise RuntimeError(f"checkpoint names reader {name!r}, absent from this pipeline")
             readers[name].load_state_dict(reader_state)  # type: ignore[attr-defined]
-        self._iteration = int(state.get("iteration", 0))
+        self._iteration = self._requested = int(state.get("iteration", 0))
         self._restored_iteration = self._iteration
         self._epoch_idx = int(state.get("epoch_idx", 0))
         self._reader_states = dict(state.get("readers", {}))

@@ -1,0 +1,239 @@
+"""Chains: consecutive per-sample operators that run back to back on one sample in one task.
+
+A batch meets one barrier per chain rather than one per operator. :class:`ChainRun` is one
+iteration of a chain: it gathers the chain's inputs, runs every step on sample ``i`` in
+:meth:`ChainRun.process` (on the thread pool, or one sample after another for a serial chain),
+and turns the per-sample results into the TensorLists that the rest of the graph reads.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from feedline.core.buffers import BufferPool
+from feedline.core.errors import OperatorError
+from feedline.core.graph import OpNode
+from feedline.core.kernel import BatchArena, SampleContext, SampleKernel
+from feedline.core.tensor import TensorListCPU
+
+__all__ = ["Chain", "ChainRun"]
+
+Key = tuple[int, int]
+_VEC_KINDS = {"int_vec", "float_vec", "str_vec", "bool_vec"}
+_INT_KINDS = {"int": int, "float": float, "bool": bool}
+
+
+def _sample_arg(value: np.ndarray, kind: str) -> Any:
+    if kind in _VEC_KINDS:
+        return tuple(np.asarray(value).ravel().tolist())
+    if kind in _INT_KINDS:
+        array = np.asarray(value)
+        if array.size != 1:
+            raise ValueError(f"expected a scalar per sample, got shape {array.shape}")
+        return _INT_KINDS[kind](array.reshape(()).item())
+    return value
+
+
+def _consistent(samples: list[Any], op: OpNode, index: int, iteration: int) -> list[np.ndarray]:
+    """The samples as arrays (NumPy scalars become 0-D arrays).
+
+    Raises:
+        OperatorError: a sample is not an array, or the samples disagree on dtype or ndim.
+    """
+    samples = [np.asarray(s) if isinstance(s, np.generic) else s for s in samples]
+    if not samples:
+        return samples
+    first = samples[0]
+    for position, sample in enumerate(samples):
+        if not isinstance(sample, np.ndarray):
+            raise OperatorError(
+                f"output {index} of sample {position} is a {type(sample).__name__}, not an array",
+                operator=op.name,
+                iteration=iteration,
+                sample_index=position,
+            )
+        if sample.dtype != first.dtype or sample.ndim != first.ndim:
+            raise OperatorError(
+                f"output {index}: sample {position} is {sample.ndim}-D {sample.dtype}, sample 0 "
+                f"is {first.ndim}-D {first.dtype}; all samples of a batch must agree",
+                operator=op.name,
+                iteration=iteration,
+                sample_index=position,
+            )
+    return samples
+
+
+class Chain:
+    """Consecutive per-sample operators run together on each sample (on the pool, or one
+    sample after another on the calling thread when ``serial``)."""
+
+    def __init__(self, steps: list[tuple[OpNode, SampleKernel]], serial: bool = False) -> None:
+        self.steps = steps
+        self.members = {id(op) for op, _ in steps}
+        self.serial = serial
+
+    def append(self, op: OpNode, kernel: SampleKernel) -> None:
+        """Add ``op`` as the chain's last step."""
+        self.steps.append((op, kernel))
+        self.members.add(id(op))
+
+
+class ChainRun:
+    """One iteration of a chain, from its inputs in ``values``.
+
+    Args:
+        chain: the chain.
+        values: the TensorLists computed so far in this iteration.
+        iteration: the iteration number.
+        default_size: the batch size when the chain reads nothing from outside.
+        seeds: each operator's seed by name.
+        buffers: where the chain's batch outputs are recycled from.
+
+    Raises:
+        OperatorError: the chain's inputs have different batch sizes.
+    """
+
+    def __init__(
+        self,
+        chain: Chain,
+        values: dict[Key, TensorListCPU],
+        iteration: int,
+        default_size: int,
+        seeds: dict[str, int],
+        buffers: BufferPool,
+    ) -> None:
+        self.chain = chain
+        self.iteration = iteration
+        steps, members = chain.steps, chain.members
+        sizes = {
+            len(values[(id(n.source), n.index)])
+            for op, _ in steps
+            for n in op.upstream()
+            if id(n.source) not in members
+        }
+        if len(sizes) > 1:
+            raise OperatorError(
+                f"inputs have different batch sizes {sorted(sizes)}",
+                operator=", ".join(op.name for op, _ in steps),
+                iteration=iteration,
+            )
+        self.size = sizes.pop() if sizes else default_size
+        self.external: dict[Key, list[np.ndarray]] = {}
+        self.sources: dict[Key, list[str]] = {}
+        self.layouts: dict[Key, str] = {}
+        for op, kernel in steps:
+            for node in op.upstream():
+                key = (id(node.source), node.index)
+                if id(node.source) not in members and key not in self.external:
+                    tl = values[key]
+                    self.external[key] = tl.samples()
+                    self.sources[key] = tl.source_infos()
+                    self.layouts[key] = tl.layout()
+            in_layouts = tuple(self.layouts[(id(x.source), x.index)] for x in op.inputs)
+            for index, layout in enumerate(kernel.output_layouts(in_layouts)):
+                self.layouts[(id(op), index)] = layout
+        self.plan = [
+            (
+                op,
+                kernel,
+                [(id(x.source), x.index) for x in op.inputs],
+                [
+                    (k, (id(x.source), x.index), op.schema.arg_map[k].kind)
+                    for k, x in op.arg_inputs.items()
+                ],
+                tuple(self.layouts[(id(x.source), x.index)] for x in op.inputs),
+                seeds[op.name],
+                len(op.outputs),
+            )
+            for op, kernel in steps
+        ]
+        self.timings = [0.0] * len(steps)
+        self.arenas = {
+            id(op): [BatchArena(self.size, buffers) for _ in op.outputs] for op, _ in steps
+        }
+
+    def process(self, i: int) -> dict[Key, np.ndarray]:
+        """Run every step of the chain on sample ``i``; its outputs by ``(op id, index)``."""
+        external, sources, iteration = self.external, self.sources, self.iteration
+        local: dict[Key, np.ndarray] = {}
+        info: dict[int, str] = {}
+        for position, (op, kernel, in_keys, arg_keys, in_layouts, seed, n_out) in enumerate(
+            self.plan
+        ):
+            ins = tuple(local[k] if k in local else external[k][i] for k in in_keys)
+            source = ""
+            if in_keys:
+                first = in_keys[0]
+                source = info.get(first[0], "") if first in local else sources[first][i]
+            try:
+                args = kernel.args
+                if arg_keys:
+                    args = dict(args)
+                    for name, key, kind in arg_keys:
+                        value = local[key] if key in local else external[key][i]
+                        args[name] = _sample_arg(value, kind)
+                start = time.perf_counter()
+                context = SampleContext(i, iteration, source, in_layouts, seed, self.arenas[id(op)])
+                result = kernel.run_sample(ins, args, context)
+                context.release()
+                self.timings[position] += time.perf_counter() - start
+            except Exception as exc:
+                raise OperatorError(
+                    f"{type(exc).__name__}: {exc}",
+                    operator=op.name,
+                    iteration=iteration,
+                    sample_index=i,
+                    source_info=source,
+                ) from exc
+            outs = result if isinstance(result, tuple) else (result,)
+            if len(outs) != n_out:
+                raise OperatorError(
+                    f"kernel returned {len(outs)} outputs, the schema declares {n_out}",
+                    operator=op.name,
+                    iteration=iteration,
+                    sample_index=i,
+                )
+            for index, array in enumerate(outs):
+                local[(id(op), index)] = array
+            info[id(op)] = source
+        return local
+
+    def finish(
+        self,
+        per_sample: Sequence[dict[Key, np.ndarray]],
+        values: dict[Key, TensorListCPU],
+        needed: set[Key],
+        record: Callable[[OpNode, float, list[TensorListCPU]], None],
+    ) -> None:
+        """Store the outputs in ``needed`` as TensorLists in ``values`` and ``record`` each
+        step's time and outputs.
+
+        Raises:
+            OperatorError: an output's samples are not arrays of one dtype and ndim.
+        """
+        chain_infos: dict[int, list[str] | None] = {}
+        for position, (op, _kernel) in enumerate(self.chain.steps):
+            first_key = (id(op.inputs[0].source), op.inputs[0].index) if op.inputs else None
+            infos = None
+            if first_key is not None:
+                infos = self.sources.get(first_key, chain_infos.get(first_key[0]))
+            chain_infos[id(op)] = infos
+            outs = []
+            for index in range(len(op.outputs)):
+                key = (id(op), index)
+                if key not in needed:
+                    continue
+                samples = _consistent([s[key] for s in per_sample], op, index, self.iteration)
+                dense = self.arenas[id(op)][index].dense(samples)
+                tl = (
+                    TensorListCPU.from_dense(dense, self.layouts[key], infos)
+                    if dense is not None
+                    else TensorListCPU.from_samples(samples, self.layouts[key], infos)
+                )
+                values[key] = tl
+                outs.append(tl)
+            record(op, self.timings[position], outs)

@@ -1,0 +1,208 @@
+"""The executor's thread pool: jobs of indexed items shared by persistent threads.
+
+A *job* maps a function over ``range(n)``. :meth:`ThreadPool.open` queues a job and the pool's
+helper threads start on it at once; :meth:`ThreadPool.join` makes the calling thread work on
+the job too and returns the results in order. Helpers always take the oldest job that has items
+left, so several jobs can be open at once and a helper that runs out of one job's items goes
+straight on to the next job's instead of waiting at a barrier. While the items of the job it
+joins are all taken but some still run on helpers, the joining thread works on later jobs'
+items, so no thread idles while there is work.
+
+The pool holds ``num_threads - 1`` helper threads: the thread that joins is the last worker.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+import weakref
+from collections import deque
+from collections.abc import Callable
+from typing import Any, Generic, TypeVar
+
+__all__ = ["Job", "ThreadPool"]
+
+T = TypeVar("T")
+
+
+class Job(Generic[T]):
+    """One map over the pool: items ``0 … n-1`` handed out in order, results kept by index."""
+
+    __slots__ = ("cancelled", "claimed", "completed", "failure", "fn", "n", "results", "seq")
+
+    def __init__(self, fn: Callable[[int], T], n: int, seq: int) -> None:
+        self.fn = fn
+        self.n = n
+        self.seq = seq
+        self.results: list[Any] = [None] * n
+        self.claimed = 0
+        self.completed = 0
+        self.failure: BaseException | None = None
+        self.cancelled = False
+
+    @property
+    def has_items(self) -> bool:
+        """Whether some item has not been handed out yet."""
+        return not self.cancelled and self.claimed < self.n
+
+    @property
+    def finished(self) -> bool:
+        """Whether every item handed out has completed and none is left to hand out."""
+        return not self.has_items and self.completed == self.claimed
+
+
+class _Shared:
+    """What the helper threads see: they hold no reference to the pool, so an unclosed pool
+    is still collected (and its threads told to exit)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.has_work = threading.Condition(self.lock)
+        self.finished = threading.Condition(self.lock)
+        self.open: deque[Job[Any]] = deque()
+        self.closed = False
+
+    def claim(self, job: Job[Any]) -> int:
+        """Hand out ``job``'s next item (the lock is held)."""
+        index = job.claimed
+        job.claimed += 1
+        if not job.has_items:
+            self.open.remove(job)
+        return index
+
+    def execute(self, job: Job[Any], index: int) -> None:
+        """Run one item and record its result or failure; the first failure cancels the rest."""
+        try:
+            job.results[index] = job.fn(index)
+            failure = None
+        except BaseException as exc:
+            failure = exc
+        with self.lock:
+            if failure is not None and job.failure is None:
+                job.failure = failure
+                self.drop(job)
+            job.completed += 1
+            if job.finished:
+                self.finished.notify_all()
+
+    def drop(self, job: Job[Any]) -> None:
+        """Hand out no more of ``job``'s items (the lock is held)."""
+        if job.has_items:
+            self.open.remove(job)
+        job.cancelled = True
+
+    def close(self) -> None:
+        with self.lock:
+            self.closed = True
+            self.has_work.notify_all()
+
+    def helper_loop(self, pin: Callable[[], None] | None) -> None:
+        if pin is not None:
+            pin()
+        while True:
+            with self.lock:
+                while not self.open and not self.closed:
+                    self.has_work.wait()
+                if self.closed:
+                    return
+                job = self.open[0]
+                index = self.claim(job)
+            self.execute(job, index)
+
+
+class ThreadPool:
+    """Runs jobs on ``num_threads`` threads: ``num_threads - 1`` helpers and the joining thread.
+
+    Args:
+        num_threads: threads that work on jobs, the joining thread included (>= 1).
+        set_affinity: pin each helper thread to one core (round robin over the allowed cores).
+    """
+
+    def __init__(self, num_threads: int, set_affinity: bool = False) -> None:
+        self.num_threads = num_threads
+        self._shared = _Shared()
+        self._seq = itertools.count()
+        cores = itertools.count(1)
+
+        def pin() -> None:
+            allowed = sorted(os.sched_getaffinity(0))
+            os.sched_setaffinity(0, {allowed[next(cores) % len(allowed)]})
+
+        self._threads = [
+            threading.Thread(
+                target=self._shared.helper_loop,
+                args=(pin if set_affinity else None,),
+                name=f"feedline-thread-{index}",
+                daemon=True,
+            )
+            for index in range(1, num_threads)
+        ]
+        for thread in self._threads:
+            thread.start()
+        weakref.finalize(self, self._shared.close)
+
+    def open(self, fn: Callable[[int], T], n: int) -> Job[T]:
+        """Queue ``fn(i)`` for ``i < n``; the helpers start on it once older jobs' items are
+        handed out. :meth:`join` (or :meth:`cancel`) must follow."""
+        shared = self._shared
+        job = Job(fn, n, next(self._seq))
+        if n > 0:
+            with shared.lock:
+                shared.open.append(job)
+                if self._threads and n > 1:
+                    shared.has_work.notify(n - 1)
+        return job
+
+    def join(self, job: Job[T], poll: Callable[[], None] | None = None) -> list[T]:
+        """Work on ``job`` (then on later jobs while its last items finish) until it is done.
+
+        Args:
+            job: a job opened on this pool.
+            poll: called before each item this thread takes, outside the lock.
+
+        Returns:
+            ``fn(i)`` for every ``i``, in order.
+
+        Raises:
+            BaseException: the first failure of one of the job's items.
+        """
+        shared = self._shared
+        while True:
+            if poll is not None:
+                poll()
+            with shared.lock:
+                if job.finished:
+                    break
+                if job.has_items:
+                    target, index = job, shared.claim(job)
+                else:
+                    later = next((j for j in shared.open if j.seq > job.seq), None)
+                    if later is None:
+                        shared.finished.wait()
+                        continue
+                    target, index = later, shared.claim(later)
+            shared.execute(target, index)
+        if job.failure is not None:
+            raise job.failure
+        return job.results
+
+    def cancel(self, job: Job[Any]) -> None:
+        """Hand out no more of ``job``'s items and wait for those running; failures are dropped."""
+        shared = self._shared
+        with shared.lock:
+            if job.has_items:
+                shared.drop(job)
+            while not job.finished:
+                shared.finished.wait()
+
+    def map(self, fn: Callable[[int], T], n: int) -> list[T]:
+        """``fn(i)`` for ``i < n``, run on the pool and the calling thread; results in order."""
+        return self.join(self.open(fn, n))
+
+    def close(self) -> None:
+        """Stop the helper threads once they finish the item in hand."""
+        self._shared.close()
+        for thread in self._threads:
+            if thread is not threading.current_thread():
+                thread.join()
