@@ -224,25 +224,45 @@ def run_worker(framework: str, mode: str, threads: int, seconds: float, data: st
     }
 
 
+def _prefetched_slice(pipe: Any, seconds: float) -> tuple[int, float]:
+    """Run ``pipe`` with two iterations in flight for ``seconds``, then collect what is in flight
+    and schedule nothing more, so the pipeline computes nothing after the slice. Returns images
+    and seconds."""
+    start = time.perf_counter()
+    pipe.schedule_run()
+    pipe.schedule_run()
+    pending, images = 2, 0
+    while pending:
+        pipe.share_outputs()
+        pipe.release_outputs()
+        pending -= 1
+        images += BATCH
+        if time.perf_counter() - start < seconds:
+            pipe.schedule_run()
+            pending += 1
+    return images, time.perf_counter() - start
+
+
 def run_scaling(mode: str, threads: int, seconds: float, data: str | None) -> dict:
     """How feedline's img/s at ``threads`` threads compares with 1 thread, both pipelines built in
-    this process and run in alternating slices (so host load falls on both alike). Nothing is
-    prefetched, so neither computes during the other's slice (iterations run one at a time
-    either way)."""
+    this process and run in alternating slices (so host load falls on both alike). Each slice
+    prefetches as the pipelines normally do and drains before the next one starts, so neither
+    pipeline computes during the other's slice."""
     files = image_files(data)
-    pipes = {n: build_pipeline("feedline", files, mode, n, prefetch=1) for n in (1, threads)}
+    pipes = {n: build_pipeline("feedline", files, mode, n, prefetch=2) for n in (1, threads)}
     for pipe in pipes.values():
-        for _ in range(3):
-            pipe.run()
+        pipe.schedule_run()  # the epoch's first call schedules both prefetched iterations
+        for _ in range(2):
+            pipe.share_outputs()
+            pipe.release_outputs()
+        _prefetched_slice(pipe, 0.3)
     counts, times = dict.fromkeys(pipes, 0), dict.fromkeys(pipes, 0.0)
     slices = 10
     for _ in range(slices):
         for n, pipe in pipes.items():
-            start = time.perf_counter()
-            while time.perf_counter() - start < seconds / slices:
-                pipe.run()
-                counts[n] += BATCH
-            times[n] += time.perf_counter() - start
+            images, elapsed = _prefetched_slice(pipe, seconds / slices)
+            counts[n] += images
+            times[n] += elapsed
     rates = {n: counts[n] / times[n] for n in pipes}
     return {"mode": mode, "threads": threads, "scaling": rates[threads] / rates[1]}
 
