@@ -11,26 +11,24 @@ round counts. Printed per row: images/s, ratio to DALI CPU, CPU-ms per image (al
 worker processes) and peak resident memory. DALI rows need ``nvidia.dali``; PyTorch rows
 (DataLoader, ``threads`` worker processes, Pillow transforms) need ``torch``. feedline's thread
 scaling is measured apart: a 1-thread and a ``threads``-thread pipeline built in one process run
-in alternating slices without prefetching, so host load falls on both alike (separate processes
-tens of seconds apart gave 1.50-1.91x for the same code); the median of ``--rounds`` such runs is
-printed.
+in alternating slices, each slice prefetching two iterations as usual and collecting them before
+the next slice starts, so host load falls on both alike (separate processes tens of seconds
+apart gave 1.50-1.91x for the same code); the median of ``--rounds`` such runs is printed.
 
 Data: ``../shared/data/photos`` (100 ImageNet JPEGs) or ``--data DIR``.
 
 Measured side by side (``--rounds 3 --seconds 6``, 2-core Xeon VM whose host steals 3-14% of the
-CPU, DALI 2.4 CPU), three runs on 2026-11-22 after folding crop_mirror_normalize into the
-decoder and running the coin flips serially: train 1.45-1.73x DALI's img/s (best 807 vs 467),
-val 1.64-1.98x (best 740 vs 373); 2-thread scaling (median of three) 1.78-1.94x for train and
-1.76-1.91x for val, single runs 1.72-2.03x. The lowest figures are from runs whose host was
-busy (the separate-process 2-thread rows reached only 1.3-1.5x the 1-thread rows). Per image at
-one thread feedline needs 1.9-2.7 CPU-ms for train and 2.1-2.5 for val, DALI 4.2-4.4 and
-5.3-5.7 at two. Decoding dominates
-(libjpeg-turbo, only the region the resampling reads, ~1.8 ms: entropy decoding of every row
-above the window cannot be skipped); resampling and normalising take ~0.2 and ~0.1 ms in the
-same compiled call, and 0.1-0.15 ms is Python, which the two threads share through the GIL. The
-rest of the scaling loss is the second thread waiting at each batch's start and end (~2 ms of
-~90). The spread between runs is the host's: the same configuration varies by up to 30% from one
-minute to the next.
+CPU, DALI 2.4 CPU), three runs on 2026-11-22 after consecutive iterations started overlapping on
+the thread pool: train 1.59-2.00x DALI's img/s (best 922 vs 462), val 1.67-2.10x (best 862 vs
+411); 2-thread scaling (median of three) 1.84-1.86x for train and 1.86-1.94x for val, single
+runs 1.71-2.05x. Per image at one thread feedline needs 1.8-2.4 CPU-ms for train and 2.1-2.4 for
+val, DALI 3.9-4.3 and 4.4-4.8 at two. Decoding dominates (libjpeg-turbo, only the region the
+resampling reads, ~1.8 ms: entropy decoding of every row above the window cannot be skipped);
+resampling and normalising take ~0.2 and ~0.1 ms in the same compiled call, and 0.1-0.15 ms is
+Python, which the two threads share through the GIL. The pool's threads no longer wait at a
+batch's start or end: the next iteration's reads and draws run while this one's last samples
+finish. The spread between runs is the host's: the same configuration varies by up to 30% from
+one minute to the next.
 
 Usage: ``python benchmarks/imagenet.py [--modes train val] [--threads 2] [--rounds 3]
 [--seconds 8] [--data DIR]``
