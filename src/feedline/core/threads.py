@@ -93,11 +93,13 @@ class _Shared:
         job.cancelled = True
 
     def close(self) -> None:
+        """Tell the helpers to exit once they finish the item in hand."""
         with self.lock:
             self.closed = True
             self.has_work.notify_all()
 
     def helper_loop(self, pin: Callable[[], None] | None) -> None:
+        """A helper thread's life: take the oldest open job's next item until closed."""
         if pin is not None:
             pin()
         while True:
@@ -204,5 +206,4 @@ class ThreadPool:
         """Stop the helper threads once they finish the item in hand."""
         self._shared.close()
         for thread in self._threads:
-            if thread is not threading.current_thread():
-                thread.join()
+            thread.join()
