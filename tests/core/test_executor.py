@@ -166,3 +166,20 @@ def test_close_with_the_next_iteration_under_way_stops_every_thread() -> None:
     helpers = list(p._executor.pool._threads)
     p.close()
     assert helpers and not any(thread.is_alive() for thread in helpers)
+
+
+def test_statistics_add_up_every_samples_time_across_threads() -> None:
+    data = np.zeros((8, 1), np.int32)
+
+    @pipeline_def(batch_size=8, num_threads=4, device_id=None, prefetch_queue_depth=1)
+    def pipe():
+        return fn.test.slow(fn.external_source(source=lambda: data, batch=True), name="slow")
+
+    p = pipe()
+    p.build()
+    for _ in range(3):
+        p.run()
+    stats = p.executor_statistics()["slow"]
+    p.close()
+    assert stats["runs"] == 3
+    assert stats["time_s"] >= 3 * 8 * 0.002  # each sample sleeps 2 ms

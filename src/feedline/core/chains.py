@@ -8,6 +8,7 @@ and turns the per-sample results into the TensorLists that the rest of the graph
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -151,7 +152,8 @@ class ChainRun:
             )
             for op, kernel in steps
         ]
-        self.timings = [0.0] * len(steps)
+        # Seconds per step and sample: each entry has one writer, so threads never race.
+        self.timings = [[0.0] * self.size for _ in steps]
         self.arenas = {
             id(op): [BatchArena(self.size, buffers) for _ in op.outputs] for op, _ in steps
         }
@@ -180,7 +182,7 @@ class ChainRun:
                 context = SampleContext(i, iteration, source, in_layouts, seed, self.arenas[id(op)])
                 result = kernel.run_sample(ins, args, context)
                 context.release()
-                self.timings[position] += time.perf_counter() - start
+                self.timings[position][i] = time.perf_counter() - start
             except Exception as exc:
                 raise OperatorError(
                     f"{type(exc).__name__}: {exc}",
@@ -236,4 +238,4 @@ class ChainRun:
                 )
                 values[key] = tl
                 outs.append(tl)
-            record(op, self.timings[position], outs)
+            record(op, math.fsum(self.timings[position]), outs)
