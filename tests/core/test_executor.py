@@ -62,23 +62,32 @@ def test_serial_draws_equal_the_same_draws_made_on_the_pool() -> None:
     assert labels[:8] != ["draw"] * 8  # on the pool, draws interleave with the chain's samples
 
 
-def recording_source(batch: int = 8):
-    """A batch callback that notes ("source", call number, thread) in EVENTS."""
+def recording_source(batch: int = 8, label: str = "source", value: int | None = None):
+    """A batch callback that notes (label, call number, thread) in EVENTS and returns the call
+    number (or ``value``) in every sample."""
     calls = itertools.count()
 
     def source() -> np.ndarray:
         call = next(calls)
-        EVENTS.append(("source", call, threading.get_ident()))
-        return np.full((batch, 1), call, dtype=np.int32)
+        EVENTS.append((label, call, threading.get_ident()))
+        return np.full((batch, 1), call if value is None else value, dtype=np.int32)
 
     return source
 
 
-def overlap_pipeline(depth: int, batch_op_last: bool = False):
+def overlap_pipeline(depth: int, after: str = ""):
+    """source → record "a" (1 ms per sample), then ``after``: nothing, "+ 1" (a batch
+    operator) or "+ source" (a second source, created after the chain)."""
+
     @pipeline_def(batch_size=8, num_threads=2, device_id=None, seed=3, prefetch_queue_depth=depth)
     def pipe():
         out = fn.test.record(fn.external_source(source=recording_source(), batch=True), label="a")
-        return out + 1 if batch_op_last else out
+        if after == "+ 1":
+            return out + 1
+        if after == "+ source":
+            ones = recording_source(label="later source", value=1)
+            return out + fn.external_source(source=ones, batch=True)
+        return out
 
     p = pipe()
     p.build()
@@ -91,31 +100,51 @@ def started_before_next_source() -> int:
     return labels[: labels.index("source", 1)].count("a")
 
 
-def test_a_requested_iteration_starts_while_the_last_chain_runs() -> None:
-    p = overlap_pipeline(depth=2)
+@pytest.mark.parametrize("after", ["", "+ 1", "+ source"])
+def test_a_requested_iteration_starts_while_the_last_chain_runs(after: str) -> None:
+    p = overlap_pipeline(depth=2, after=after)
     outputs = [p.run()[0].as_array().ravel() for _ in range(3)]
     p.close()
     for iteration, values in enumerate(outputs):
-        np.testing.assert_array_equal(values, np.full(8, iteration))
+        np.testing.assert_array_equal(values, np.full(8, iteration + bool(after)))
     # Iteration 1 was requested at once (two prefetched), so its source ran while most of
     # iteration 0's samples (1 ms each, two threads) were still to come.
     assert started_before_next_source() < 4
-    # Each iteration's samples are taken before the next one's, so the first eight "a" samples
-    # to start are iteration 0's, on both threads.
     assert len({thread for label, _, thread in EVENTS if label == "a"}) == 2
 
 
-@pytest.mark.parametrize("batch_op_last", [False, True])
-def test_no_overlap_unless_the_next_iteration_is_requested_and_only_chains_end_the_plan(
-    batch_op_last: bool,
-) -> None:
-    depth = 2 if batch_op_last else 1
-    p = overlap_pipeline(depth=depth, batch_op_last=batch_op_last)
+@pytest.mark.parametrize("after", ["", "+ source"])
+def test_iterations_do_not_overlap_unless_the_next_one_is_requested(after: str) -> None:
+    p = overlap_pipeline(depth=1, after=after)
     outputs = [p.run()[0].as_array().ravel() for _ in range(3)]
     p.close()
     for iteration, values in enumerate(outputs):
-        np.testing.assert_array_equal(values, np.full(8, iteration + batch_op_last))
+        np.testing.assert_array_equal(values, np.full(8, iteration + bool(after)))
     assert started_before_next_source() == 8
+
+
+def test_sources_run_first_in_each_iteration() -> None:
+    p = overlap_pipeline(depth=1, after="+ source")
+    p.run()
+    p.close()
+    labels = [label for label, _, _ in EVENTS]
+    assert labels[:2] == ["source", "later source"]  # the later source runs before the chain
+
+
+def test_only_a_source_can_end_the_epoch() -> None:
+    def stop(batch):
+        raise StopIteration
+
+    @pipeline_def(batch_size=4, num_threads=2, device_id=None, prefetch_queue_depth=1)
+    def pipe():
+        data = fn.external_source(source=lambda: np.zeros((4, 1), np.int32), batch=True)
+        return fn.python_function(data, function=stop, batch_processing=True, name="stopper")
+
+    p = pipe()
+    p.build()
+    with pytest.raises(OperatorError, match="stopper.*only a source .* can end the epoch"):
+        p.run()
+    p.close()
 
 
 def noisy_draws(depth: int) -> list[np.ndarray]:

@@ -12,8 +12,10 @@ thread may start the next iteration when it has been requested already (prefetch
 that iteration's steps up to its first chain (the readers, typically) and queues that chain's
 samples behind the current ones, so a pool thread that runs out of samples goes straight on to
 the next batch instead of waiting at the barrier. Only the last chain overlaps the next
-iteration, and only when no batch operator follows it: nothing that could still end the epoch
-runs after the next iteration has started. Each operator still runs its iterations in order.
+iteration. Sources (readers, external sources, constants) run first in each iteration and only
+they can end the epoch, so nothing that could still end it runs after the next iteration has
+started. Batch operators after the chain (arithmetic, GPU stages) run while the pool works on
+the next batch. Each operator still runs its iterations in order.
 """
 
 from __future__ import annotations
@@ -126,11 +128,18 @@ class Executor:
         self._overlap_at = self._overlap_position()
         self._overlapped: _Progress | None = None
 
+    def _is_chained(self, op: OpNode) -> bool:
+        return isinstance(self.kernels[id(op)], SampleKernel) and op.device == "cpu"
+
     def _make_plan(self) -> list[OpNode | Chain]:
+        """Sources first (they read nothing, and only they can end the epoch, so no iteration
+        runs further operators in vain), then chains and batch operators in graph order."""
+        sources = {id(op) for op in self.ops if not op.upstream() and not self._is_chained(op)}
+        ordered = sorted(self.ops, key=lambda op: id(op) not in sources)  # stable: graph order
         plan: list[OpNode | Chain] = []
-        for op in self.ops:
+        for op in ordered:
             kernel = self.kernels[id(op)]
-            if isinstance(kernel, SampleKernel) and op.device == "cpu":
+            if self._is_chained(op):
                 last = plan[-1] if plan and isinstance(plan[-1], Chain) else None
                 if kernel.serial:
                     # Ahead of the open chain when it does not read from it, which keeps that
@@ -168,15 +177,12 @@ class Executor:
         return needed
 
     def _overlap_position(self) -> int | None:
-        """The plan step whose samples may overlap the next iteration: the last pooled chain,
-        when only chains follow it."""
-        for position in range(len(self._plan) - 1, -1, -1):
-            step = self._plan[position]
-            if not isinstance(step, Chain):
-                return None
-            if not step.serial:
-                return position
-        return None
+        """The plan step whose samples may overlap the next iteration: the last pooled chain.
+        Only sources can end the epoch and they come first, so nothing after it can."""
+        pooled = [
+            p for p, step in enumerate(self._plan) if isinstance(step, Chain) and not step.serial
+        ]
+        return pooled[-1] if pooled else None
 
     def run_iteration(self, iteration: int) -> IterationResult:
         """Run every operator once (continuing the iteration if it was started early).
@@ -302,6 +308,13 @@ class Executor:
         try:
             outs = list(kernel.run(batch))
         except StopIteration as stop:
+            if op.upstream():
+                raise OperatorError(
+                    "StopIteration from an operator with inputs: only a source (an operator "
+                    "without inputs, such as external_source) can end the epoch",
+                    operator=op.name,
+                    iteration=iteration,
+                ) from stop
             raise EndOfData(op.name) from stop
         except OperatorError:
             raise
