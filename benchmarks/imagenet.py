@@ -18,9 +18,9 @@ apart gave 1.50-1.91x for the same code); the median of ``--rounds`` such runs i
 Data: ``../shared/data/photos`` (100 ImageNet JPEGs) or ``--data DIR``.
 
 Measured side by side (``--rounds 3 --seconds 6``, 2-core Xeon VM whose host steals 3-14% of the
-CPU, DALI 2.4 CPU), three runs on 2026-11-22 after consecutive iterations started overlapping on
+CPU, DALI 2.4 CPU), four runs on 2026-11-22 after consecutive iterations started overlapping on
 the thread pool: train 1.59-2.00x DALI's img/s (best 922 vs 462), val 1.67-2.10x (best 862 vs
-411); 2-thread scaling (median of three) 1.84-1.86x for train and 1.86-1.94x for val, single
+411); 2-thread scaling (median of three) 1.84-1.87x for train and 1.86-1.94x for val, single
 runs 1.71-2.05x. Per image at one thread feedline needs 1.8-2.4 CPU-ms for train and 2.1-2.4 for
 val, DALI 3.9-4.3 and 4.4-4.8 at two. Decoding dominates (libjpeg-turbo, only the region the
 resampling reads, ~1.8 ms: entropy decoding of every row above the window cannot be skipped);
