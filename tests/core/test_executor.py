@@ -96,17 +96,22 @@ def overlap_pipeline(depth: int, after: str = ""):
 
 def started_before_next_source() -> int:
     """How many "a" samples had started when iteration 1's source was called."""
-    labels = [label for label, _, _ in EVENTS]
-    return labels[: labels.index("source", 1)].count("a")
+    events = [(label, index) for label, index, _ in EVENTS]
+    return [label for label, _ in events[: events.index(("source", 1))]].count("a")
 
 
-@pytest.mark.parametrize("after", ["", "+ 1", "+ source"])
-def test_a_requested_iteration_starts_while_the_last_chain_runs(after: str) -> None:
-    p = overlap_pipeline(depth=2, after=after)
+def run_three(depth: int, after: str) -> None:
+    """Run three iterations of :func:`overlap_pipeline` and check their outputs."""
+    p = overlap_pipeline(depth=depth, after=after)
     outputs = [p.run()[0].as_array().ravel() for _ in range(3)]
     p.close()
     for iteration, values in enumerate(outputs):
         np.testing.assert_array_equal(values, np.full(8, iteration + bool(after)))
+
+
+@pytest.mark.parametrize("after", ["", "+ 1", "+ source"])
+def test_a_requested_iteration_starts_while_the_last_chain_runs(after: str) -> None:
+    run_three(depth=2, after=after)
     # Iteration 1 was requested at once (two prefetched), so its source ran while most of
     # iteration 0's samples (1 ms each, two threads) were still to come.
     assert started_before_next_source() < 4
@@ -115,11 +120,7 @@ def test_a_requested_iteration_starts_while_the_last_chain_runs(after: str) -> N
 
 @pytest.mark.parametrize("after", ["", "+ source"])
 def test_iterations_do_not_overlap_unless_the_next_one_is_requested(after: str) -> None:
-    p = overlap_pipeline(depth=1, after=after)
-    outputs = [p.run()[0].as_array().ravel() for _ in range(3)]
-    p.close()
-    for iteration, values in enumerate(outputs):
-        np.testing.assert_array_equal(values, np.full(8, iteration + bool(after)))
+    run_three(depth=1, after=after)
     assert started_before_next_source() == 8
 
 
