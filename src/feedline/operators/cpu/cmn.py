@@ -30,6 +30,7 @@ __all__ = [
     "crop_mirror_normalize",
     "fill_value",
     "gain_offset",
+    "has_crop",
     "normalized_layout",
     "normalized_type",
 ]
@@ -38,7 +39,6 @@ OP = "crop_mirror_normalize"
 CMN_LAYOUTS = ("HWC", "CHW", "FHWC", "FCHW", "DHWC", "CDHW", "FDHWC", "FCDHW")
 _DEFAULTS = {3: "HWC", 4: "FHWC"}
 _OUT_TYPES = (np.float32, np.float16, np.uint8, np.int8, np.int16, np.int32)
-#: Without any of these the window is the whole sample.
 _CROP_EXTENTS = ("crop", "crop_d", "crop_h", "crop_w")
 
 
@@ -112,6 +112,11 @@ def normalized_layout(requested: str, layout: str) -> str:
     return requested
 
 
+def has_crop(args: Mapping[str, Any]) -> bool:
+    """Whether the arguments set a crop extent (without one the window is the whole sample)."""
+    return any(args.get(k) is not None for k in _CROP_EXTENTS)
+
+
 def fill_value(args: Mapping[str, Any]) -> float:
     """The value of ``pad_output``'s padding channels: the single ``fill_values`` entry, else 0."""
     fill = args.get("fill_values") or (0.0,)
@@ -138,8 +143,7 @@ def crop_mirror_normalize(
 
     ``allocate(shape, dtype)`` provides the float output buffer (e.g. a row of the batch).
     """
-    cropped = any(args.get(k) is not None for k in _CROP_EXTENTS)
-    window = crop_image(OP, image, layout, args) if cropped else image
+    window = crop_image(OP, image, layout, args) if has_crop(args) else image
     channel = layout.index("C")
     channels = window.shape[channel]
     gain, offset = gain_offset(args, channels)

@@ -38,6 +38,7 @@ from feedline.operators.cpu.cmn import (
     crop_mirror_normalize,
     fill_value,
     gain_offset,
+    has_crop,
     normalized_layout,
     normalized_type,
 )
@@ -125,7 +126,7 @@ def _push_crop(ops: Sequence[OpNode], resize: OpNode, outputs: Sequence[DataNode
         return
     if args["out_of_bounds_policy"] != "error" or args.get("crop_d") is not None:
         return
-    if all(args.get(k) is None for k in ("crop", "crop_h", "crop_w")):
+    if not has_crop(args):
         return
     resize.args = {**resize.args, **{k: args[k] for k in _CROP_ARGS}}
     cmn.args = {**args, **_NO_CROP}
@@ -139,7 +140,7 @@ def _absorb_normalize(
     cmn = _sole_reader(ops, fused.outputs[0], outputs)
     if cmn is None or cmn.schema.name != "crop_mirror_normalize":
         return None
-    if any(cmn.args.get(k) is not None for k in ("crop", "crop_h", "crop_w", "crop_d")):
+    if has_crop(cmn.args):
         return None
     if any(k not in NORMALIZE_ARGS for k in cmn.arg_inputs):
         return None
@@ -344,7 +345,7 @@ class FusedDecodeResizeKernel(_FusedDecodeKernel):
         codec = self.codec(data)
         probe, shape = self.probe(codec, data)
         out_size, source = resize_plan(self.op, shape, args)
-        if any(args.get(k) is not None for k in ("crop", "crop_h", "crop_w")):
+        if has_crop(args):
             window = crop_window("crop_mirror_normalize", "HW", out_size, args)
             sub, size = [], []
             for axis, ((start, end), extent) in enumerate(zip(source, out_size, strict=True)):
