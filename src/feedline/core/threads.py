@@ -193,8 +193,7 @@ class ThreadPool:
         """Hand out no more of ``job``'s items and wait for those running; failures are dropped."""
         shared = self._shared
         with shared.lock:
-            if job.has_items:
-                shared.drop(job)
+            shared.drop(job)
             while not job.finished:
                 shared.finished.wait()
 
