@@ -75,6 +75,11 @@ def _pointer(ffi: Any, ctype: str, array: np.ndarray) -> Any:
     return ffi.cast(f"{ctype} *", _address(array))
 
 
+def _float_pointer(ffi: Any, values: Any) -> Any:
+    """A ``float *`` to ``values`` as contiguous float32 (converted when they are not)."""
+    return _pointer(ffi, "float", np.ascontiguousarray(values, dtype=np.float32))
+
+
 def _call_decoder(ffi: Any, function: Any, *args: Any) -> None:
     """Call a ``fl_jpeg_*`` entry point, which takes an error buffer and its size last.
 
@@ -234,8 +239,8 @@ def normalize_u8(
             width,
             channels,
             int(bool(mirror)),
-            _pointer(ffi, "float", np.ascontiguousarray(gain, dtype=np.float32)),
-            _pointer(ffi, "float", np.ascontiguousarray(offset, dtype=np.float32)),
+            _float_pointer(ffi, gain),
+            _float_pointer(ffi, offset),
             _pointer(ffi, "float", out),
             int(bool(planar)),
             out_channels,
@@ -352,8 +357,8 @@ def decode_jpeg_resampled(
         *resample,
         out_h,
         out_w,
-        _pointer(ffi, "float", np.ascontiguousarray(normalization.gain, dtype=np.float32)),
-        _pointer(ffi, "float", np.ascontiguousarray(normalization.offset, dtype=np.float32)),
+        _float_pointer(ffi, normalization.gain),
+        _float_pointer(ffi, normalization.offset),
         int(bool(normalization.mirror)),
         int(bool(normalization.planar)),
         out_channels,
