@@ -65,17 +65,17 @@ static int clamp_index(long long i, int size) {
     return i < 0 ? 0 : i >= size ? size - 1 : (int)i;
 }
 
-/* The filter's half-width in input pixels (stretched when antialiasing a downscale). */
-static double stretched_support(double scale, int filter, int antialias) {
-    const double stretch = antialias && fabs(scale) > 1.0 ? fabs(scale) : 1.0;
-    return filter_support(filter) * stretch;
+/* How much the filter is stretched: by the scale when antialiasing a downscale. */
+static double filter_stretch(double scale, int antialias) {
+    return antialias && fabs(scale) > 1.0 ? fabs(scale) : 1.0;
 }
 
 /* A bound on the taps fl_axis_weights returns: the size its `weights` needs per output. */
 int fl_axis_max_taps(int in_size, int out_size, double start, double end, int filter,
                      int antialias) {
     if (filter == FILTER_NN) return 1;
-    const double support = stretched_support((end - start) / out_size, filter, antialias);
+    const double support =
+        filter_support(filter) * filter_stretch((end - start) / out_size, antialias);
     const int taps = (int)ceil(2 * support) + 2;
     return taps < in_size ? taps : in_size;
 }
@@ -97,8 +97,8 @@ int fl_axis_weights(int in_size, int out_size, double start, double end, int fil
         }
         return 1;
     }
-    const double stretch = antialias && fabs(scale) > 1.0 ? fabs(scale) : 1.0;
-    const double support = stretched_support(scale, filter, antialias);
+    const double stretch = filter_stretch(scale, antialias);
+    const double support = filter_support(filter) * stretch;
     const int raw_taps = (int)ceil(2 * support) + 2;
     int taps = 1;
     /* Pass 1: the widest span of non-zero taps after folding. */
