@@ -49,6 +49,8 @@ from typing import Any
 
 PHOTOS = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "photos"
 BATCH = 64
+#: Iterations each pipeline computes ahead (both frameworks' default).
+PREFETCH = 2
 MEAN = [0.485 * 255, 0.456 * 255, 0.406 * 255]
 STD = [0.229 * 255, 0.224 * 255, 0.225 * 255]
 #: DALI 2.4 CPU and the PyTorch DataLoader as measured for the issue (2 threads, img/s).
@@ -73,11 +75,9 @@ def image_files(data: str | None) -> list[str]:
     return files
 
 
-def build_pipeline(
-    framework: str, files: list[str], mode: str, threads: int, prefetch: int = 2
-) -> Any:
+def build_pipeline(framework: str, files: list[str], mode: str, threads: int) -> Any:
     """The pipeline, written once against the shared API and built with ``framework``'s modules
-    (``feedline`` or ``nvidia.dali``, CPU only), ``prefetch`` iterations ahead."""
+    (``feedline`` or ``nvidia.dali``, CPU only), ``PREFETCH`` iterations ahead."""
     if framework == "feedline":
         from feedline import fn, pipeline_def, types
     else:
@@ -107,7 +107,7 @@ def build_pipeline(
             )
         return images, label
 
-    p = pipe(prefetch_queue_depth=prefetch)
+    p = pipe(prefetch_queue_depth=PREFETCH)
     p.build()
     return p
 
@@ -223,13 +223,13 @@ def run_worker(framework: str, mode: str, threads: int, seconds: float, data: st
 
 
 def _prefetched_slice(pipe: Any, seconds: float) -> tuple[int, float]:
-    """Run ``pipe`` with two iterations in flight for ``seconds``, then collect what is in flight
-    and schedule nothing more, so the pipeline computes nothing after the slice. Returns images
-    and seconds."""
+    """Run ``pipe`` with ``PREFETCH`` iterations in flight for ``seconds``, then collect what is
+    in flight and schedule nothing more, so the pipeline computes nothing after the slice.
+    Returns images and seconds."""
     start = time.perf_counter()
-    pipe.schedule_run()
-    pipe.schedule_run()
-    pending, images = 2, 0
+    for _ in range(PREFETCH):
+        pipe.schedule_run()
+    pending, images = PREFETCH, 0
     while pending:
         pipe.share_outputs()
         pipe.release_outputs()
@@ -247,10 +247,10 @@ def run_scaling(mode: str, threads: int, seconds: float, data: str | None) -> di
     prefetches as the pipelines normally do and drains before the next one starts, so neither
     pipeline computes during the other's slice."""
     files = image_files(data)
-    pipes = {n: build_pipeline("feedline", files, mode, n, prefetch=2) for n in (1, threads)}
+    pipes = {n: build_pipeline("feedline", files, mode, n) for n in (1, threads)}
     for pipe in pipes.values():
-        pipe.schedule_run()  # the epoch's first call schedules both prefetched iterations
-        for _ in range(2):
+        pipe.schedule_run()  # the epoch's first call schedules PREFETCH iterations
+        for _ in range(PREFETCH):
             pipe.share_outputs()
             pipe.release_outputs()
         _prefetched_slice(pipe, 0.3)
