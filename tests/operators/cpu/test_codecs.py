@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import io
 import struct
 
@@ -240,6 +241,7 @@ def test_jpeg_without_simplejpeg_falls_back_to_pillow(monkeypatch: pytest.Monkey
     assert codec.decode_rgbx(data) is None
 
 
+@functools.cache
 def _jpeg_variants() -> dict[str, bytes]:
     """JPEGs whose frame headers differ: subsampling, progressive, grey, CMYK, EXIF, padding."""
     rgb = Image.fromarray(generated_image(np.random.default_rng(3), 41, 67))
