@@ -112,7 +112,6 @@ def _png_labels(path: Path) -> np.ndarray:
     return rgb[..., 0] + 2 * rgb[..., 1] + 3 * rgb[..., 2]
 
 
-@pytest.mark.skipif(not PIXELWISE.exists(), reason=SKIP_REASON)
 @pytest.mark.parametrize("ratio", [False, True])
 def test_dali_reference_pngs(ratio: bool) -> None:
     raw = parse_coco(str(PIXELWISE / "instances.json"), True, True)
