@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import linecache
 import re
+import subprocess
 import sys
 import types
 from pathlib import Path
@@ -50,3 +51,36 @@ def test_guides_have_code() -> None:
     for page in RUNNABLE:
         if page.parent.name == "guides":
             assert python_blocks(page), f"{page} has no Python block"
+
+
+def test_operator_reference_covers_every_public_operator() -> None:
+    pytest.importorskip("mkdocs", reason="the docs extra (mkdocs) is not installed")
+    sys.path.insert(0, str(DOCS / "_hooks"))
+    try:
+        from operator_reference import operator_reference
+    finally:
+        sys.path.remove(str(DOCS / "_hooks"))
+    text = operator_reference()
+    with use_plugin_system(PluginSystem()) as system:
+        operators = system.ensure_loaded().operators
+        for name, entry in operators.items():
+            heading = f"\n## {name}\n"
+            assert (heading in text) != entry.schema.hidden, name
+            if not entry.schema.hidden:
+                assert entry.schema.docstring() in text, name
+
+
+def test_site_builds_in_strict_mode(tmp_path: Path) -> None:
+    pytest.importorskip("mkdocs", reason="the docs extra (mkdocs) is not installed")
+    command = [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path)]
+    result = subprocess.run(command, cwd=REPO_ROOT, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    assert (tmp_path / "reference" / "operators" / "index.html").exists()
+
+
+def test_readme_test_command_is_what_ci_runs() -> None:
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    commands = re.findall(r"^```bash\n(.*?)\n```$", readme, re.MULTILINE | re.DOTALL)
+    test_command = next(c for c in commands if "pytest" in c)
+    ci_lines = (REPO_ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert test_command in ci_lines, "the README's test command must be a line of .ci/run"
