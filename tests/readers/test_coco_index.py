@@ -106,7 +106,7 @@ def _tiny(categories: list[int], annotations: list[tuple[int, int]]) -> RawCoco:
 
 
 def test_remapping_follows_category_order() -> None:
-    """Spec §3.3 observed: categories [5, 2, 9] → 5→1, 2→2, 9→3, unknown 7→0."""
+    """Observed on DALI: categories [5, 2, 9] → 5→1, 2→2, 9→3, unknown 7→0."""
     raw = _tiny([5, 2, 9], [(1, 9), (1, 7), (1, 5), (2, 2)])
     assert build_index(raw, CocoOptions()).labels.tolist() == [3, 0, 1, 2]
     assert build_index(raw, CocoOptions(avoid_class_remapping=True)).labels.tolist() == [9, 7, 5, 2]

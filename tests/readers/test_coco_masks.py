@@ -52,7 +52,7 @@ def test_generated_masks_match_pycocotools(
 
 
 def test_compositing_rules() -> None:
-    """Spec §3.6: polygons replace a label's RLE, the last RLE wins, higher labels on top."""
+    """DALI's quirks: polygons replace a label's RLE, the last RLE wins, higher labels on top."""
     from pycocotools import mask as mask_utils
 
     full = {"size": [4, 6], "counts": [0, 24]}

@@ -1,4 +1,4 @@
-"""fn.readers.file inside pipelines: the spec §1.2/§1.3/§1.5/§5.4 tables, outputs and errors."""
+"""fn.readers.file inside pipelines: DALI's tables, outputs and errors."""
 
 from __future__ import annotations
 
@@ -73,7 +73,7 @@ def read(bs: int, batches: int, **kwargs: Any) -> list[list[str]]:
 
 
 def as_ints(batches: list[list[str]]) -> list[list[int]]:
-    """File names ("05") as the numbers of the spec tables."""
+    """File names ("05") as the numbers of DALI's tables."""
     return [[int(name) for name in batch] for batch in batches]
 
 

@@ -1,4 +1,4 @@
-"""Tests of the readers.file sample list: directory walk, file_list parsing, files/labels (§2)."""
+"""Tests of the readers.file sample list: directory walk, file_list parsing, files/labels."""
 
 from __future__ import annotations
 

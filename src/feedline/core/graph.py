@@ -326,7 +326,7 @@ def arithmetic_node(op: str, operands: Sequence[Any], caller: str | None = None)
 
 
 def _constant_array(value: Any, dtype: DataType | None, shape: Any) -> np.ndarray:
-    """DALI's rules for the data of a constant node (spec §4.8)."""
+    """DALI's rules for the data of a constant node (``docs/semantics/arithmetic.md``)."""
     if isinstance(value, list | tuple):
         flat = np.asarray(value).ravel().tolist() if len(value) else []
         if dtype is None:
@@ -411,7 +411,7 @@ def make_operator_call(
 
     Raises:
         TypeError: bad inputs or arguments (see :meth:`OpSchema.validate`).
-        ValueError: device rules (spec §4.3) are broken.
+        ValueError: device rules (``docs/semantics/pipeline.md``) are broken.
         RuntimeError: called outside a pipeline definition.
     """
     pipe = _current_pipeline(f"fn.{op_name}")

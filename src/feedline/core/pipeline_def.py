@@ -1,4 +1,4 @@
-"""The ``@pipeline_def`` decorator (spec §4.4)."""
+"""The ``@pipeline_def`` decorator (``docs/semantics/pipeline.md``)."""
 
 from __future__ import annotations
 

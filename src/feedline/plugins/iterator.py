@@ -1,6 +1,6 @@
 """The shared base of the framework iterators: DALI's epoch, length and last-batch rules.
 
-Every rule of the iterator (spec ``dali-semantics.md`` §5) lives here, once: the epoch size taken
+Every rule of the iterator (``docs/iterators.md``) lives here, once: the epoch size taken
 from a reader's metadata, ``len()``, the three last-batch policies, the read-ahead that a FILL epoch
 carries into the next one, shard rotation, ``reset()`` and the resumable state. A framework plugin
 (PyTorch, JAX, NumPy, or a third party's: see ``docs/iterators.md``) subclasses

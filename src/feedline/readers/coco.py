@@ -1,4 +1,4 @@
-"""``fn.readers.coco``: COCO images with boxes, labels and masks (spec ``dali-semantics.md`` §3).
+"""``fn.readers.coco``: COCO images with boxes, labels and masks (``docs/coco.md``).
 
 This module is the ``coco-reader`` plugin (entry point group ``feedline.plugins``). Parsing is in
 :mod:`~feedline.readers.coco_json`, the DALI semantics in :mod:`~feedline.readers.coco_index`,
@@ -157,7 +157,7 @@ class CocoReader(Reader):
         self._offsets: list[int] = []
 
     def setup(self) -> None:
-        """Check the arguments (spec §3.1, §3.7), then index unless ``lazy_init``."""
+        """Check the arguments (``docs/coco.md``), then index unless ``lazy_init``."""
         _check_args(self.args, self.ctx.name)
         if self.args["masks"]:
             warnings.warn(

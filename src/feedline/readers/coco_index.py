@@ -2,7 +2,7 @@
 
 :func:`build_index` turns :class:`~feedline.readers.coco_raw.RawCoco` (JSON order, unfiltered)
 into :class:`CocoIndex`: the samples in reading order with their annotations stored sample by
-sample — final values (spec §3.2–§3.5: sample order, ``images`` selection, size and crowd
+sample — final values (``docs/coco.md``: sample order, ``images`` selection, size and crowd
 filters, class remapping, ``skip_empty``, ``ltrb`` and ``ratio``) — in a few flat NumPy arrays
 with offsets. The same arrays are what the preprocessed-annotation files and the cache store.
 """
@@ -125,7 +125,7 @@ class CocoIndex:
         return slice(int(self.ann_off[i]), int(self.ann_off[i + 1]))
 
     def polygons(self, i: int, coordinate_units: bool = False) -> tuple[np.ndarray, np.ndarray]:
-        """``(polygons int32 (P, 3), vertices float32 (V, 2))`` of sample ``i`` (spec §3.5).
+        """``(polygons int32 (P, 3), vertices float32 (V, 2))`` of sample ``i`` (``docs/coco.md``).
 
         Args:
             i: the sample.
@@ -194,7 +194,7 @@ def _labels(raw: RawCoco, remap: bool) -> np.ndarray:
         if cats.size and (np.abs(cats) >= 2**31).any():
             raise ValueError("a category_id does not fit in int32")
         return cats.astype(np.int32)
-    # Category entry k (first occurrence of an id) → k + 1; unknown ids → 0 (spec §3.3).
+    # Category entry k (first occurrence of an id) → k + 1; unknown ids → 0 (``docs/coco.md``).
     unique, first = np.unique(raw.category_ids, return_index=True)
     if unique.size == 0:
         return np.zeros(cats.size, np.int32)
@@ -203,7 +203,7 @@ def _labels(raw: RawCoco, remap: bool) -> np.ndarray:
 
 
 def build_index(raw: RawCoco, options: CocoOptions) -> CocoIndex:
-    """Apply ``options`` to ``raw`` (spec §3.2–§3.5).
+    """Apply ``options`` to ``raw`` (``docs/coco.md``).
 
     Raises:
         ValueError: a category id does not fit in int32 with ``avoid_class_remapping``.

@@ -1,6 +1,6 @@
 """The parsed content of a COCO annotation file as NumPy columns, and the reference parser.
 
-:class:`RawCoco` holds what ``readers.coco`` needs from the JSON (spec §3.2), one array per field,
+:class:`RawCoco` holds what ``readers.coco`` needs from the JSON (docs/coco.md), an array per field,
 in JSON order and before any filtering. :func:`raw_from_document` builds it from the document as
 Python objects (``json.load``); it is the reference the fast path in
 :mod:`feedline.readers.coco_json` must agree with, and the place where every validation error is
