@@ -84,3 +84,16 @@ def test_readme_test_command_is_what_ci_runs() -> None:
     test_command = next(c for c in commands if "pytest" in c)
     ci_lines = (REPO_ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
     assert test_command in ci_lines, "the README's test command must be a line of .ci/run"
+
+
+def test_repository_stands_alone() -> None:
+    """Nothing a user reads sends them to files outside the repository."""
+    outside = re.compile(r"\.\./shared|/work/shared|[Ss]pec §|dali-semantics\.md|shared/spec")
+    files = [REPO_ROOT / "README.md", *DOCS.rglob("*.md"), *(REPO_ROOT / "src").rglob("*.py")]
+    found = [
+        f"{path.relative_to(REPO_ROOT)}:{number}: {line.strip()}"
+        for path in files
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if outside.search(line)
+    ]
+    assert not found, "\n".join(found)
