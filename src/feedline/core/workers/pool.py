@@ -11,8 +11,8 @@ The executor owns one :class:`WorkerPool` per pipeline::
     pool.close()
 
 Task descriptions go to the workers pickled through a pipe; results come back through shared
-memory (:mod:`feedline.core.shm`) with only their layout pickled. Lifetime rule: ``receive``
-copies every result out into arrays the parent owns, so they stay valid for as long as the caller
+memory (:mod:`.segments`) with only their layout pickled. Lifetime rule: ``receive`` copies
+every result out into arrays the parent owns, so they stay valid for as long as the caller
 keeps them, and the shared memory is reused at once. Workers never outlive the pool: ``close()``
 (also run by ``weakref.finalize`` at garbage collection or interpreter exit) stops, joins or
 terminates them and unlinks every segment. A dying worker is noticed through its process
@@ -29,83 +29,40 @@ import signal
 import time
 import weakref
 from collections import deque
-from collections.abc import Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
 from multiprocessing import resource_tracker
 from multiprocessing.connection import wait
 from multiprocessing.reduction import ForkingPickler
-from typing import Any, Literal, NoReturn
+from typing import Any, NoReturn
 
 import numpy as np
 
-from feedline.core.shm import (
+from feedline.core.workers.handles import (
     GRACE_S,
-    ParentSegments,
     PoolResources,
     WorkerHandle,
     callback_name,
     pickle_sources,
     pickler_parts,
-    worker_main,
+)
+from feedline.core.workers.process import worker_main
+from feedline.core.workers.segments import ParentSegments
+from feedline.core.workers.tasks import (
+    BatchTask,
+    CallbackError,
+    Cycle,
+    Kind,
+    SampleBatchTask,
+    WorkerDiedError,
+    WorkerError,
 )
 
-__all__ = [
-    "BatchTask",
-    "CallbackError",
-    "SampleBatchTask",
-    "WorkerDiedError",
-    "WorkerError",
-    "WorkerPool",
-]
+__all__ = ["WorkerPool"]
 
-Kind = Literal["sample", "batch", "iterable"]
-Cycle = Literal["no", "quiet", "raise"]
 _KINDS = ("sample", "batch", "iterable")
 _CYCLES = ("no", "quiet", "raise")
 _START_METHODS = ("fork", "spawn")
-
-
-class WorkerError(RuntimeError):
-    """A worker of a :class:`WorkerPool` failed; ``worker`` is its index, ``pid`` its process."""
-
-    def __init__(self, message: str, *, worker: int, pid: int | None) -> None:
-        super().__init__(message)
-        self.worker = worker
-        self.pid = pid
-
-
-class CallbackError(WorkerError):
-    """A callback raised in a worker; the message holds the worker's formatted traceback.
-
-    Attributes:
-        source_id: the source whose callback raised.
-        sample_index: index of the failing sample in its batch (None in batch/iterable mode).
-        remote_traceback: the traceback as formatted in the worker.
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        worker: int,
-        pid: int | None,
-        source_id: int,
-        sample_index: int | None,
-        remote_traceback: str,
-    ) -> None:
-        super().__init__(message, worker=worker, pid=pid)
-        self.source_id = source_id
-        self.sample_index = sample_index
-        self.remote_traceback = remote_traceback
-
-
-class WorkerDiedError(WorkerError):
-    """A worker process ended unexpectedly; ``exitcode`` < 0 means killed by that signal."""
-
-    def __init__(self, message: str, *, worker: int, pid: int | None, exitcode: int | None):
-        super().__init__(message, worker=worker, pid=pid)
-        self.exitcode = exitcode
 
 
 def _exit_text(code: int | None) -> str:
@@ -118,24 +75,6 @@ def _exit_text(code: int | None) -> str:
 def _check_int(name: str, value: Any, minimum: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
-
-
-@dataclass(frozen=True)
-class SampleBatchTask:
-    """One batch of a per-sample source: the ``SampleInfo`` of each sample, in batch order."""
-
-    samples: Sequence[Any]
-
-
-@dataclass(frozen=True)
-class BatchTask:
-    """One batch of a batch or iterable source.
-
-    ``info`` (an iteration number or ``BatchInfo``) is the argument of a batch callback; an
-    iterable source takes no argument and ``info`` only names the batch in error messages.
-    """
-
-    info: Any = None
 
 
 @dataclass(eq=False)
