@@ -1,6 +1,6 @@
-"""The parent's records of a :class:`~feedline.core.workers.WorkerPool`'s processes: each
-worker's handle, the resources a finalizer must release, and how callbacks are pickled for
-``spawn``."""
+"""The parent's records of a :class:`~feedline.core.workers.WorkerPool`: each worker's handle,
+the sources, batches and tasks under way, the resources a finalizer must release, and how
+callbacks are pickled for ``spawn``."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import os
 import pickle
 import time
 import types
+from collections import deque
 from collections.abc import Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
@@ -15,12 +16,17 @@ from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
 from typing import Any
 
+import numpy as np
+
 from feedline.core.workers.segments import ParentSegments
-from feedline.core.workers.tasks import Spec
+from feedline.core.workers.tasks import CallbackError, Spec
 
 __all__ = [
     "GRACE_S",
+    "BatchRecord",
     "PoolResources",
+    "SourceRecord",
+    "TaskRecord",
     "WorkerHandle",
     "callback_name",
     "pickle_sources",
@@ -96,6 +102,46 @@ class WorkerHandle:
             return self.free.pop()
         self.slots += 1
         return self.slots - 1
+
+
+@dataclass(eq=False)
+class SourceRecord:
+    """A source added to the pool, with its batches scheduled and not yet received."""
+
+    id: int
+    index: int
+    kind: str
+    callback: Any
+    prefetch: int
+    num_outputs: int | None
+    cycle: str
+    worker: int
+    pending: deque[BatchRecord] = field(default_factory=deque)
+
+
+@dataclass(eq=False)
+class BatchRecord:
+    """One scheduled batch: its parts (one per task) as they come back."""
+
+    source: SourceRecord
+    what: Any
+    parts: list[list[tuple[np.ndarray, ...]]]
+    remaining: int
+    stop: bool = False
+    errors: list[tuple[int, CallbackError]] = field(default_factory=list)
+    dropped: bool = False
+
+
+@dataclass(eq=False)
+class TaskRecord:
+    """One task sent to a worker: a part of a batch, in a slot of the worker's ring."""
+
+    batch: BatchRecord
+    part: int
+    worker: WorkerHandle
+    slot: int
+    first: int
+    payload: Any
 
 
 class PoolResources:

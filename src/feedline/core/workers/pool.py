@@ -28,19 +28,18 @@ import secrets
 import signal
 import time
 import weakref
-from collections import deque
 from contextlib import suppress
-from dataclasses import dataclass, field
 from multiprocessing import resource_tracker
 from multiprocessing.connection import wait
 from multiprocessing.reduction import ForkingPickler
 from typing import Any, NoReturn
 
-import numpy as np
-
 from feedline.core.workers.handles import (
     GRACE_S,
+    BatchRecord,
     PoolResources,
+    SourceRecord,
+    TaskRecord,
     WorkerHandle,
     callback_name,
     pickle_sources,
@@ -77,40 +76,6 @@ def _check_int(name: str, value: Any, minimum: int) -> None:
         raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
 
 
-@dataclass(eq=False)
-class _Source:
-    id: int
-    index: int
-    kind: str
-    callback: Any
-    prefetch: int
-    num_outputs: int | None
-    cycle: str
-    worker: int
-    pending: deque[_Batch] = field(default_factory=deque)
-
-
-@dataclass(eq=False)
-class _Batch:
-    source: _Source
-    what: Any
-    parts: list[list[tuple[np.ndarray, ...]]]
-    remaining: int
-    stop: bool = False
-    errors: list[tuple[int, CallbackError]] = field(default_factory=list)
-    dropped: bool = False
-
-
-@dataclass(eq=False)
-class _Task:
-    batch: _Batch
-    part: int
-    worker: WorkerHandle
-    slot: int
-    first: int
-    payload: Any
-
-
 class WorkerPool:
     """Processes that run the callbacks of parallel external sources.
 
@@ -139,8 +104,8 @@ class WorkerPool:
         self._num_workers = num_workers
         self._start_method = start_method
         self._pickler = pickler_parts(pickle if callback_pickler is None else callback_pickler)
-        self._sources: dict[int, _Source] = {}
-        self._tasks: dict[int, _Task] = {}
+        self._sources: dict[int, SourceRecord] = {}
+        self._tasks: dict[int, TaskRecord] = {}
         self._next_key = 0
         self._res: PoolResources | None = None
         self._finalizer: weakref.finalize | None = None
@@ -207,7 +172,7 @@ class WorkerPool:
         if num_outputs is not None:
             _check_int(f"num_outputs of source {source_id}", num_outputs, 1)
         iterables = sum(source.kind == "iterable" for source in self._sources.values())
-        self._sources[source_id] = _Source(
+        self._sources[source_id] = SourceRecord(
             source_id,
             len(self._sources),
             kind,
@@ -300,7 +265,7 @@ class WorkerPool:
             raise WorkerDiedError(str(b), worker=b.worker, pid=b.pid, exitcode=b.exitcode)
         return self._res
 
-    def _source(self, source_id: int) -> _Source:
+    def _source(self, source_id: int) -> SourceRecord:
         if source_id not in self._sources:
             raise KeyError(f"unknown source_id {source_id!r}; added: {sorted(self._sources)}")
         return self._sources[source_id]
@@ -337,10 +302,10 @@ class WorkerPool:
             chunks, workers = [(0, task.info)], by_load[:1]
         else:
             chunks, workers = [(0, None)], [res.workers[source.worker]]
-        batch = _Batch(source, getattr(task, "info", None), [[] for _ in chunks], len(chunks))
+        batch = BatchRecord(source, getattr(task, "info", None), [[] for _ in chunks], len(chunks))
         tasks, messages = [], []
         for part, ((first, payload), worker) in enumerate(zip(chunks, workers, strict=True)):
-            tasks.append(_Task(batch, part, worker, worker.take_slot(), first, payload))
+            tasks.append(TaskRecord(batch, part, worker, worker.take_slot(), first, payload))
             epoch = res.epochs[source.index]
             message = (self._next_key + part, source.index, epoch, tasks[-1].slot, payload)
             try:
@@ -466,7 +431,7 @@ class WorkerPool:
             batch.remaining -= 1
 
     def _callback_error(
-        self, task: _Task, position: int | None, trace: str, pickled: bytes | None
+        self, task: TaskRecord, position: int | None, trace: str, pickled: bytes | None
     ) -> tuple[int, CallbackError]:
         source, worker, index = task.batch.source, task.worker, None
         if source.kind != "sample":
