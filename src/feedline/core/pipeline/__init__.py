@@ -2,10 +2,10 @@
 
 ``pipeline`` (define, build, run), ``properties`` (parameters and their checks),
 ``checkpoints`` (reader queries, checkpoints), ``serialize`` (JSON, Graphviz),
-``pipeline_def`` (the decorator).
+``decorator`` (``@pipeline_def``).
 """
 
+from feedline.core.pipeline.decorator import pipeline_def
 from feedline.core.pipeline.pipeline import Pipeline
-from feedline.core.pipeline.pipeline_def import pipeline_def
 
 __all__ = ["Pipeline", "pipeline_def"]
