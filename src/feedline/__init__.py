@@ -11,13 +11,14 @@ import importlib
 from typing import Any
 
 from feedline.core import types
-from feedline.core.errors import OperatorError, PipelineError, PluginError
+from feedline.core.errors import CorruptDataWarning, OperatorError, PipelineError, PluginError
 from feedline.core.pipeline import Pipeline
 from feedline.core.pipeline_def import pipeline_def
 from feedline.core.tensor import TensorCPU, TensorListCPU
 
 __version__ = "0.1.0"
 __all__ = [
+    "CorruptDataWarning",
     "OperatorError",
     "Pipeline",
     "PipelineError",
