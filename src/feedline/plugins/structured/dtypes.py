@@ -1,0 +1,98 @@
+"""Element types of graph nodes, known while the graph is defined (before any batch runs).
+
+A structured pipeline checks every ``DataNode`` assigned to a typed field against the field's
+declared type. :func:`node_dtype` follows the node to the operator that made it: an explicit
+``dtype`` argument, operators whose output type is fixed (decoders, random draws, shapes),
+operators that keep their input's type (geometry, colour, padding, copies), constants and the
+arithmetic promotion rules. The structured pipeline's external source declares the blueprint's
+types, so its outputs are known too. Where the type cannot be told (``python_function``, an
+operator from an unknown plugin) the answer is ``None`` and the check happens on the first batch.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from feedline.types import DataType, from_numpy_dtype
+
+__all__ = ["node_dtype"]
+
+#: Operators whose output has the type of their first input, unless ``dtype`` says otherwise.
+_KEEPS_INPUT = frozenset(
+    {
+        "_transfer_to_cpu",
+        "_transfer_to_gpu",
+        "bb_flip",
+        "bbox_paste",
+        "brightness",
+        "brightness_contrast",
+        "color_space_conversion",
+        "color_twist",
+        "contrast",
+        "coord_flip",
+        "copy",
+        "crop",
+        "flip",
+        "hue",
+        "noise.gaussian",
+        "pad",
+        "paste",
+        "random_resized_crop",
+        "reshape",
+        "resize",
+        "rotate",
+        "saturation",
+        "slice",
+        "transpose",
+        "warp_affine",
+    }
+)
+#: Operators whose output type is fixed when ``dtype`` is not given.
+_FIXED = {
+    "random.uniform": DataType.FLOAT,
+    "random.normal": DataType.FLOAT,
+    "random.coin_flip": DataType.INT32,
+}
+#: Multi-output sources whose outputs have fixed types.
+_OUTPUTS = {"readers.file": (DataType.UINT8, DataType.INT32)}
+
+
+def _arithmetic(op: Any, inputs: list[DataType | None]) -> DataType | None:
+    if any(t is None for t in inputs):
+        return None
+    try:
+        from feedline.operators.cpu.promotion import infer_dtype
+    except ImportError:
+        return None
+    return infer_dtype(op.schema.name, inputs)  # type: ignore[arg-type]
+
+
+def node_dtype(node: Any) -> DataType | None:
+    """The element type ``node`` will have at run time, or ``None`` when it cannot be told.
+
+    Raises:
+        TypeError: an arithmetic combination the operator refuses (as the build would).
+    """
+    op = node.source
+    name = op.schema.name
+    explicit = op.args.get("dtype")
+    if isinstance(explicit, DataType) and name != "external_source":
+        return explicit
+    if name in _FIXED:
+        return _FIXED[name]
+    if name in _KEEPS_INPUT and op.inputs:
+        return node_dtype(op.inputs[0])
+    if name in _OUTPUTS:
+        return _OUTPUTS[name][node.index]
+    if name == "constant":
+        value = op.args.get("value")
+        return from_numpy_dtype(value.dtype) if isinstance(value, np.ndarray) else None
+    if name.startswith("arithmetic."):
+        return _arithmetic(op, [node_dtype(x) for x in op.inputs])
+    if name == "external_source":
+        declared = explicit if isinstance(explicit, list | tuple) else [explicit]
+        if node.index < len(declared) and isinstance(declared[node.index], DataType):
+            return declared[node.index]
+    return None
