@@ -15,7 +15,9 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
+from feedline.core.graph import DataNode
 from feedline.plugins.structured.inputs import CallableBase, IterableBase
+from feedline.plugins.structured.paths import format_path
 from feedline.plugins.structured.sample_data_group import SampleDataGroup
 from feedline.plugins.structured.steps.base import FormatError, PipelineStepBase
 
@@ -155,8 +157,17 @@ class PipelineDefinition:
                 data = step(data)
             except FormatError as exc:
                 raise FormatError(f"step {index} ({step!r}): {exc}") from exc
+            except TypeError as exc:
+                exc.add_note(f"while adding step {index} ({step!r}) to the graph")
+                raise
             if self._print:
                 print(f"format after {step!r}:\n{data.get_string_no_details()}")
+        for path, value, _ in data.leaves():
+            if not isinstance(value, DataNode):
+                raise FormatError(
+                    f"field {format_path(path)!r} holds {type(value).__name__}, not a graph node: "
+                    "a step changed its type without assigning new data"
+                )
         data.ensure_uniform_size_in_batch_for_all_strings()
         declared = self.check_and_get_output_data_structure()
         difference = declared.describe_difference(data)

@@ -69,6 +69,17 @@ def _arithmetic(op: Any, inputs: list[DataType | None]) -> DataType | None:
     return infer_dtype(op.schema.name, inputs)  # type: ignore[arg-type]
 
 
+def _constant(args: dict[str, Any]) -> DataType | None:
+    if args.get("fdata") is not None:
+        return DataType.FLOAT
+    if args.get("idata") is not None:
+        return DataType.INT32
+    try:
+        return from_numpy_dtype(np.asarray(args.get("value")).dtype)
+    except (TypeError, ValueError):
+        return None
+
+
 def node_dtype(node: Any) -> DataType | None:
     """The element type ``node`` will have at run time, or ``None`` when it cannot be told.
 
@@ -87,8 +98,7 @@ def node_dtype(node: Any) -> DataType | None:
     if name in _OUTPUTS:
         return _OUTPUTS[name][node.index]
     if name == "constant":
-        value = op.args.get("value")
-        return from_numpy_dtype(value.dtype) if isinstance(value, np.ndarray) else None
+        return _constant(op.args)
     if name.startswith("arithmetic."):
         return _arithmetic(op, [node_dtype(x) for x in op.inputs])
     if name == "external_source":

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from feedline.types import DataType
 from feedline.plugins.structured.paths import Name, Path, as_path, flat_name, is_single_name
-from feedline.plugins.structured.values import decode_string, flat_type
+from feedline.plugins.structured.values import flat_type
+from feedline.types import DataType
 
 __all__ = ["GroupViews"]
 
@@ -338,10 +338,8 @@ class GroupViews:
             value = self._values[name]
             if isinstance(value, GroupViews):
                 out[name] = value.to_dictionary()
-            elif self._types[name] is DataType.STRING and value is not None:
-                out[name] = decode_string(value)
             else:
-                out[name] = value
+                out[name] = self[name]  # type: ignore[index] (strings decoded outside the graph)
         return out
 
     def _lines(self, indent: str, details: bool, out: list[str]) -> None:
@@ -355,8 +353,7 @@ class GroupViews:
             line = f"{indent}{name}: DALIDataType.{self._types[name].name}   "
             if details:
                 line += (
-                    f"(is set: {value is not None}; "
-                    f"mapping available: {name in self._mappings})"
+                    f"(is set: {value is not None}; mapping available: {name in self._mappings})"
                 )
             out.append(line)
 
@@ -401,6 +398,8 @@ def _difference(mine: GroupViews, other: GroupViews, prefix: tuple[Name, ...]) -
     if extra:
         return f"field {_show((*prefix, extra[0]))!r} is not expected"
     if mine._names != other._names:
-        return f"the fields of {_show(prefix)!r} are in another order: {other._names} "\
+        return (
+            f"the fields of {_show(prefix)!r} are in another order: {other._names} "
             f"instead of {mine._names}"
+        )
     return None

@@ -82,8 +82,9 @@ class DataProvider(ABC):
 
 def _check_int(name: str, value: Any, minimum: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < minimum:
-        raise ValueError(f"ShuffledShardedInputCallable: {name} must be an int >= {minimum}, "
-                         f"got {value!r}")
+        raise ValueError(
+            f"ShuffledShardedInputCallable: {name} must be an int >= {minimum}, got {value!r}"
+        )
     return int(value)
 
 

@@ -94,9 +94,11 @@ class StructuredOutputIterator:
         if num_batches_in_epoch is None:
             definition = definition_of(pipeline)
             num_batches_in_epoch = definition.length if definition is not None else None
-        elif isinstance(num_batches_in_epoch, bool) or not isinstance(
-            num_batches_in_epoch, int | np.integer
-        ) or num_batches_in_epoch < 0:
+        elif (
+            isinstance(num_batches_in_epoch, bool)
+            or not isinstance(num_batches_in_epoch, int | np.integer)
+            or num_batches_in_epoch < 0
+        ):
             raise ValueError(
                 "StructuredOutputIterator: num_batches_in_epoch must be an int >= 0 or None, "
                 f"got {num_batches_in_epoch!r}"
@@ -181,7 +183,7 @@ class StructuredOutputIterator:
         return int(self._inner.batch_size)
 
     @classmethod
-    def CreateAsDataLoaderObject(cls, *args: Any, **kwargs: Any) -> StructuredOutputIterator:  # noqa: N802
+    def CreateAsDataLoaderObject(cls, *args: Any, **kwargs: Any) -> StructuredOutputIterator:
         """An instance that is also a ``torch.utils.data.DataLoader`` for ``isinstance`` checks.
 
         Arguments as the constructor. ``DataLoader``'s own machinery is never set up: reading a
@@ -237,7 +239,7 @@ def _data_loader_class(cls: type, loader: type) -> type:
         if name not in own and name not in ("__dict__", "__weakref__", "__module__", "__doc__")
     )
 
-    def __getattribute__(self: Any, name: str) -> Any:  # noqa: N807
+    def __getattribute__(self: Any, name: str) -> Any:
         if name in blocked:
             raise AttributeError(
                 f"{name!r} is a DataLoader attribute that {cls.__name__} does not provide "

@@ -14,7 +14,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from feedline.core.graph import DataNode
-from feedline.types import DataType
 from feedline.plugins.structured.dtypes import node_dtype
 from feedline.plugins.structured.group_views import GroupViews
 from feedline.plugins.structured.paths import Name, Path, as_path, check_name, format_path
@@ -27,6 +26,7 @@ from feedline.plugins.structured.values import (
     flat_type,
     numpy_type,
 )
+from feedline.types import DataType
 
 __all__ = ["SampleDataGroup"]
 
@@ -113,7 +113,9 @@ class SampleDataGroup(GroupViews):
         if mapping is not None:
             self._mappings[name] = dict(mapping)
 
-    def add_data_group_field(self, name: Name, blueprint_sample_data_group: SampleDataGroup) -> None:
+    def add_data_group_field(
+        self, name: Name, blueprint_sample_data_group: SampleDataGroup
+    ) -> None:
         """Append a child group with the format of ``blueprint_sample_data_group`` (no values)."""
         self._new_name(name)
         if not isinstance(blueprint_sample_data_group, SampleDataGroup):

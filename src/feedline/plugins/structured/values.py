@@ -179,8 +179,10 @@ def apply_mapping(value: Any, mapping: Mapping[Any, Any], dtype: DataType, field
             k is not None and not isinstance(k, str) for k in mapping
         ):
             return value.astype(target, copy=False)
-        flat = [_map_scalar(v.item() if isinstance(v, np.generic) else v, mapping, field)
-                for v in value.ravel()]
+        flat = [
+            _map_scalar(v.item() if isinstance(v, np.generic) else v, mapping, field)
+            for v in value.ravel()
+        ]
         return np.array(flat, dtype=target).reshape(value.shape)
     if isinstance(value, list | tuple | str | np.str_):
         return np.array(_map_nested(value, mapping, field), dtype=target)
@@ -211,7 +213,9 @@ def convert(value: Any, dtype: DataType, field: str) -> Any:
         try:
             array = np.asarray(value)
         except ValueError as exc:
-            raise TypeError(f"field {field!r}: cannot convert {value!r} to an array: {exc}") from None
+            raise TypeError(
+                f"field {field!r}: cannot convert {value!r} to an array: {exc}"
+            ) from None
         if array.dtype.kind in "USOV":
             raise TypeError(
                 f"field {field!r} ({dtype.name}): got non-numeric data of dtype {array.dtype}; "

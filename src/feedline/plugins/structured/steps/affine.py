@@ -112,7 +112,9 @@ class AffineTransformer(PipelineStepBase):
     ) -> None:
         hw = tuple(int(v) for v in output_hw)
         if len(hw) != 2 or min(hw) < 1:
-            raise ValueError(f"AffineTransformer: output_hw must be two sizes >= 1, got {output_hw}")
+            raise ValueError(
+                f"AffineTransformer: output_hw must be two sizes >= 1, got {output_hw}"
+            )
         if resizing_mode not in _MODES:
             raise ValueError(
                 f"AffineTransformer: resizing_mode must be one of {_MODES}, got {resizing_mode!r}"
@@ -124,7 +126,9 @@ class AffineTransformer(PipelineStepBase):
         if len(scale) != 2 or not 0 < scale[0] <= scale[1]:
             raise ValueError(f"AffineTransformer: scale_range must be 0 < min <= max, got {scale}")
         if len(shift) != 2 or shift[0] > shift[1]:
-            raise ValueError(f"AffineTransformer: translation_range must be (min, max), got {shift}")
+            raise ValueError(
+                f"AffineTransformer: translation_range must be (min, max), got {shift}"
+            )
         self._hw = hw
         self._mode = resizing_mode
         self._images = _as_names(image_field_names)

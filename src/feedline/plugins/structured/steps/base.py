@@ -70,8 +70,9 @@ class PipelineStepBase(ABC):
         snapshot = data.get_empty_like_self()
         processed = self._process(data)
         if not isinstance(processed, SampleDataGroup):
-            raise FormatError(f"{self!r}: _process returned {type(processed).__name__}, not a "
-                              "SampleDataGroup")
+            raise FormatError(
+                f"{self!r}: _process returned {type(processed).__name__}, not a SampleDataGroup"
+            )
         declared = self.check_input_data_format_and_set_output_data_format(snapshot)
         difference = declared.describe_difference(processed)
         if difference is not None:
@@ -127,7 +128,10 @@ class GroupToApplyToSelectedStepBase(PipelineStepBase):
 
     def _process(self, data: SampleDataGroup) -> SampleDataGroup:
         for path in self._check_and_get_paths_to_apply_to(data):
-            result = self._step(data.get_item_in_path(path))
+            try:
+                result = self._step(data.get_item_in_path(path))
+            except FormatError as exc:
+                raise FormatError(f"in {format_path(path)!r}: {exc}") from exc
             data.change_type_of_data_and_remove_data(path, result)
             data.set_item_in_path(path, result)
         return data

@@ -125,7 +125,7 @@ class PhotoMetricDistorter(PipelineStepBase):
         self._paths(data_empty)
         return data_empty
 
-    def _draw(self, effect: str, neutral: float):  # noqa: ANN202 (a DataNode)
+    def _draw(self, effect: str, neutral: float):
         from feedline import fn
 
         low, high = self._ranges[effect]

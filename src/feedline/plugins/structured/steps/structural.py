@@ -20,7 +20,11 @@ def find_data_fields(
     Raises:
         FormatError: none found, or one has another type than ``dtype`` (naming it).
     """
-    paths = [p for p in data.find_all_occurrences(name) if not data.path_exists_and_is_data_group_field(p)]
+    paths = [
+        p
+        for p in data.find_all_occurrences(name)
+        if not data.path_exists_and_is_data_group_field(p)
+    ]
     if not paths:
         raise FormatError(f"{what}: no data field named {name!r}")
     for path in paths:
