@@ -69,7 +69,7 @@ def test_inferred_types_match_the_types_at_run_time() -> None:
     pipe.set_outputs(*nodes)
     pipe.build()
     actual = [tl.dtype for tl in pipe.run()]
-    assert inferred == actual, list(zip(inferred, actual))
+    assert inferred == actual, list(zip(inferred, actual, strict=True))
     assert None not in inferred
     pipe.close()
 

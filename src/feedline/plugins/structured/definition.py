@@ -71,9 +71,10 @@ class PipelineDefinition:
                 "PipelineDefinition: data_loading_callable_iterable must be a CallableBase or "
                 f"an IterableBase, got {type(source).__name__}"
             )
-        steps = [s for s in (preprocess_functors or ()) if s is not None]
-        for index, step in enumerate(steps):
-            if not isinstance(step, PipelineStepBase):
+        functors = list(preprocess_functors or ())
+        steps = [s for s in functors if s is not None]
+        for index, step in enumerate(functors):
+            if step is not None and not isinstance(step, PipelineStepBase):
                 raise TypeError(
                     f"PipelineDefinition: preprocess_functors[{index}] is a "
                     f"{type(step).__name__}, not a PipelineStepBase"

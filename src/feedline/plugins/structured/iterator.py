@@ -231,12 +231,14 @@ def _data_loader_class(cls: type, loader: type) -> type:
     if key in _LOADER_CLASSES:
         return _LOADER_CLASSES[key]
     own = {name for klass in cls.__mro__ for name in vars(klass)}
-    blocked = frozenset(
+    declared = {
         name
         for klass in loader.__mro__
         if klass is not object
-        for name in vars(klass)
-        if name not in own and name not in ("__dict__", "__weakref__", "__module__", "__doc__")
+        for name in (*vars(klass), *getattr(klass, "__annotations__", {}))
+    }
+    blocked = frozenset(
+        declared - own - {"__dict__", "__weakref__", "__module__", "__doc__", "__annotations__"}
     )
 
     def __getattribute__(self: Any, name: str) -> Any:
