@@ -255,3 +255,23 @@ def test_definition_validates_its_arguments(capsys: pytest.CaptureFixture[str]) 
     printed = capsys.readouterr().out
     assert "input format:" in printed and "format after PaddingToUniform" in printed
     assert "cls: DALIDataType.INT32" in printed
+
+
+def test_registers_the_structured_iterator(empty_plugin_system: Any) -> None:
+    from feedline.core.registry import load_object
+    from feedline.plugins.structured import plugin
+
+    empty_plugin_system.register(plugin, "structured")
+    iterators = empty_plugin_system.ensure_loaded().iterators
+    assert load_object(iterators["structured"][0]) is StructuredOutputIterator
+
+
+def test_importing_the_plugin_does_not_import_torch() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, feedline.plugins.structured, feedline.plugins.structured.plugin; "
+        "assert 'torch' not in sys.modules, 'torch imported'"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -547,3 +547,40 @@ def test_pickle_round_trip() -> None:
     back = pickle.loads(pickle.dumps(root))
     assert back.type_matches(root) and back["tok"] == "tag"
     assert back["cams"][0]["annotation"]._mappings["cls"] == LABELS
+
+
+def test_filled_copies() -> None:
+    root = filled()
+    data = root.get_data()
+    copy = root.get_empty_like_self().get_like_self_filled(list(data))
+    assert copy.type_matches(root) and copy.get_data() == data and copy["tok"] == "tag"
+    copy.remove_field("tok")
+    copy["cams"][0].add_data_field("new", types.FLOAT)
+    assert "tok" in root and "new" not in root["cams"][0]
+    assert root.field_names_flat == FLAT_NAMES
+    with pytest.raises(ValueError, match="got 9 values for 10"):
+        root.get_like_self_filled(data[:-1])
+    with pytest.raises(ValueError, match="got 11 values for 10"):
+        root.get_like_self_filled((*data, 0))
+    batch = dict(zip(FLAT_NAMES, data, strict=True))
+    again = root.get_like_self_filled_from_iterator_output([batch], 0)
+    assert again.get_data() == data and again is not root
+
+
+def test_copies_share_the_format_until_one_changes_it() -> None:
+    original = sample_format()
+    copies = [original.get_empty_like_self() for _ in range(3)]
+    copies[0].add_data_field("extra", types.INT8)
+    copies[1]["cams"][1]["annotation"].remove_field("cls")
+    copies[2].change_type_of_data_and_remove_data(("cams", 0, "annotation", "cls"), types.FLOAT)
+    assert original.field_names_flat == FLAT_NAMES
+    assert original.get_type_of_item_in_path(("cams", 0, "annotation", "cls")) is types.INT32
+    assert original["cams"][0]["annotation"]._mappings["cls"] == LABELS
+    assert copies[0].field_names_flat == (*FLAT_NAMES, "extra")
+    assert "cams.[1].annotation.cls" not in copies[1].field_names_flat
+    assert (
+        copies[2].field_types_flat[2] is types.FLOAT
+        and copies[1].field_types_flat[2] is types.INT32
+    )
+    original.add_data_field("late", types.INT8)
+    assert "late" not in copies[1] and copies[1].field_names_flat[-1] == "[7]"

@@ -8,6 +8,7 @@ depth first, children in insertion order; only leaves contribute (``cams.[0].ima
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from operator import itemgetter
 from typing import Any
 
 from feedline.plugins.structured.paths import Name, Path, as_path, flat_name, is_single_name
@@ -23,6 +24,7 @@ class GroupViews:
     """Queries over ``_names`` (ordered), ``_types``, ``_values`` and ``_mappings``."""
 
     _names: list[Name]
+    _layout: tuple[Any, ...] | None
     _types: dict[Name, Any]
     _values: dict[Name, Any]
     _mappings: dict[Name, dict[Any, Any]]
@@ -186,14 +188,43 @@ class GroupViews:
             else:
                 out.append(((*prefix, name), value, self._types[name]))
 
+    def _get_layout(self) -> tuple[Any, ...]:
+        """The children as runs of leaf names and single group names (cached until a child is
+        added or removed): ``(False, names, getter)`` or ``(True, name, None)``."""
+        layout = self._layout
+        if layout is not None:
+            return layout
+        segments: list[tuple[bool, Any, Any]] = []
+        run: list[Name] = []
+        for name in self._names:
+            if isinstance(self._values[name], GroupViews):
+                if run:
+                    segments.append(_leaf_run(run))
+                    run = []
+                segments.append((True, name, None))
+            else:
+                run.append(name)
+        if run:
+            segments.append(_leaf_run(run))
+        self._layout = tuple(segments)
+        return self._layout
+
     def _collect(self, out: list[Any]) -> None:
         values = self._values
-        for name in self._names:
-            value = values[name]
-            if isinstance(value, GroupViews):
-                value._collect(out)
+        for is_group, payload, getter in self._get_layout():
+            if is_group:
+                values[payload]._collect(out)
+            elif getter is None:
+                out.append(values[payload[0]])
             else:
-                out.append(value)
+                out += getter(values)
+
+    def _count(self) -> int:
+        values = self._values
+        return sum(
+            values[payload]._count() if is_group else len(payload)
+            for is_group, payload, _ in self._get_layout()
+        )
 
     def get_data(self, as_list_type: bool = False) -> tuple[Any, ...] | list[Any]:
         """The stored values of all leaves in flat order (strings as their uint8 bytes)."""
@@ -201,32 +232,32 @@ class GroupViews:
         self._collect(out)
         return out if as_list_type else tuple(out)
 
-    def _fill(self, source: Iterator[Any]) -> None:
+    def _fill(self, data: Sequence[Any], start: int) -> int:
         values = self._values
-        for name in self._names:
-            value = values[name]
-            if isinstance(value, GroupViews):
-                value._fill(source)
+        for is_group, payload, _ in self._get_layout():
+            if is_group:
+                start = values[payload]._fill(data, start)
             else:
-                values[name] = next(source)
+                for name in payload:
+                    values[name] = data[start]
+                    start += 1
+        return start
 
     def set_data(self, data: Sequence[Any]) -> None:
         """Store ``data`` (one value per leaf, flat order) as is: no mapping or conversion.
 
         Raises:
-            ValueError: ``data`` has more or fewer values than there are leaves.
+            ValueError: ``data`` has more or fewer values than there are leaves (the leaves are
+                then left partly filled).
         """
-        source = iter(data)
+        if not isinstance(data, list | tuple):
+            data = list(data)
         try:
-            self._fill(source)
-        except StopIteration:
-            raise ValueError(
-                f"set_data: got {len(data)} values for {len(self._flat())} data fields"
-            ) from None
-        if next(source, _MISSING) is not _MISSING:
-            raise ValueError(
-                f"set_data: got {len(data)} values for {len(self._flat())} data fields"
-            )
+            end = self._fill(data, 0)
+        except IndexError:
+            end = -1
+        if end != len(data):
+            raise ValueError(f"set_data: got {len(data)} values for {self._count()} data fields")
 
     def set_data_from_dali_generic_iterator_output(self, data: Sequence[Any], index: int) -> None:
         """Fill the leaves from an iterator batch ``data[index]`` keyed by flat names.
@@ -369,6 +400,10 @@ class GroupViews:
     def get_string_no_details(self) -> str:
         """The format as text, without the per-field 'is set'/'mapping' details."""
         return self._render(details=False)
+
+
+def _leaf_run(names: list[Name]) -> tuple[bool, tuple[Name, ...], Any]:
+    return (False, tuple(names), itemgetter(*names) if len(names) > 1 else None)
 
 
 def _show(path: Sequence[Name]) -> str:

@@ -8,7 +8,7 @@ CreateAsDataLoaderObject` makes an object that also passes ``isinstance(x, DataL
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -21,31 +21,44 @@ from feedline.types import DataType
 
 __all__ = ["DALIStructuredOutputIterator", "SimpleIterator", "StructuredOutputIterator"]
 
-#: ``(name, kind, children)``: kind 0 leaf, 1 string leaf, 2 group.
-_Plan = list[tuple[Any, int, Any]]
+#: ``(kind, payload, children)``: kind 0 a run of leaf names, 1 a string leaf, 2 a group.
+_Plan = list[tuple[int, Any, Any]]
 
 
 def _plan(group: GroupViews) -> _Plan:
     plan: _Plan = []
-    for name, dtype in zip(group._names, group.field_top_level_types, strict=True):
-        value = group._values[name]
-        if isinstance(value, GroupViews):
-            plan.append((name, 2, _plan(value)))
-        else:
-            plan.append((name, 1 if dtype is DataType.STRING else 0, None))
+    for is_group, payload, _ in group._get_layout():
+        if is_group:
+            plan.append((2, payload, _plan(group._values[payload])))
+            continue
+        run: list[Any] = []
+        for name in payload:
+            if group._types[name] is DataType.STRING:
+                if run:
+                    plan.append((0, tuple(run), None))
+                    run = []
+                plan.append((1, name, None))
+            else:
+                run.append(name)
+        if run:
+            plan.append((0, tuple(run), None))
     return plan
 
 
-def _to_dict(plan: _Plan, values: Iterator[Any]) -> dict[Any, Any]:
+def _to_dict(plan: _Plan, data: Sequence[Any], start: int = 0) -> tuple[dict[Any, Any], int]:
+    """Nested dicts of the flat ``data`` from ``start``; returns them and the next index."""
     out: dict[Any, Any] = {}
-    for name, kind, children in plan:
+    for kind, payload, children in plan:
         if kind == 0:
-            out[name] = next(values)
+            for name in payload:
+                out[name] = data[start]
+                start += 1
         elif kind == 1:
-            out[name] = decode_string(next(values))
+            out[payload] = decode_string(data[start])
+            start += 1
         else:
-            out[name] = _to_dict(children, values)
-    return out
+            out[payload], start = _to_dict(children, data, start)
+    return out, start
 
 
 def _dtype_name(value: Any) -> str | None:
@@ -139,10 +152,9 @@ class StructuredOutputIterator:
         if self._check_types:
             self._check(values)
         if self._to_dict:
-            result: Any = _to_dict(self._plan, iter(values))
+            result: Any = _to_dict(self._plan, values)[0]
         else:
-            result = self._blueprint.get_empty_like_self()
-            result.set_data(values)
+            result = self._blueprint.get_like_self_filled(values)
         return self._post(result) if self._post is not None else result
 
     next = __next__

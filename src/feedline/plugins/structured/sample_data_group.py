@@ -10,7 +10,7 @@ nodes inside it (while the graph is defined, see :mod:`.dtypes`).
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from feedline.core.graph import DataNode
@@ -42,12 +42,22 @@ class SampleDataGroup(GroupViews):
 
     def __init__(self) -> None:
         self._names: list[Name] = []
+        self._layout: tuple[Any, ...] | None = None
         self._types: dict[Name, Any] = {}
         self._values: dict[Name, Any] = {}
         self._mappings: dict[Name, dict[Any, Any]] = {}
         self._apply_mapping = True
         self._do_convert = True
         self._check_type = True
+        self._shared = False
+
+    def _own_format(self) -> None:
+        """Copy the format containers before changing them if a copy still shares them."""
+        if self._shared:
+            self._names = self._names.copy()
+            self._types = self._types.copy()
+            self._mappings = self._mappings.copy()
+            self._shared = False
 
     # -- flags ----------------------------------------------------------------------------
 
@@ -107,7 +117,9 @@ class SampleDataGroup(GroupViews):
                 raise TypeError(f"field {name!r}: mapping must be a dict, got {mapping!r}")
             if dtype is DataType.STRING:
                 raise ValueError(f"field {name!r}: a STRING field cannot have a mapping")
+        self._own_format()
         self._names.append(name)
+        self._layout = None
         self._types[name] = dtype
         self._values[name] = None
         if mapping is not None:
@@ -124,7 +136,9 @@ class SampleDataGroup(GroupViews):
                 f"{type(blueprint_sample_data_group).__name__}"
             )
         child = self._inherit_flags(blueprint_sample_data_group.get_empty_like_self())
+        self._own_format()
         self._names.append(name)
+        self._layout = None
         self._types[name] = SampleDataGroup
         self._values[name] = child
 
@@ -179,7 +193,9 @@ class SampleDataGroup(GroupViews):
     def remove_field(self, name: Name) -> None:
         """Remove the direct child ``name`` (and its mapping). Raises KeyError if missing."""
         self._child(name)
+        self._own_format()
         self._names.remove(name)
+        self._layout = None
         del self._types[name], self._values[name]
         self._mappings.pop(name, None)
 
@@ -224,6 +240,7 @@ class SampleDataGroup(GroupViews):
         dtype = check_leaf_type(new_type, shown)
         if new_mapping is not None and dtype is DataType.STRING:
             raise ValueError(f"field {shown!r}: a STRING field cannot have a mapping")
+        parent._own_format()
         parent._types[name] = dtype
         parent._values[name] = None
         parent._mappings.pop(name, None)
@@ -233,21 +250,62 @@ class SampleDataGroup(GroupViews):
     # -- copies ---------------------------------------------------------------------------
 
     def _copy(self, keep_values: bool) -> SampleDataGroup:
-        new = SampleDataGroup.__new__(SampleDataGroup)
-        new._names = list(self._names)
-        new._types = dict(self._types)
-        new._mappings = dict(self._mappings)  # mappings are never changed in place: shared
-        new._apply_mapping = self._apply_mapping
-        new._do_convert = self._do_convert
-        new._check_type = self._check_type
-        values = {}
-        for name, value in self._values.items():
-            if isinstance(value, SampleDataGroup):
-                values[name] = value._copy(keep_values)
-            else:
-                values[name] = value if keep_values else None
-        new._values = values
+        layout = self._get_layout()
+        # The copy shares the format (names, types, mappings, layout) until either changes it.
+        self._shared = True
+        state = self.__dict__.copy()
+        values = self._values.copy() if keep_values else dict.fromkeys(self._names)
+        old = self._values
+        for is_group, payload, _ in layout:
+            if is_group:
+                values[payload] = old[payload]._copy(keep_values)
+        state["_values"] = values
+        new = object.__new__(SampleDataGroup)
+        new.__dict__ = state
         return new
+
+    def _filled_copy(self, data: Sequence[Any], start: int) -> tuple[SampleDataGroup, int]:
+        layout = self._get_layout()
+        self._shared = True
+        state = self.__dict__.copy()
+        values: dict[Name, Any] = {}
+        old = self._values
+        for is_group, payload, _ in layout:
+            if is_group:
+                values[payload], start = old[payload]._filled_copy(data, start)
+            else:
+                for name in payload:
+                    values[name] = data[start]
+                    start += 1
+        state["_values"] = values
+        new = object.__new__(SampleDataGroup)
+        new.__dict__ = state
+        return new, start
+
+    def get_like_self_filled(self, data: Sequence[Any]) -> SampleDataGroup:
+        """A new tree of this format holding ``data`` (one value per leaf, flat order, stored as
+        is): :meth:`get_empty_like_self` and :meth:`set_data` in one pass.
+
+        Raises:
+            ValueError: ``data`` has more or fewer values than there are leaves.
+        """
+        if not isinstance(data, list | tuple):
+            data = list(data)
+        try:
+            new, end = self._filled_copy(data, 0)
+        except IndexError:
+            end = -1
+        if end != len(data):
+            raise ValueError(f"got {len(data)} values for {self._count()} data fields")
+        return new
+
+    def get_like_self_filled_from_iterator_output(
+        self, data: Sequence[Mapping[str, Any]], index: int
+    ) -> SampleDataGroup:
+        """A new tree of this format filled from iterator batch ``data[index]`` (flat names)."""
+        result = self.get_empty_like_self()
+        result.set_data_from_dali_generic_iterator_output(data, index)
+        return result
 
     def get_empty_like_self(self) -> SampleDataGroup:
         """A deep copy of the format (names, types, mappings, flags) with every leaf empty."""
