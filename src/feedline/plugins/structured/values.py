@@ -39,6 +39,11 @@ _NUMPY_TYPES: dict[DataType, Any] = {
     DataType.UINT32: np.uint32,
     DataType.UINT64: np.uint64,
 }
+_INT_RANGES = {
+    t: (int(np.iinfo(n).min), int(np.iinfo(n).max))
+    for t, n in _NUMPY_TYPES.items()
+    if n is not bool and np.dtype(n).kind in "iu"
+}
 #: The element types a data field may declare.
 LEAF_TYPES = frozenset([*_NUMPY_TYPES, DataType.STRING])
 
@@ -201,6 +206,8 @@ def convert(value: Any, dtype: DataType, field: str) -> Any:
     if value is None:
         return None
     target = numpy_type(dtype)
+    if type(value) is np.ndarray and value.dtype == target:
+        return value
     module = type(value).__module__
     if module.startswith("torch"):
         import torch
@@ -221,9 +228,9 @@ def convert(value: Any, dtype: DataType, field: str) -> Any:
                 f"field {field!r} ({dtype.name}): got non-numeric data of dtype {array.dtype}; "
                 "declare a mapping for strings or make it a STRING field"
             )
-        if isinstance(value, int) and not isinstance(value, bool):
-            info = np.iinfo(target) if np.dtype(target).kind in "iu" else None
-            if info is not None and not info.min <= value <= info.max:
+        if isinstance(value, int) and not isinstance(value, bool) and dtype in _INT_RANGES:
+            low, high = _INT_RANGES[dtype]
+            if not low <= value <= high:
                 raise OverflowError(f"field {field!r}: {value} does not fit in {dtype.name}")
         return array.astype(target, copy=False)
     raise TypeError(
