@@ -98,6 +98,18 @@ class Photos(DataProvider):
         return sample
 
 
+def normalize(images: Any) -> Any:
+    """``crop_mirror_normalize`` with a random mirror and ImageNet mean/std, float CHW."""
+    return fn.crop_mirror_normalize(
+        images,
+        mirror=fn.random.coin_flip(),
+        dtype=types.FLOAT,
+        output_layout="CHW",
+        mean=MEAN,
+        std=STD,
+    )
+
+
 class RandomResizedCrop(PipelineStepBase):
     """``random_resized_crop`` of every image named ``name``."""
 
@@ -127,14 +139,7 @@ class Normalize(PipelineStepBase):
     def _process(self, data: SampleDataGroup) -> SampleDataGroup:
         image = data[self.name]
         data.change_type_of_data_and_remove_data(self.name, types.FLOAT)
-        data[self.name] = fn.crop_mirror_normalize(
-            image,
-            mirror=fn.random.coin_flip(),
-            dtype=types.FLOAT,
-            output_layout="CHW",
-            mean=MEAN,
-            std=STD,
-        )
+        data[self.name] = normalize(image)
         return data
 
 
@@ -183,16 +188,7 @@ def flat_loader(jpegs: list[np.ndarray], threads: int) -> GenericIterator:
             dtype=[types.UINT8, types.INT32],
         )
         images = fn.decoders.image(encoded)
-        images = fn.random_resized_crop(images, size=224)
-        images = fn.crop_mirror_normalize(
-            images,
-            mirror=fn.random.coin_flip(),
-            dtype=types.FLOAT,
-            output_layout="CHW",
-            mean=MEAN,
-            std=STD,
-        )
-        return images, label
+        return normalize(fn.random_resized_crop(images, size=224)), label
 
     return GenericIterator(pipe(), ["image", "label"])
 

@@ -91,25 +91,21 @@ class GroupViews:
         group = self._array_target(field)
         return group is not None and group._names == list(range(len(group._names)))
 
+    def _element_kinds(self, field: Name | None) -> set[bool]:
+        """Whether the elements of the non-empty array ``self``/``field`` are groups (empty set
+        if it is no such array)."""
+        group = self._array_target(field)
+        if group is None or not group._names or not group.is_array():
+            return set()
+        return {isinstance(v, GroupViews) for v in group._values.values()}
+
     def is_data_field_array(self, field: Name | None = None) -> bool:
         """Whether ``self`` (or child ``field``) is a non-empty array whose elements are leaves."""
-        group = self._array_target(field)
-        return (
-            group is not None
-            and bool(group._names)
-            and group.is_array()
-            and not any(isinstance(v, GroupViews) for v in group._values.values())
-        )
+        return self._element_kinds(field) == {False}
 
     def is_data_group_field_array(self, field: Name | None = None) -> bool:
         """Whether ``self`` (or child ``field``) is a non-empty array whose elements are groups."""
-        group = self._array_target(field)
-        return (
-            group is not None
-            and bool(group._names)
-            and group.is_array()
-            and all(isinstance(v, GroupViews) for v in group._values.values())
-        )
+        return self._element_kinds(field) == {True}
 
     # -- paths ----------------------------------------------------------------------------
 
