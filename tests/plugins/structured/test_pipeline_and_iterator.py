@@ -275,3 +275,12 @@ def test_importing_the_plugin_does_not_import_torch() -> None:
         "assert 'torch' not in sys.modules, 'torch imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_iterable_input_in_a_worker_with_every_leaf_padded() -> None:
+    it = loader(BatchIterable(BATCH, 2), [PaddingToUniform(fill_value=-1)], parallel=True)
+    for _ in range(2):
+        batches = list(it)
+        assert [b["index"].tolist() for b in batches] == [[0, 1, 2, 3], [4, 5, 6, 7]]
+        assert batches[1]["name"] == ["s4", "s5", "s6", "s7"]
+        assert batches[1]["cls"].tolist() == [[1, 2, -1], [1, 2, 0], [1, -1, -1], [1, 2, -1]]
