@@ -6,8 +6,9 @@ flattening/unflattening a 200-field sample.
    (``external_source`` + ``fn`` calls, PyTorch ``GenericIterator``) and once with a
    ``DataProvider``, ``ShuffledShardedInputCallable``, ``PipelineDefinition`` and three steps
    (``StructuredOutputIterator``, nested dict out). Both build the same operator graph. They run
-   in alternating slices of ``--seconds`` in one process, ``--rounds`` times; the best slice of
-   each counts and every slice's ratio is printed.
+   in alternating slices of ``--seconds`` in one process, ``--rounds`` times (the best slice of
+   each counts and every slice's ratio is printed), then synchronously (no prefetching) one batch
+   of each in turn for ``--batches`` batches, which keeps a shared machine's load fair to both.
 2. A 200-leaf sample (8 cameras of 20 leaves in nested groups, 40 more leaves): ``get_data``
    (flatten), ``set_data`` (unflatten into an existing tree), ``get_like_self_filled``
    (unflatten into a new tree, what the iterator does for ``SampleDataGroup`` output) and the
@@ -143,13 +144,15 @@ class Normalize(PipelineStepBase):
         return data
 
 
-def structured_loader(jpegs: list[np.ndarray], threads: int) -> StructuredOutputIterator:
+def structured_loader(
+    jpegs: list[np.ndarray], threads: int, **pipeline_kwargs: Any
+) -> StructuredOutputIterator:
     """The structured version (steps, nested dict out)."""
     source = ShuffledShardedInputCallable(Photos(jpegs), BATCH, shuffle=True, seed=1)
     steps = [ImageDecoder("image"), RandomResizedCrop("image", 224), Normalize("image")]
     definition = PipelineDefinition(source, steps, use_parallel_external_source=False)
     pipe = definition.get_dali_pipeline(
-        batch_size=BATCH, num_threads=threads, device_id=None, seed=1
+        batch_size=BATCH, num_threads=threads, device_id=None, seed=1, **pipeline_kwargs
     )
     return StructuredOutputIterator(None, pipe, definition.check_and_get_output_data_structure())
 
@@ -176,7 +179,7 @@ class FlatSource:
         return self.jpegs[index], np.array(index % 10, np.int32)
 
 
-def flat_loader(jpegs: list[np.ndarray], threads: int) -> GenericIterator:
+def flat_loader(jpegs: list[np.ndarray], threads: int, **pipeline_kwargs: Any) -> GenericIterator:
     """The flat version (fn calls, PyTorch GenericIterator)."""
 
     @pipeline_def(batch_size=BATCH, num_threads=threads, device_id=None, seed=1)
@@ -190,7 +193,7 @@ def flat_loader(jpegs: list[np.ndarray], threads: int) -> GenericIterator:
         images = fn.decoders.image(encoded)
         return normalize(fn.random_resized_crop(images, size=224)), label
 
-    return GenericIterator(pipe(), ["image", "label"])
+    return GenericIterator(pipe(**pipeline_kwargs), ["image", "label"])
 
 
 def images_per_second(loader: Any, seconds: float) -> float:
@@ -206,6 +209,34 @@ def images_per_second(loader: Any, seconds: float) -> float:
             continue
         count += BATCH
     return count / (time.perf_counter() - start)
+
+
+def next_batch(loader: Any) -> None:
+    """Take one batch, starting the next epoch when one ends."""
+    try:
+        next(loader)
+    except StopIteration:
+        loader.reset()
+        next(loader)
+
+
+def interleaved(jpegs: list[np.ndarray], threads: int, batches: int) -> dict[str, float]:
+    """Images per second of both pipelines run synchronously (no prefetching), one batch of
+    each in turn, so both see the same load on a shared machine."""
+    sync = {"exec_async": False, "exec_pipelined": False}
+    loaders = {
+        "flat": flat_loader(jpegs, threads, **sync),
+        "structured": structured_loader(jpegs, threads, **sync),
+    }
+    spent = dict.fromkeys(loaders, 0.0)
+    for loader in loaders.values():
+        next_batch(loader)
+    for _ in range(batches):
+        for name, loader in loaders.items():
+            start = time.perf_counter()
+            next_batch(loader)
+            spent[name] += time.perf_counter() - start
+    return {name: batches * BATCH / seconds for name, seconds in spent.items()}
 
 
 # -- flattening ----------------------------------------------------------------------------
@@ -277,6 +308,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--batches", type=int, default=40, help="synchronous batches each")
     parser.add_argument(
         "--samples", type=int, default=1280, help="samples per epoch (the photos repeat)"
     )
@@ -298,6 +330,7 @@ def main(argv: list[str] | None = None) -> None:
         f"ImageNet train pipeline, batch {BATCH}, {args.threads} threads, {len(photos)} JPEGs, "
         f"{len(jpegs)} samples per epoch"
     )
+    print(f"pipelined, alternating {args.seconds:g} s slices:")
     print(f"{'pipeline':<12}{'best img/s':>12}{'all slices':>36}")
     for name, values in rates.items():
         shown = " ".join(f"{v:7.1f}" for v in values)
@@ -306,6 +339,12 @@ def main(argv: list[str] | None = None) -> None:
         f"structured / flat: best {max(rates['structured']) / max(rates['flat']):.3f}, "
         f"per slice {' '.join(f'{r:.3f}' for r in ratios)} "
         f"(median {statistics.median(ratios):.3f}; target >= 0.95)"
+    )
+    synchronous = interleaved(jpegs, args.threads, args.batches)
+    print(
+        f"synchronous, {args.batches} alternating batches each: flat "
+        f"{synchronous['flat']:.1f} img/s, structured {synchronous['structured']:.1f} img/s, "
+        f"structured / flat {synchronous['structured'] / synchronous['flat']:.3f}"
     )
     costs = source_costs(jpegs)
     print(
