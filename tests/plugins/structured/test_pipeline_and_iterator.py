@@ -154,6 +154,7 @@ def test_sample_data_group_output_and_post_processing() -> None:
     assert it.sample_data_structure_blueprint is not it.sample_data_structure_blueprint
     assert it.internal_iterator.__class__.__name__ == "GenericIterator"
     simple = iter(it)
+    assert isinstance(simple, DALIStructuredOutputIterator.SimpleIterator)
     assert iter(simple) is simple and len(simple) == 5
     simple.reset()
 

@@ -235,6 +235,8 @@ class SimpleIterator:
         return len(self._obj)
 
 
+StructuredOutputIterator.SimpleIterator = SimpleIterator  # type: ignore[attr-defined]
+
 _LOADER_CLASSES: dict[tuple[type, type], type] = {}
 
 
