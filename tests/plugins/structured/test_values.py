@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from feedline import types
 from feedline.plugins.structured import SampleDataGroup
@@ -129,3 +131,23 @@ def test_decoding_batched_strings_from_any_framework() -> None:
         decode_string(np.uint8(3))
     with pytest.raises(TypeError, match="regular"):
         encode_string([["a"], "b"], "s")
+
+
+@given(st.lists(st.text().map(lambda t: t.rstrip("\x00")), max_size=5))
+def test_strings_round_trip(texts: list[str]) -> None:
+    group = SampleDataGroup()
+    group.add_data_field("s", types.STRING)
+    for text in texts:
+        group["s"] = text
+        assert group["s"] == text
+    group["s"] = texts
+    assert group["s"] == texts
+
+
+@given(st.lists(st.sampled_from(["car", "person", "bus", "x"]), max_size=6), st.booleans())
+def test_mapping_is_element_wise(names: list[str], as_array: bool) -> None:
+    group = SampleDataGroup()
+    group.add_data_field("c", types.INT32, LABELS)
+    group["c"] = np.array(names, dtype=str) if as_array else names
+    assert group["c"].tolist() == [LABELS.get(n, 0) for n in names]
+    assert group["c"].dtype == np.int32
