@@ -129,7 +129,7 @@ class PhotoMetricDistorter(PipelineStepBase):
         from feedline import fn
 
         low, high = self._ranges[effect]
-        value = fn.random.uniform(range=[low, high])
+        value = fn.random.uniform(range=[low, high]) if low < high else low
         apply = fn.random.coin_flip(probability=self._probs[effect])
         return neutral + apply * (value - neutral)
 
