@@ -47,10 +47,13 @@ def test_inferred_types_match_the_types_at_run_time() -> None:
         u = fn.random.uniform(range=[0, 1])
         nodes = [
             x * np.float32(0.5),
-            x + fn.cast(x, dtype=types.INT16),
+            fn.cast(x, dtype=types.INT16) - fn.cast(x, dtype=types.INT16),
+            x // fn.cast(x, dtype=types.INT64) < 2,
+            fn.cast(x, dtype=types.INT64) / 3,
+            fn.cast(x, dtype=types.FLOAT64) + u,
+            fn.cast(x < 4, dtype=types.BOOL) & (x > 1),
             x < 3,
             x / 2,
-            x + 1,
             u * np.array([1, 2], np.float64),
             fn.random.coin_flip() * u,
             fn.crop_mirror_normalize(x),
@@ -65,12 +68,15 @@ def test_inferred_types_match_the_types_at_run_time() -> None:
             fn.constant(fdata=[1, 2]),
             fn.constant(idata=3),
         ]
+        mixed = [x + fn.cast(x, dtype=types.INT16), (x < 3) + (x < 4), x + 1]
+    assert [node_dtype(n) for n in mixed] == [None, None, None]  # promotion left to the first batch
     inferred = [node_dtype(n) for n in nodes]
     pipe.set_outputs(*nodes)
     pipe.build()
     actual = [tl.dtype for tl in pipe.run()]
     assert inferred == actual, list(zip(inferred, actual, strict=True))
     assert None not in inferred
+
     pipe.close()
 
 
