@@ -61,35 +61,11 @@ _FLOAT_BITS = {DataType.FLOAT16: 16, DataType.FLOAT: 32, DataType.FLOAT64: 64}
 _COMPARE = frozenset({"eq", "ne", "lt", "le", "gt", "ge"})
 _BITWISE = frozenset({"bitand", "bitor", "bitxor", "bitnot", "lshift", "rshift"})
 #: Arithmetic that always gives a floating result.
-_FLOATING = frozenset(
-    [
-        "truediv",
-        "atan2",
-        "fpow",
-        "fabs",
-        "floor",
-        "ceil",
-        "sqrt",
-        "rsqrt",
-        "cbrt",
-        "exp",
-        "log",
-        "log2",
-        "log10",
-        "sin",
-        "cos",
-        "tan",
-        "asin",
-        "acos",
-        "atan",
-        "sinh",
-        "cosh",
-        "tanh",
-        "asinh",
-        "acosh",
-        "atanh",
-    ]
+_FLOATING_OPS = (
+    "truediv atan2 fpow fabs floor ceil sqrt rsqrt cbrt exp log log2 log10 sin cos tan asin acos "
+    "atan sinh cosh tanh asinh acosh atanh"
 )
+_FLOATING = frozenset(_FLOATING_OPS.split())
 _OUTPUTS = {"readers.file": (DataType.UINT8, DataType.INT32)}
 
 
