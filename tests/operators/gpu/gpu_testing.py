@@ -9,12 +9,41 @@ from typing import Any
 
 import numpy as np
 
-from feedline.core.kernel import Batch, Kernel, KernelContext, SampleContext, SampleKernel, sample_rng
+from feedline.core.kernel import (
+    Batch,
+    Kernel,
+    KernelContext,
+    SampleContext,
+    SampleKernel,
+    sample_rng,
+)
 from feedline.core.plugins import PluginSystem
 from feedline.core.tensor import TensorListCPU
 from feedline.operators.gpu.backend import Backend
 
 SEED = 1234
+
+
+def cpu_plugins() -> PluginSystem:
+    """A plugin system with the CPU operator plugins only (whose kernels are the reference)."""
+    from feedline.operators.cpu import (
+        basic,
+        boxes_plugin,
+        image_plugin,
+        math_plugin,
+        transforms_plugin,
+    )
+
+    system = PluginSystem(autoload=False)
+    for module, name in (
+        (basic, "basic"),
+        (image_plugin, "image"),
+        (transforms_plugin, "transforms"),
+        (boxes_plugin, "boxes"),
+        (math_plugin, "math"),
+    ):
+        system.register(module, name)
+    return system
 
 
 def _load(reference: str | type) -> type:
@@ -54,7 +83,10 @@ def run_cpu(
             result = kernel.run_sample(tuple(x[i] for x in inputs), kernel.args, context)
             outs.append(result[0] if isinstance(result, tuple) else result)
         return outs
-    tls = [TensorListCPU.from_samples(list(x), layout) for x, layout in zip(inputs, layouts)]
+    tls = [
+        TensorListCPU.from_samples(list(x), layout)
+        for x, layout in zip(inputs, layouts, strict=True)
+    ]
     batch = Batch(tls, {}, 0, n, SEED, lambda fn, count: [fn(i) for i in range(count)])
     return kernel.run(batch)[0].samples()
 
@@ -66,7 +98,9 @@ def run_gpu(
     n = len(inputs[0])
     samples = [[backend.asarray(s) for s in x] for x in inputs]
     args = [dict(kernel.args) for _ in range(n)]
-    results = kernel.compute(backend, samples, list(layouts), args, lambda i: sample_rng(SEED, 0, i))
+    results = kernel.compute(
+        backend, samples, list(layouts), args, lambda i: sample_rng(SEED, 0, i)
+    )
     return results[0]
 
 

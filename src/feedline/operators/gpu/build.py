@@ -74,6 +74,7 @@ _HOST_FLAGS = (
     "-DFLG_HOST_EMULATION",
 )
 _MIN_ARCH = 75
+DEFAULT_NVCC = Path("/usr/local/cuda/bin/nvcc")
 
 
 class GpuUnavailableError(NativeBuildError):
@@ -86,14 +87,15 @@ def find_nvcc() -> str:
     Raises:
         GpuUnavailableError: none found (the message lists every place looked at).
     """
-    tried = []
     configured = os.environ.get("FEEDLINE_NVCC")
     if configured:
-        if shutil.which(configured):
-            return str(shutil.which(configured))
-        tried.append(f"FEEDLINE_NVCC={configured} (not an executable)")
-    else:
-        tried.append("FEEDLINE_NVCC (unset)")
+        found = shutil.which(configured)
+        if found:
+            return found
+        raise GpuUnavailableError(
+            f"FEEDLINE_NVCC={configured} is not an executable nvcc; fix or unset it"
+        )
+    tried = ["FEEDLINE_NVCC (unset)"]
     found = shutil.which("nvcc")
     if found:
         return found
@@ -104,10 +106,9 @@ def find_nvcc() -> str:
         tried.append(f"${variable}/bin/nvcc" + ("" if root else " (unset)"))
         if candidate is not None and os.access(candidate, os.X_OK):
             return str(candidate)
-    default = Path("/usr/local/cuda/bin/nvcc")
-    tried.append(str(default))
-    if os.access(default, os.X_OK):
-        return str(default)
+    tried.append(str(DEFAULT_NVCC))
+    if os.access(DEFAULT_NVCC, os.X_OK):
+        return str(DEFAULT_NVCC)
     raise GpuUnavailableError(
         "no CUDA compiler (nvcc) to build feedline's GPU kernels; tried "
         + ", ".join(tried)
@@ -130,9 +131,19 @@ def _nvcc_version(nvcc: str) -> str:
 
 
 @functools.cache
+def _listed_archs(nvcc: str) -> tuple[int, ...]:
+    return tuple(
+        sorted({int(a) for a in re.findall(r"compute_(\d+)", _run([nvcc, "--list-gpu-arch"]))})
+    )
+
+
 def cuda_archs(nvcc: str) -> tuple[int, ...]:
     """The compute capabilities to build (``FEEDLINE_CUDA_ARCHS``, else every one the nvcc
-    supports from 7.5 up, read from ``nvcc --list-gpu-arch``)."""
+    supports from 7.5 up, read from ``nvcc --list-gpu-arch``).
+
+    Raises:
+        GpuUnavailableError: a malformed ``FEEDLINE_CUDA_ARCHS``, or no architecture left.
+    """
     configured = os.environ.get("FEEDLINE_CUDA_ARCHS", "").strip()
     if configured:
         try:
@@ -142,8 +153,7 @@ def cuda_archs(nvcc: str) -> tuple[int, ...]:
                 f"FEEDLINE_CUDA_ARCHS={configured!r}: expected numbers such as '75,90'"
             ) from None
     else:
-        listed = re.findall(r"compute_(\d+)", _run([nvcc, "--list-gpu-arch"]))
-        archs = sorted({int(a) for a in listed})
+        archs = list(_listed_archs(nvcc))
     archs = [a for a in archs if a >= _MIN_ARCH]
     if not archs:
         raise GpuUnavailableError(f"{nvcc} supports no GPU architecture from sm_{_MIN_ARCH} up")
