@@ -1,12 +1,14 @@
-"""Every GPU kernel against its CPU kernel, on the host emulation of the CUDA sources.
+"""Every GPU kernel against its CPU kernel: on the host emulation of the CUDA sources (every
+machine), and on a CUDA device (``gpu`` marker: skipped without one).
 
-The ``.cu`` files are compiled as C++ with ``FLG_HOST_EMULATION`` (see ``flg_common.cuh``): the
-same kernels, launchers and Python kernel classes run on the CPU, so these tests check the GPU
-kernels' arithmetic on machines without a GPU. Random inputs of every supported dtype
-(hypothesis). Tolerances: exact (integer and float outputs alike) except where the CPU kernel
-uses a BLAS matrix product (colour twist: integers within 1, floats 1e-5 relative;
-coord_transform: 1e-12 relative in float64) or a transcendental function of NumPy's SIMD libm
-(math: 4 ulp in float32, 1e-13 relative in float64).
+For the emulation the ``.cu`` files are compiled as C++ with ``FLG_HOST_EMULATION`` (see
+``flg_common.cuh``): the same kernels, launchers and Python kernel classes run on the CPU, so
+these tests check the GPU kernels' arithmetic on machines without a GPU. Random inputs of
+every supported dtype (hypothesis). Tolerances: exact (integer and float outputs alike) except
+where the CPU kernel uses a BLAS matrix product (colour twist: integers within 1, floats 1e-5
+relative; coord_transform: 1e-12 relative in float64) or a transcendental function of NumPy's
+SIMD libm (math: 4 ulp in float32, 1e-13 relative in float64); float16 crops converted to
+8-bit integers within 1 (NumPy rounds the +0.5 in float16).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from hypothesis import strategies as st
 from feedline import types
 from feedline.core.plugins import PluginSystem
 from feedline.core.types import from_numpy_dtype
-from feedline.operators.gpu.backend import host_backend
+from feedline.operators.gpu.backend import Backend, cuda_backend, host_backend
 from feedline.operators.gpu.math_ops import OPS
 from tests.operators.gpu.gpu_testing import assert_same, cpu_plugins, kernels, run_cpu, run_gpu
 
@@ -46,6 +48,12 @@ def system() -> PluginSystem:
     return cpu_plugins()
 
 
+@pytest.fixture(scope="module", params=["host", pytest.param("cuda", marks=pytest.mark.gpu)])
+def backend(request: pytest.FixtureRequest) -> Backend:
+    """The host emulation, or the CUDA device."""
+    return host_backend() if request.param == "host" else cuda_backend()
+
+
 def _random(draw: Any, dtype: Any, shape: tuple[int, ...]) -> np.ndarray:
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     dtype = np.dtype(dtype)
@@ -66,7 +74,14 @@ def _images(draw: Any, dtype: Any, channels: int = 3, n: int | None = None) -> l
 
 
 def _compare(
-    system: PluginSystem, op: str, gpu: str, data: list, layout: str, tol: float = 0, **kwargs: Any
+    backend: Backend,
+    system: PluginSystem,
+    op: str,
+    gpu: str,
+    data: list,
+    layout: str,
+    tol: float = 0,
+    **kwargs: Any,
 ) -> None:
     inputs = data if isinstance(data[0], list) else [data]
     cpu, kernel = kernels(system, op, gpu, num_inputs=len(inputs), **kwargs)
@@ -75,15 +90,15 @@ def _compare(
             expected = run_cpu(cpu, inputs, [layout] * len(inputs))
     except (TypeError, ValueError) as error:  # what the CPU kernel refuses, the GPU one must too
         with pytest.raises(type(error)):
-            run_gpu(kernel, host_backend(), inputs, [layout] * len(inputs))
+            run_gpu(kernel, backend, inputs, [layout] * len(inputs))
         return
-    got, _ = run_gpu(kernel, host_backend(), inputs, [layout] * len(inputs))
+    got, _ = run_gpu(kernel, backend, inputs, [layout] * len(inputs))
     assert_same(expected, got, tol)
 
 
 @EXAMPLES
 @given(data=st.data())
-def test_crop(system: PluginSystem, data: st.DataObject) -> None:
+def test_crop(backend: Backend, system: PluginSystem, data: st.DataObject) -> None:
     draw = data.draw
     dtype = draw(st.sampled_from(sorted(DTYPES, key=str)))
     out = draw(st.sampled_from([None, *DTYPES]))
@@ -95,6 +110,7 @@ def test_crop(system: PluginSystem, data: st.DataObject) -> None:
     # overflows for ranges beyond float16's (it warns): not a case to compare.
     assume(not (half_to_int and np.dtype(out).itemsize > 1))
     _compare(
+        backend,
         system,
         "crop",
         G + "window_ops:CropGpu",
@@ -112,11 +128,12 @@ def test_crop(system: PluginSystem, data: st.DataObject) -> None:
 
 @EXAMPLES
 @given(data=st.data())
-def test_flip_and_transpose(system: PluginSystem, data: st.DataObject) -> None:
+def test_flip_and_transpose(backend: Backend, system: PluginSystem, data: st.DataObject) -> None:
     draw = data.draw
     images = _images(draw, draw(st.sampled_from(sorted(DTYPES, key=str))))
     layout = draw(st.sampled_from(["HWC", "CHW"]))
     _compare(
+        backend,
         system,
         "flip",
         G + "window_ops:FlipGpu",
@@ -126,15 +143,16 @@ def test_flip_and_transpose(system: PluginSystem, data: st.DataObject) -> None:
         vertical=draw(st.integers(0, 1)),
     )
     perm = draw(st.permutations([0, 1, 2]))
-    _compare(system, "transpose", G + "window_ops:TransposeGpu", images, layout, perm=perm)
+    _compare(backend, system, "transpose", G + "window_ops:TransposeGpu", images, layout, perm=perm)
 
 
 @EXAMPLES
 @given(data=st.data())
-def test_pad(system: PluginSystem, data: st.DataObject) -> None:
+def test_pad(backend: Backend, system: PluginSystem, data: st.DataObject) -> None:
     draw = data.draw
     images = _images(draw, draw(st.sampled_from([np.uint8, np.int16, np.float32])))
     _compare(
+        backend,
         system,
         "pad",
         G + "window_ops:PadGpu",
@@ -148,7 +166,7 @@ def test_pad(system: PluginSystem, data: st.DataObject) -> None:
 
 @EXAMPLES
 @given(data=st.data())
-def test_cast(system: PluginSystem, data: st.DataObject) -> None:
+def test_cast(backend: Backend, system: PluginSystem, data: st.DataObject) -> None:
     draw = data.draw
     images = _images(draw, draw(st.sampled_from([*DTYPES, np.uint32, np.int64, np.bool_])))
     out = draw(st.sampled_from([*DTYPES, np.uint32, np.int64, np.uint64, np.bool_]))
@@ -159,21 +177,26 @@ def test_cast(system: PluginSystem, data: st.DataObject) -> None:
         or np.dtype(out).kind not in "iu"
         or out in (np.uint8, np.int8)
     )
-    _compare(system, "cast", G + "window_ops:CastGpu", images, "HWC", dtype=dtype)
+    _compare(backend, system, "cast", G + "window_ops:CastGpu", images, "HWC", dtype=dtype)
 
 
 @EXAMPLES
 @given(data=st.data())
-def test_crop_mirror_normalize(system: PluginSystem, data: st.DataObject) -> None:
+def test_crop_mirror_normalize(backend: Backend, system: PluginSystem, data: st.DataObject) -> None:
     draw = data.draw
     images = _images(draw, draw(st.sampled_from([np.uint8, np.int16, np.uint16, np.float32])))
     out = draw(st.sampled_from([np.float32, np.float16, np.uint8, np.int8, np.int16, np.int32]))
     crop = draw(
         st.sampled_from(
-            [{}, {"crop": (5, 7), "out_of_bounds_policy": "pad"}, {"crop_h": 20, "crop_w": 3, "out_of_bounds_policy": "pad"}]
+            [
+                {},
+                {"crop": (5, 7), "out_of_bounds_policy": "pad"},
+                {"crop_h": 20, "crop_w": 3, "out_of_bounds_policy": "pad"},
+            ]
         )
     )
     _compare(
+        backend,
         system,
         "crop_mirror_normalize",
         G + "window_ops:CropMirrorNormalizeGpu",
@@ -194,11 +217,14 @@ def test_crop_mirror_normalize(system: PluginSystem, data: st.DataObject) -> Non
 
 @EXAMPLES
 @given(data=st.data())
-def test_brightness_contrast_and_colour_twist(system: PluginSystem, data: st.DataObject) -> None:
+def test_brightness_contrast_and_colour_twist(
+    backend: Backend, system: PluginSystem, data: st.DataObject
+) -> None:
     draw = data.draw
     dtype = draw(st.sampled_from([np.uint8, np.int16, np.int32, np.float32]))
     images = _images(draw, dtype)
     _compare(
+        backend,
         system,
         "brightness_contrast",
         G + "window_ops:BrightnessContrastGpu",
@@ -210,6 +236,7 @@ def test_brightness_contrast_and_colour_twist(system: PluginSystem, data: st.Dat
     )
     tol = 1e-5 if np.dtype(dtype).kind == "f" else 1
     _compare(
+        backend,
         system,
         "hsv",
         G + "color_ops:ColorTwistGpu",
@@ -221,6 +248,7 @@ def test_brightness_contrast_and_colour_twist(system: PluginSystem, data: st.Dat
         value=draw(st.floats(0, 2)),
     )
     _compare(
+        backend,
         system,
         "color_twist",
         G + "color_ops:ColorTwistGpu",
@@ -235,7 +263,7 @@ def test_brightness_contrast_and_colour_twist(system: PluginSystem, data: st.Dat
 
 @EXAMPLES
 @given(data=st.data())
-def test_normalize(system: PluginSystem, data: st.DataObject) -> None:
+def test_normalize(backend: Backend, system: PluginSystem, data: st.DataObject) -> None:
     draw = data.draw
     dtype = draw(st.sampled_from([np.uint8, np.int8, np.uint16, np.int16, np.int32, np.float32]))
     images = _images(draw, dtype)
@@ -253,6 +281,7 @@ def test_normalize(system: PluginSystem, data: st.DataObject) -> None:
     if kwargs.get("batch") and len({i.shape[2] for i in images}) > 1:
         kwargs = {}
     _compare(
+        backend,
         system,
         "normalize",
         G + "normalize_ops:NormalizeGpu",
@@ -267,7 +296,9 @@ def test_normalize(system: PluginSystem, data: st.DataObject) -> None:
 
 @EXAMPLES
 @given(data=st.data())
-def test_resize_and_random_resized_crop(system: PluginSystem, data: st.DataObject) -> None:
+def test_resize_and_random_resized_crop(
+    backend: Backend, system: PluginSystem, data: st.DataObject
+) -> None:
     draw = data.draw
     dtype = draw(st.sampled_from([np.uint8, np.int16, np.uint16, np.int32, np.float32]))
     images = _images(draw, dtype, channels=draw(st.sampled_from([1, 3, 4])))
@@ -286,6 +317,7 @@ def test_resize_and_random_resized_crop(system: PluginSystem, data: st.DataObjec
     kwargs = {"dtype": DTYPES[out]} if out else {}
     layout = draw(st.sampled_from(["HWC", "CHW"]))
     _compare(
+        backend,
         system,
         "resize",
         G + "resize_ops:ResizeGpu",
@@ -297,6 +329,7 @@ def test_resize_and_random_resized_crop(system: PluginSystem, data: st.DataObjec
         **kwargs,
     )
     _compare(
+        backend,
         system,
         "random_resized_crop",
         G + "resize_ops:RandomResizedCropGpu",
@@ -310,12 +343,13 @@ def test_resize_and_random_resized_crop(system: PluginSystem, data: st.DataObjec
 
 @EXAMPLES
 @given(data=st.data())
-def test_boxes_and_points(system: PluginSystem, data: st.DataObject) -> None:
+def test_boxes_and_points(backend: Backend, system: PluginSystem, data: st.DataObject) -> None:
     draw = data.draw
     n = draw(st.integers(1, 3))
     box_type = draw(st.sampled_from([np.float32, np.float64]))
     boxes = [_random(draw, box_type, (draw(st.integers(0, 6)), 4)) / 300 for _ in range(n)]
     _compare(
+        backend,
         system,
         "bb_flip",
         G + "color_ops:BbFlipGpu",
@@ -328,6 +362,7 @@ def test_boxes_and_points(system: PluginSystem, data: st.DataObject) -> None:
     point_type = draw(st.sampled_from([np.float32, np.int16]))  # one type per batch
     points = [_random(draw, point_type, (draw(st.integers(1, 6)), 2)) for _ in range(n)]
     _compare(
+        backend,
         system,
         "coord_transform",
         G + "color_ops:CoordTransformGpu",
@@ -347,7 +382,7 @@ _EXACT_MATH = {"fabs", "floor", "ceil", "sqrt", "clamp"}
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(data=st.data())
-def test_arithmetic(system: PluginSystem, data: st.DataObject) -> None:
+def test_arithmetic(backend: Backend, system: PluginSystem, data: st.DataObject) -> None:
     draw = data.draw
     name = draw(st.sampled_from(OPS))
     arity = 3 if name == "clamp" else 2 if OPS.index(name) < OPS.index("neg") else 1
@@ -387,9 +422,9 @@ def test_arithmetic(system: PluginSystem, data: st.DataObject) -> None:
         expected = run_cpu(cpu, operands, [""] * arity)
     except TypeError:  # a type combination the operator refuses: the GPU must refuse it too
         with pytest.raises(TypeError):
-            run_gpu(kernel, host_backend(), operands, [""] * arity)
+            run_gpu(kernel, backend, operands, [""] * arity)
         return
-    got, _ = run_gpu(kernel, host_backend(), operands, [""] * arity)
+    got, _ = run_gpu(kernel, backend, operands, [""] * arity)
     transcendental = OPS.index(name) >= OPS.index("fabs") and name not in _EXACT_MATH
     if (transcendental or name in ("atan2", "fpow", "pow")) and expected[0].dtype.kind == "f":
         tol = 1e-13 if expected[0].dtype == np.float64 else 5e-7
@@ -398,8 +433,8 @@ def test_arithmetic(system: PluginSystem, data: st.DataObject) -> None:
         assert_same(expected, got)
 
 
-def test_integer_division_by_zero_is_an_error(system: PluginSystem) -> None:
+def test_integer_division_by_zero_is_an_error(backend: Backend, system: PluginSystem) -> None:
     _, kernel = kernels(system, "arithmetic.floordiv", G + "math_ops:ArithmeticGpu", num_inputs=2)
     operands = [[np.array([4, 5], np.int32)], [np.array([1, 0], np.int32)]]
     with pytest.raises(ZeroDivisionError, match="'//'"):
-        run_gpu(kernel, host_backend(), operands, ["", ""])
+        run_gpu(kernel, backend, operands, ["", ""])
