@@ -127,10 +127,18 @@ template <class T> FLG_HD double flg_to_double(T v) { return (double)v; }
 template <> FLG_HD double flg_to_double<flg_half>(flg_half v) { return (double)(float)v; }
 template <class T> FLG_HD float flg_to_float(T v) { return (float)v; }
 template <> FLG_HD float flg_to_float<flg_half>(flg_half v) { return (float)v; }
+#if defined(__CUDACC__)
+FLG_HD flg_half flg_double_to_half(double v) { return __double2half(v); }
+#else
+inline flg_half flg_double_to_half(double v) { return (flg_half)v; }
+#endif
 
-/* A plain C conversion (NumPy's astype), through float for half. */
+/* A plain C conversion (NumPy's astype); double and 64-bit integers go to half in one rounding
+ * (as NumPy converts them), other types through float (exact for them). */
 template <class Out, class In> FLG_HD Out flg_convert(In v) {
-    if constexpr (std::is_same<Out, flg_half>::value) {
+    if constexpr (std::is_same<Out, flg_half>::value && sizeof(In) == 8) {
+        return flg_double_to_half(flg_to_double(v));
+    } else if constexpr (std::is_same<Out, flg_half>::value) {
         return (flg_half)flg_to_float(v);
     } else if constexpr (std::is_same<In, flg_half>::value) {
         return (Out)(float)v;

@@ -9,21 +9,18 @@
 template <class Out, class In> FLG_HD Out flg_cast(In v) {
     if constexpr (std::is_same<Out, In>::value) {
         return v;
-    } else if constexpr (std::is_same<Out, bool>::value) {
-        if constexpr (flg_traits<In>::is_float) {
-            const double x = flg_to_double(v);
-            return trunc(x < 0.0 ? x - 0.5 : x + 0.5) != 0.0;
-        } else {
-            return v != 0;
-        }
+    } else if constexpr (std::is_same<Out, bool>::value && !flg_traits<In>::is_float) {
+        return v != 0;
     } else if constexpr (flg_traits<Out>::is_float) {
         return flg_convert<Out>(v);
     } else if constexpr (flg_traits<In>::is_float) {
+        /* round half away from zero in the source's precision (float16 rounds its sum) */
         typedef typename std::conditional<std::is_same<In, double>::value, double, float>::type W;
         const W x = (W)flg_to_double(v);
         W r = x < W(0) ? x - W(0.5) : x + W(0.5);
         if constexpr (std::is_same<In, flg_half>::value) r = (W)(flg_half)r;
         r = trunc(r);
+        if constexpr (std::is_same<Out, bool>::value) return r != W(0);
         if (r != r) return Out(0);
         r = r < (W)flg_traits<Out>::lowest ? (W)flg_traits<Out>::lowest : r;
         r = r > (W)flg_traits<Out>::highest ? (W)flg_traits<Out>::highest : r;
