@@ -89,8 +89,11 @@ def _kernel(system: PluginSystem, op: str, reference: str, **kwargs: Any) -> Any
 
 
 def _runner(kernel: Any, backend: Any, images: ImageBatch) -> Callable[[], Any]:
+    from feedline.operators.gpu.base import GpuBatch
+
     args = [dict(kernel.args) for _ in images]
-    return lambda: kernel.compute(backend, [images], ["HWC"], args, lambda i: sample_rng(0, 0, i))
+    batch = GpuBatch(backend, [images], ["HWC"], args, lambda i: sample_rng(0, 0, i))
+    return lambda: kernel.compute(batch)
 
 
 Case = tuple[str, str, dict[str, Any], Callable[[], Any], int, int]

@@ -20,6 +20,7 @@ from feedline.core.kernel import (
 from feedline.core.plugins import PluginSystem
 from feedline.core.tensor import TensorListCPU
 from feedline.operators.gpu.backend import Backend
+from feedline.operators.gpu.base import GpuBatch
 
 SEED = 1234
 
@@ -98,9 +99,8 @@ def run_gpu(
     n = len(inputs[0])
     samples = [[backend.asarray(s) for s in x] for x in inputs]
     args = [dict(kernel.args) for _ in range(n)]
-    results = kernel.compute(
-        backend, samples, list(layouts), args, lambda i: sample_rng(SEED, 0, i)
-    )
+    batch = GpuBatch(backend, samples, list(layouts), args, lambda i: sample_rng(SEED, 0, i))
+    results = kernel.compute(batch)
     return results[0]
 
 

@@ -420,8 +420,8 @@ def test_arithmetic(backend: Backend, system: PluginSystem, data: st.DataObject)
     )
     try:
         expected = run_cpu(cpu, operands, [""] * arity)
-    except TypeError:  # a type combination the operator refuses: the GPU must refuse it too
-        with pytest.raises(TypeError):
+    except (TypeError, ZeroDivisionError) as error:  # refused on the CPU: refused on the GPU
+        with pytest.raises(type(error)):
             run_gpu(kernel, backend, operands, [""] * arity)
         return
     got, _ = run_gpu(kernel, backend, operands, [""] * arity)
@@ -447,3 +447,26 @@ def test_cast_rounds_in_the_source_precision(backend: Backend, system: PluginSys
     doubles = [np.array([1 + 2**-11 + 2**-30, -(1 + 2**-11 + 2**-30), 65519.0], np.float64)]
     for data, dtype in ((floats, types.BOOL), (floats, types.INT8), (doubles, types.FLOAT16)):
         _compare(backend, system, "cast", G + "window_ops:CastGpu", data, "", dtype=dtype)
+
+
+@pytest.mark.gpu
+def test_a_gpu_kernel_runs_a_batch_of_tensor_list_gpu(system: PluginSystem) -> None:
+    """Kernel.run: TensorListGPU in and out, random windows drawn as the CPU kernel draws."""
+    import cupy as cp
+
+    from feedline.core.kernel import Batch
+    from feedline.core.tensor_gpu import TensorListGPU
+
+    rng = np.random.default_rng(5)
+    images = [rng.integers(0, 256, (40 + 3 * i, 50, 3), dtype=np.uint8) for i in range(4)]
+    cpu, kernel = kernels(
+        system, "random_resized_crop", G + "resize_ops:RandomResizedCropGpu", size=(24, 20)
+    )
+    expected = run_cpu(cpu, [images], ["HWC"])
+    batch = Batch(
+        [TensorListGPU.from_samples([cp.asarray(i) for i in images], "HWC")],
+        {}, 0, len(images), 1234, lambda fn, count: [fn(i) for i in range(count)],
+    )  # fmt: skip
+    (out,) = kernel.run(batch)
+    assert isinstance(out, TensorListGPU) and out.is_dense_tensor() and out.layout() == "HWC"
+    assert_same(expected, [t.as_cpu().as_array() for t in out])

@@ -10,6 +10,7 @@ generators: a seeded GPU pipeline draws the same crops and flips as the CPU one)
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -18,13 +19,36 @@ from feedline.core.kernel import Batch, Kernel
 from feedline.core.tensor_gpu import TensorListGPU
 from feedline.operators.gpu.backend import Backend, cuda_backend
 
-__all__ = ["GpuKernel", "Outputs", "sample_args"]
+__all__ = ["GpuBatch", "GpuKernel", "Outputs", "sample_args"]
 
 #: What :meth:`GpuKernel.compute` returns: per output, the samples and the layout.
 Outputs = list[tuple[list[Any], str]]
 
 _VECTORS = {"int_vec", "float_vec", "str_vec", "bool_vec"}
 _SCALARS = {"int": int, "float": float, "bool": bool}
+
+
+@dataclass(frozen=True)
+class GpuBatch:
+    """One batch as a GPU kernel computes it.
+
+    Attributes:
+        backend: where to run (CUDA, or the host emulation in tests).
+        inputs: per input, the samples (arrays of ``backend``).
+        layouts: per input, the layout.
+        args: per sample, the arguments.
+        rng: the random generator of a sample index (the CPU kernels' generators).
+    """
+
+    backend: Backend
+    inputs: Sequence[list[Any]]
+    layouts: Sequence[str]
+    args: Sequence[Mapping[str, Any]]
+    rng: Callable[[int], np.random.Generator]
+
+    def contiguous(self, index: int = 0) -> list[Any]:
+        """The samples of input ``index`` as C-contiguous arrays."""
+        return [self.backend.xp.ascontiguousarray(s) for s in self.inputs[index]]
 
 
 def sample_args(
@@ -69,35 +93,19 @@ class GpuKernel(Kernel):
         kinds = {name: spec.kind for name, spec in self.ctx.schema.arg_map.items()}
         args = [sample_args(self.args, batch.arg_inputs, kinds, i) for i in range(n)]
         results = self.compute(
-            cuda_backend(),
-            [tl.samples() for tl in inputs],
-            [tl.layout() for tl in inputs],
-            args,
-            batch.rng,
+            GpuBatch(
+                cuda_backend(),
+                [tl.samples() for tl in inputs],
+                [tl.layout() for tl in inputs],
+                args,
+                batch.rng,
+            )
         )
         infos = inputs[0].source_infos() if inputs else None
         return [TensorListGPU.from_samples(s, layout, infos) for s, layout in results]
 
-    def compute(
-        self,
-        backend: Backend,
-        inputs: Sequence[list[Any]],
-        layouts: Sequence[str],
-        args: Sequence[Mapping[str, Any]],
-        rng: Callable[[int], np.random.Generator],
-    ) -> Outputs:
-        """Compute one batch.
-
-        Args:
-            backend: where to run (CUDA, or the host emulation in tests).
-            inputs: per input, the samples (device arrays of ``backend``).
-            layouts: per input, the layout.
-            args: per sample, the arguments.
-            rng: the random generator of a sample index.
-
-        Returns:
-            Per output, the samples and the layout.
-        """
+    def compute(self, batch: GpuBatch) -> Outputs:
+        """Compute one batch: per output, the samples and the layout."""
         raise NotImplementedError(f"{type(self).__name__} does not implement compute()")
 
     def layout_of(self, layouts: Sequence[str]) -> str:

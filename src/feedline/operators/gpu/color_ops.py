@@ -4,8 +4,7 @@ host by the CPU kernels' functions, then one launch processes the batch."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 
@@ -13,8 +12,8 @@ from feedline.core.types import to_numpy_dtype
 from feedline.operators.cpu.bbox import BbFlipKernel
 from feedline.operators.cpu.color import ColorTwistKernel, twist_params
 from feedline.operators.cpu.coords import CoordTransformKernel, check_points, transform_matrix
-from feedline.operators.gpu.backend import Backend, type_id
-from feedline.operators.gpu.base import GpuKernel, Outputs
+from feedline.operators.gpu.backend import type_id
+from feedline.operators.gpu.base import GpuBatch, GpuKernel, Outputs
 
 __all__ = ["BbFlipGpu", "ColorTwistGpu", "CoordTransformGpu"]
 
@@ -24,15 +23,9 @@ Rng = Callable[[int], np.random.Generator]
 class ColorTwistGpu(GpuKernel, ColorTwistKernel):
     """``hue``, ``saturation``, ``hsv`` and ``color_twist`` on the GPU."""
 
-    def compute(
-        self,
-        backend: Backend,
-        inputs: Sequence[list[Any]],
-        layouts: Sequence[str],
-        args: Sequence[Mapping[str, Any]],
-        rng: Rng,
-    ) -> Outputs:
+    def compute(self, batch: GpuBatch) -> Outputs:
         """Twist the colours of every sample (one launch)."""
+        backend, inputs, layouts, args = batch.backend, batch.inputs, batch.layouts, batch.args
         images = [backend.xp.ascontiguousarray(s) for s in inputs[0]]
         if not images:
             return [([], layouts[0])]
@@ -66,15 +59,9 @@ class ColorTwistGpu(GpuKernel, ColorTwistKernel):
 class BbFlipGpu(GpuKernel, BbFlipKernel):
     """``bb_flip`` on the GPU (float32 boxes, as the CPU kernel returns)."""
 
-    def compute(
-        self,
-        backend: Backend,
-        inputs: Sequence[list[Any]],
-        layouts: Sequence[str],
-        args: Sequence[Mapping[str, Any]],
-        rng: Rng,
-    ) -> Outputs:
+    def compute(self, batch: GpuBatch) -> Outputs:
         """Flip the boxes of every sample (one launch)."""
+        backend, inputs, layouts, args = batch.backend, batch.inputs, batch.layouts, batch.args
         boxes = []
         for sample in inputs[0]:
             if sample.dtype.kind != "f":
@@ -108,15 +95,9 @@ class BbFlipGpu(GpuKernel, BbFlipKernel):
 class CoordTransformGpu(GpuKernel, CoordTransformKernel):
     """``coord_transform`` on the GPU (float64 arithmetic, as on the CPU)."""
 
-    def compute(
-        self,
-        backend: Backend,
-        inputs: Sequence[list[Any]],
-        layouts: Sequence[str],
-        args: Sequence[Mapping[str, Any]],
-        rng: Rng,
-    ) -> Outputs:
+    def compute(self, batch: GpuBatch) -> Outputs:
         """Transform the points of every sample (one launch)."""
+        backend, inputs, layouts, args = batch.backend, batch.inputs, batch.layouts, batch.args
         points = [backend.xp.ascontiguousarray(s) for s in inputs[0]]
         if not points:
             return [([], layouts[0])]

@@ -4,7 +4,7 @@ computes every sample with broadcasting (see ``kernels/math.cu`` for the semanti
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -17,7 +17,7 @@ from feedline.operators.cpu.math_kernels import (
 )
 from feedline.operators.cpu.promotion import promote, result_dtype
 from feedline.operators.gpu.backend import Backend, type_id
-from feedline.operators.gpu.base import GpuKernel, Outputs
+from feedline.operators.gpu.base import GpuBatch, GpuKernel, Outputs
 
 __all__ = ["OPS", "ArithmeticGpu"]
 
@@ -58,15 +58,9 @@ def _row(shape: tuple[int, ...], operands: Sequence[Any]) -> list[int]:
 class ArithmeticGpu(GpuKernel, ArithmeticKernel):
     """Every ``arithmetic.<op>`` operator on the GPU."""
 
-    def compute(
-        self,
-        backend: Backend,
-        inputs: Sequence[list[Any]],
-        layouts: Sequence[str],
-        args: Sequence[Mapping[str, Any]],
-        rng: Callable[[int], np.random.Generator],
-    ) -> Outputs:
+    def compute(self, batch: GpuBatch) -> Outputs:
         """Compute the operator on one batch (one launch)."""
+        backend, inputs, layouts = batch.backend, batch.inputs, batch.layouts
         info = self._info
         if len(inputs) != info.arity:
             raise TypeError(

@@ -5,7 +5,7 @@ generator, as on the CPU), then every image or frame of the batch is resampled b
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -23,7 +23,7 @@ from feedline.operators.cpu.resize import (
     spatial_size,
 )
 from feedline.operators.gpu.backend import Backend, type_id
-from feedline.operators.gpu.base import GpuKernel, Outputs
+from feedline.operators.gpu.base import GpuBatch, GpuKernel, Outputs
 
 __all__ = ["RandomResizedCropGpu", "ResizeGpu", "resample_batch"]
 
@@ -143,15 +143,9 @@ def resample_batch(
 class ResizeGpu(GpuKernel, ResizeKernel):
     """``resize`` on the GPU."""
 
-    def compute(
-        self,
-        backend: Backend,
-        inputs: Sequence[list[Any]],
-        layouts: Sequence[str],
-        args: Sequence[Mapping[str, Any]],
-        rng: Callable[[int], np.random.Generator],
-    ) -> Outputs:
+    def compute(self, batch: GpuBatch) -> Outputs:
         """Resize every sample (one launch)."""
+        backend, inputs, layouts, args = batch.backend, batch.inputs, batch.layouts, batch.args
         images = [backend.xp.ascontiguousarray(s) for s in inputs[0]]
         plans, kinds = [], set()
         for image, sample_args in zip(images, args, strict=True):
@@ -167,15 +161,15 @@ class ResizeGpu(GpuKernel, ResizeKernel):
 class RandomResizedCropGpu(GpuKernel, RandomResizedCropKernel):
     """``random_resized_crop`` on the GPU (windows drawn on the host as on the CPU)."""
 
-    def compute(
-        self,
-        backend: Backend,
-        inputs: Sequence[list[Any]],
-        layouts: Sequence[str],
-        args: Sequence[Mapping[str, Any]],
-        rng: Callable[[int], np.random.Generator],
-    ) -> Outputs:
+    def compute(self, batch: GpuBatch) -> Outputs:
         """Crop and resize every sample (one launch)."""
+        backend, inputs, layouts, args, rng = (
+            batch.backend,
+            batch.inputs,
+            batch.layouts,
+            batch.args,
+            batch.rng,
+        )
         op = "random_resized_crop"
         images = [backend.xp.ascontiguousarray(s) for s in inputs[0]]
         plans, kinds = [], set()

@@ -42,7 +42,7 @@ from feedline.operators.cpu.transforms_common import (
     resolve_layout,
 )
 from feedline.operators.gpu.backend import Backend
-from feedline.operators.gpu.base import GpuKernel, Outputs
+from feedline.operators.gpu.base import GpuBatch, GpuKernel, Outputs
 from feedline.operators.gpu.window import (
     CAST,
     SATURATE,
@@ -99,15 +99,9 @@ def crop_plan(
 class CropGpu(GpuKernel, CropKernel):
     """``crop`` on the GPU."""
 
-    def compute(
-        self,
-        backend: Backend,
-        inputs: Sequence[list[Any]],
-        layouts: Sequence[str],
-        args: Sequence[Mapping[str, Any]],
-        rng: Rng,
-    ) -> Outputs:
+    def compute(self, batch: GpuBatch) -> Outputs:
         """Crop every sample (one launch)."""
+        backend, inputs, layouts, args = batch.backend, batch.inputs, batch.layouts, batch.args
         samples = _contiguous(backend, inputs[0])
         if not samples:
             return [([], layouts[0])]
@@ -138,15 +132,9 @@ class CropGpu(GpuKernel, CropKernel):
 class FlipGpu(GpuKernel, FlipKernel):
     """``flip`` on the GPU."""
 
-    def compute(
-        self,
-        backend: Backend,
-        inputs: Sequence[list[Any]],
-        layouts: Sequence[str],
-        args: Sequence[Mapping[str, Any]],
-        rng: Rng,
-    ) -> Outputs:
+    def compute(self, batch: GpuBatch) -> Outputs:
         """Flip every sample (one launch)."""
+        backend, inputs, layouts, args = batch.backend, batch.inputs, batch.layouts, batch.args
         samples = _contiguous(backend, inputs[0])
         windows = []
         for image, sample_args in zip(samples, args, strict=True):
@@ -169,15 +157,9 @@ class FlipGpu(GpuKernel, FlipKernel):
 class TransposeGpu(GpuKernel, TransposeKernel):
     """``transpose`` on the GPU."""
 
-    def compute(
-        self,
-        backend: Backend,
-        inputs: Sequence[list[Any]],
-        layouts: Sequence[str],
-        args: Sequence[Mapping[str, Any]],
-        rng: Rng,
-    ) -> Outputs:
+    def compute(self, batch: GpuBatch) -> Outputs:
         """Transpose every sample (one launch)."""
+        backend, inputs, layouts, args = batch.backend, batch.inputs, batch.layouts, batch.args
         samples = _contiguous(backend, inputs[0])
         windows = []
         for data, sample_args in zip(samples, args, strict=True):
@@ -199,15 +181,9 @@ class TransposeGpu(GpuKernel, TransposeKernel):
 class PadGpu(GpuKernel, PadKernel):
     """``pad`` on the GPU."""
 
-    def compute(
-        self,
-        backend: Backend,
-        inputs: Sequence[list[Any]],
-        layouts: Sequence[str],
-        args: Sequence[Mapping[str, Any]],
-        rng: Rng,
-    ) -> Outputs:
+    def compute(self, batch: GpuBatch) -> Outputs:
         """Pad every sample at the end of the chosen axes (one launch)."""
+        backend, inputs, layouts, args = batch.backend, batch.inputs, batch.layouts, batch.args
         samples = _contiguous(backend, inputs[0])
         if not samples:
             return [([], layouts[0])]
@@ -231,15 +207,9 @@ class PadGpu(GpuKernel, PadKernel):
 class CastGpu(GpuKernel, CastKernel):
     """``cast`` on the GPU (DALI's rounding and saturation)."""
 
-    def compute(
-        self,
-        backend: Backend,
-        inputs: Sequence[list[Any]],
-        layouts: Sequence[str],
-        args: Sequence[Mapping[str, Any]],
-        rng: Rng,
-    ) -> Outputs:
+    def compute(self, batch: GpuBatch) -> Outputs:
         """Convert every sample (one launch)."""
+        backend, inputs, layouts = batch.backend, batch.inputs, batch.layouts
         samples = _contiguous(backend, inputs[0])
         windows = [plain_window(s) for s in samples]
         dtype = to_numpy_dtype(self.args["dtype"])
@@ -250,15 +220,9 @@ class CropMirrorNormalizeGpu(GpuKernel, CropMirrorNormalizeKernel):
     """``crop_mirror_normalize`` on the GPU: crop, mirror, normalise, pad channels, change
     layout and type in one pass over each sample."""
 
-    def compute(
-        self,
-        backend: Backend,
-        inputs: Sequence[list[Any]],
-        layouts: Sequence[str],
-        args: Sequence[Mapping[str, Any]],
-        rng: Rng,
-    ) -> Outputs:
+    def compute(self, batch: GpuBatch) -> Outputs:
         """Process every sample (one launch)."""
+        backend, inputs, layouts, args = batch.backend, batch.inputs, batch.layouts, batch.args
         op = "crop_mirror_normalize"
         samples = _contiguous(backend, inputs[0])
         windows, params, out_layouts = [], Params(), set()
@@ -305,15 +269,9 @@ class CropMirrorNormalizeGpu(GpuKernel, CropMirrorNormalizeKernel):
 class BrightnessContrastGpu(GpuKernel, BrightnessContrastKernel):
     """``brightness``, ``contrast`` and ``brightness_contrast`` on the GPU."""
 
-    def compute(
-        self,
-        backend: Backend,
-        inputs: Sequence[list[Any]],
-        layouts: Sequence[str],
-        args: Sequence[Mapping[str, Any]],
-        rng: Rng,
-    ) -> Outputs:
+    def compute(self, batch: GpuBatch) -> Outputs:
         """Adjust every sample (one launch)."""
+        backend, inputs, layouts, args = batch.backend, batch.inputs, batch.layouts, batch.args
         op = self.ctx.schema.name
         samples = _contiguous(backend, inputs[0])
         if not samples:
