@@ -13,9 +13,8 @@ from feedline.operators.cpu.math_kernels import (
     _FUNCTIONS,
     ArithmeticKernel,
     _broadcast_shape,
-    output_layout,
 )
-from feedline.operators.cpu.promotion import promote, result_dtype
+from feedline.operators.cpu.promotion import promote
 from feedline.operators.gpu.backend import Backend, type_id
 from feedline.operators.gpu.base import GpuBatch, GpuKernel, Outputs
 
@@ -55,6 +54,21 @@ def _row(shape: tuple[int, ...], operands: Sequence[Any]) -> list[int]:
     return row
 
 
+class _Input:
+    """What the CPU kernel's checks read of an input batch, for a list of device arrays."""
+
+    def __init__(self, samples: list[Any], layout: str) -> None:
+        self._samples, self._layout = samples, layout
+        self.numpy_dtype = samples[0].dtype if samples else np.dtype(np.uint8)
+        self.ndim = samples[0].ndim if samples else 0
+
+    def __len__(self) -> int:
+        return len(self._samples)
+
+    def layout(self) -> str:
+        return self._layout
+
+
 class ArithmeticGpu(GpuKernel, ArithmeticKernel):
     """Every ``arithmetic.<op>`` operator on the GPU."""
 
@@ -62,23 +76,12 @@ class ArithmeticGpu(GpuKernel, ArithmeticKernel):
         """Compute the operator on one batch (one launch)."""
         backend, inputs, layouts = batch.backend, batch.inputs, batch.layouts
         info = self._info
-        if len(inputs) != info.arity:
-            raise TypeError(
-                f"arithmetic operator {info.symbol!r} ({info.name}) takes {info.arity} "
-                f"input(s), got {len(inputs)}"
-            )
+        dtype, layout = self._check(
+            [_Input(x, lay) for x, lay in zip(inputs, layouts, strict=True)]
+        )
         n = len(inputs[0])
-        for i, samples in enumerate(inputs[1:], start=1):
-            if len(samples) != n:
-                raise ValueError(
-                    f"arithmetic operator {info.symbol!r} ({info.name}): input {i} has "
-                    f"{len(samples)} samples but input 0 has {n}"
-                )
-        ndims = [x[0].ndim if x else 0 for x in inputs]
-        layout = output_layout(info, layouts, ndims)
         if n == 0:
             return [([], layout)]
-        dtype = result_dtype(info.name, [x[0].dtype for x in inputs])
         kinds = [x[0].dtype for x in inputs]
         if info.name in _COMPARE:
             work = promote(kinds[0], kinds[1])
