@@ -470,3 +470,27 @@ def test_a_gpu_kernel_runs_a_batch_of_tensor_list_gpu(system: PluginSystem) -> N
     (out,) = kernel.run(batch)
     assert isinstance(out, TensorListGPU) and out.is_dense_tensor() and out.layout() == "HWC"
     assert_same(expected, [t.as_cpu().as_array() for t in out])
+
+
+_SEQUENCE_CASES = [
+    ("resize", "resize_ops:ResizeGpu", {"size": (9, 31)}, "FHWC"),
+    ("resize", "resize_ops:ResizeGpu", {"size": (9, 31)}, "FCHW"),
+    ("crop_mirror_normalize", "window_ops:CropMirrorNormalizeGpu",
+     {"crop": (7, 9), "mirror": 1, "mean": [1.0], "std": [3.0]}, "FHWC"),
+    ("crop_mirror_normalize", "window_ops:CropMirrorNormalizeGpu",
+     {"crop": (7, 9), "mean": [1.0], "std": [3.0], "output_layout": "HWC"}, "FCHW"),
+    ("flip", "window_ops:FlipGpu", {"horizontal": 1, "vertical": 1}, "FHWC"),
+    ("crop", "window_ops:CropGpu", {"crop": (5, 6)}, "FCHW"),
+    ("hsv", "color_ops:ColorTwistGpu", {"hue": 33.0}, "FCHW"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("op", "gpu", "kwargs", "layout"), _SEQUENCE_CASES)
+def test_sequences(
+    backend: Backend, system: PluginSystem, op: str, gpu: str, kwargs: dict, layout: str
+) -> None:
+    rng = np.random.default_rng(3)
+    frames = [rng.integers(0, 256, (2, 20 + i, 25, 3), dtype=np.uint8) for i in range(2)]
+    if layout == "FCHW":
+        frames = [np.ascontiguousarray(f.transpose(0, 3, 1, 2)) for f in frames]
+    _compare(backend, system, op, G + gpu, frames, layout, 1 if op == "hsv" else 0, **kwargs)
