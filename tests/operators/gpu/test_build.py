@@ -38,6 +38,7 @@ def test_the_header_declares_the_launchers_of_every_kernel_family() -> None:
         "flg_bb_flip",
         "flg_coord_transform",
         "flg_math",
+        "flg_use_device",
     }
     defined = set()
     for source in SOURCES:

@@ -74,6 +74,10 @@ class Backend:
         Raises:
             GpuKernelError: the launcher returned an error (the CUDA error's name if it is one).
         """
+        if not self.emulated:
+            status = self.lib.flg_use_device(int(self.xp.cuda.Device().id))
+            if status:
+                raise GpuKernelError(f"flg_use_device failed: {self._describe(status)}")
         function = getattr(self.lib, name)
         types = self.ffi.typeof(function).args[:-1]  # the stream comes last
         converted = []

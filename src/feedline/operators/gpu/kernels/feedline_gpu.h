@@ -66,3 +66,7 @@ int flg_coord_transform(int in_type, int out_type, int samples, int64_t max_poin
 int flg_math(int op, int type, int arity, int ndim, int samples, int64_t max_elements,
              const int64_t *desc, const void *const *operands, void *const *outputs, int *error,
              void *stream);
+
+/* Makes `device` the current device of the calling host thread for the launchers (the library
+ * links its own CUDA runtime, whose current device is separate from CuPy's). */
+int flg_use_device(int device);
