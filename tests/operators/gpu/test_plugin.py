@@ -30,3 +30,13 @@ def test_every_gpu_kernel_named_is_a_gpu_kernel_class() -> None:
         module, _, attr = reference.partition(":")
         kernel = getattr(importlib.import_module(module), attr)
         assert issubclass(kernel, GpuKernel)
+
+
+def test_gpu_kernels_refuse_to_run_sample_by_sample() -> None:
+    import pytest
+
+    from feedline.operators.gpu.window_ops import FlipGpu
+
+    kernel = FlipGpu.__new__(FlipGpu)
+    with pytest.raises(TypeError, match="runs whole batches"):
+        kernel.run_sample((), {}, None)

@@ -104,6 +104,14 @@ class GpuKernel(Kernel):
         infos = inputs[0].source_infos() if inputs else None
         return [TensorListGPU.from_samples(s, layout, infos) for s, layout in results]
 
+    def run_sample(self, *args: Any) -> Any:
+        """Refused: a GPU kernel runs whole batches (it inherits its CPU twin's checks only).
+
+        Raises:
+            TypeError: always.
+        """
+        raise TypeError(f"{type(self).__name__} is a gpu kernel: it runs whole batches (run)")
+
     def compute(self, batch: GpuBatch) -> Outputs:
         """Compute one batch: per output, the samples and the layout."""
         raise NotImplementedError(f"{type(self).__name__} does not implement compute()")
