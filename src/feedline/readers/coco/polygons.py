@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -55,14 +54,13 @@ def _block(segmentations: Sequence[bytes]) -> Polygons | None:
     return per_segmentation, counts // 2, values.astype(np.float32)
 
 
-def parse_polygons(segmentations: list[Any], workers: int = 1) -> Polygons | None:
+def parse_polygons(segmentations: list[Any]) -> Polygons | None:
     """Parse segmentations that are lists of polygons (lists of an even count of numbers).
 
     Args:
         segmentations: the JSON text of each (bytes or another buffer), valid JSON lists. The
             list is emptied once parsed, so that the text can be freed before the coordinates
             are gathered.
-        workers: threads (NumPy releases the GIL in its large operations).
 
     Returns:
         ``(polygons per segmentation, vertices per polygon, coordinates)``, or None if one of
@@ -71,14 +69,8 @@ def parse_polygons(segmentations: list[Any], workers: int = 1) -> Polygons | Non
     sizes = np.cumsum(np.fromiter(map(len, segmentations), np.int64, len(segmentations)))
     cuts = np.flatnonzero(np.diff(sizes // _BLOCK)) + 1
     bounds = [0, *cuts.tolist(), len(segmentations)]
-    runs = [segmentations[lo:hi] for lo, hi in itertools.pairwise(bounds) if hi > lo]
-    if workers > 1 and len(runs) > 1:
-        with ThreadPoolExecutor(min(workers, len(runs))) as pool:
-            results = list(pool.map(_block, runs))
-    else:
-        results = [_block(run) for run in runs]
+    results = [_block(segmentations[lo:hi]) for lo, hi in itertools.pairwise(bounds) if hi > lo]
     segmentations.clear()
-    del runs
     done = [r for r in results if r is not None]
     if len(done) < len(results):
         return None
