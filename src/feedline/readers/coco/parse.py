@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gc
 import json
+import mmap
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from itertools import chain, compress
@@ -116,14 +117,22 @@ def parse_coco(path: str, want_polygons: bool, want_rle: bool) -> RawCoco:
         return raw if raw is not None else _reference(path, want_polygons, want_rle)
 
 
+def _map(path: str) -> mmap.mmap | bytes:
+    """The file's bytes, memory-mapped (no copy) when it can be."""
+    with open(path, "rb") as f:
+        try:
+            return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except (ValueError, OSError):  # an empty file, or one that cannot be mapped
+            return f.read()
+
+
 def _int64(entries: Sequence[Any], field: str) -> np.ndarray:
     return np.fromiter(map(attrgetter(field), entries), np.int64, len(entries))
 
 
 def _columns(path: str, want_polygons: bool, want_rle: bool) -> RawCoco | None:
     """The columns of file ``path`` read with msgspec, or None where the reference must decide."""
-    with open(path, "rb") as f:
-        doc = _DECODERS[want_polygons].decode(f.read())
+    doc = _DECODERS[want_polygons].decode(_map(path))
     images, anns = doc.images, doc.annotations
     widths, heights = _int64(images, "width"), _int64(images, "height")
     names = list(map(attrgetter("file_name"), images))
