@@ -6,12 +6,18 @@ simdjson parses each run and flattens its numbers into one float64 buffer (``as_
 NumPy finds the brackets and commas that give the number of polygons per segmentation and of
 coordinates per polygon. Text that is not a list of lists of numbers gives None, and the caller
 falls back to the reference parser, which phrases the error.
+
+Why this way (measured on a 222 MB file with 19 million coordinates): decoding them as Python
+floats (msgspec, orjson) and flattening took about 4× as long; reading the structure through
+simdjson's Python objects costs about a microsecond per polygon; the NumPy SWAR number parser
+this replaced took twice as long.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -54,13 +60,15 @@ def _block(segmentations: Sequence[bytes]) -> Polygons | None:
     return per_segmentation, counts // 2, values.astype(np.float32)
 
 
-def parse_polygons(segmentations: list[Any]) -> Polygons | None:
+def parse_polygons(segmentations: list[Any], workers: int = 1) -> Polygons | None:
     """Parse segmentations that are lists of polygons (lists of an even count of numbers).
 
     Args:
         segmentations: the JSON text of each (bytes or another buffer), valid JSON lists. The
             list is emptied once parsed, so that the text can be freed before the coordinates
             are gathered.
+        workers: threads; simdjson holds the GIL but NumPy's scans of one run overlap with the
+            parsing of the next.
 
     Returns:
         ``(polygons per segmentation, vertices per polygon, coordinates)``, or None if one of
@@ -69,8 +77,14 @@ def parse_polygons(segmentations: list[Any]) -> Polygons | None:
     sizes = np.cumsum(np.fromiter(map(len, segmentations), np.int64, len(segmentations)))
     cuts = np.flatnonzero(np.diff(sizes // _BLOCK)) + 1
     bounds = [0, *cuts.tolist(), len(segmentations)]
-    results = [_block(segmentations[lo:hi]) for lo, hi in itertools.pairwise(bounds) if hi > lo]
+    runs = [segmentations[lo:hi] for lo, hi in itertools.pairwise(bounds) if hi > lo]
     segmentations.clear()
+    if workers > 1 and len(runs) > 1:
+        with ThreadPoolExecutor(min(workers, len(runs))) as pool:
+            results = list(pool.map(_block, runs))
+    else:
+        results = [_block(run) for run in runs]
+    del runs
     done = [r for r in results if r is not None]
     if len(done) < len(results):
         return None
