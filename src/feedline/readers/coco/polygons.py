@@ -42,17 +42,19 @@ def _block(segmentations: Sequence[bytes]) -> Polygons | None:
     except (ValueError, TypeError, RuntimeError):  # invalid, not a number, beyond 64 bits
         return None
     arr = np.frombuffer(text, np.uint8)
-    brackets = np.flatnonzero((arr & 0xF9) == 0x59)  # '[' and ']' ('Y' and '_' are in strings)
+    brackets = np.flatnonzero((arr & 0xF9) == 0x59)  # '[', ']' (or 'Y', '_': only in strings)
     step = np.where(arr[brackets] == 0x5B, 1, -1).astype(np.int8)
     depth = np.cumsum(step, dtype=np.int32)  # 1: the run, 2: a segmentation, 3: a polygon
     if depth.max(initial=0) > 3:
         return None
     opens = np.flatnonzero((step == 1) & (depth == 3))
     first, end = brackets[opens], brackets[opens + 1]
-    commas = np.flatnonzero(arr == 0x2C)
     # A polygon's coordinates: its commas + 1, unless it is "[]". "[ ]" counts 1 and is odd,
     # and a number outside a polygon makes the total differ: both go to the reference.
-    counts = np.searchsorted(commas, end) - np.searchsorted(commas, first) + (end - first > 1)
+    counts = (end - first > 1).astype(np.int64)
+    if counts.size:
+        spans = np.stack([first, end], axis=1).ravel()
+        counts += np.add.reduceat((arr == 0x2C).view(np.uint8), spans, dtype=np.int64)[::2]
     if counts.sum() != values.size or (counts % 2).any():
         return None
     owner = np.cumsum((step == 1) & (depth == 2))[opens] - 1
