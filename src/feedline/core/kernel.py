@@ -111,6 +111,8 @@ class KernelContext:
         pipeline: the owning pipeline (for services such as the Python worker pool).
         num_outputs: how many outputs the node has.
         num_inputs: how many positional inputs the node has.
+        on_error: the node's error policy, ``raise`` or ``skip`` (see ``docs/errors.md``); a
+            reader under ``skip`` replaces a sample it fails to load by the next one.
     """
 
     name: str
@@ -125,6 +127,7 @@ class KernelContext:
     pipeline: Any = None
     num_outputs: int = 1
     num_inputs: int = 0
+    on_error: str = "raise"
 
 
 class Batch:

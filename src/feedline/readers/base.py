@@ -13,15 +13,16 @@ import threading
 import weakref
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 
-from feedline.core.errors import OperatorError
+from feedline.core.errors import OperatorError, SkippedSample
 from feedline.core.kernel import Batch, Kernel, KernelContext
 from feedline.core.schema import ArgSpec, OpSchema
 from feedline.core.tensor import TensorListCPU
+from feedline.readers.carry import CARRY_KEY, Carry, LoadFailure, load_each
 from feedline.readers.fileio import FileBytes, read_bytes
 from feedline.readers.sampler import (
     LIST_SHUFFLE_SEED,
@@ -112,10 +113,12 @@ def reader_schema(
 
 @dataclass
 class _Prepared:
-    """A batch made by the loader thread, with the sampler state right after it."""
+    """A batch made by the loader thread, with the sampler state right after it (and, under
+    ``on_error="skip"``, the samples left out because they failed to load)."""
 
     outputs: list[TensorListCPU]
     state: dict[str, Any]
+    failures: list[LoadFailure] = field(default_factory=list)
 
 
 @dataclass
@@ -217,6 +220,8 @@ class Reader(Kernel):
         self._sampler: Sampler | None = None
         self._items: Sequence[Any] | None = None
         self._state: dict[str, Any] = {}
+        self._carry: Carry | None = None
+        self._skipped: list[SkippedSample] = []
         self._loader: _Prefetcher | None = None
         self._pool: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
@@ -255,12 +260,7 @@ class Reader(Kernel):
         def load_range(lo: int, hi: int) -> None:
             for i in range(lo, hi):
                 try:
-                    out = self.load(items[i])
-                    if not isinstance(out, tuple) or len(out) != n_out:
-                        raise TypeError(
-                            f"{type(self).__name__}.load() must return a tuple of {n_out} arrays"
-                        )
-                    samples[i] = out
+                    samples[i] = self._load_checked(items[i])
                 except Exception as exc:  # each chunk stops at its first failure
                     failures.append(_Failure(exc, i, self.source_info(items[i])))
                     return
@@ -269,6 +269,14 @@ class Reader(Kernel):
         if failures:  # the batch's first failure
             raise _LoadFailed(min(failures, key=lambda f: f.sample_index or 0))
         return [[s[j] for s in samples] for j in range(n_out)]
+
+    def _load_checked(self, item: Any) -> tuple[np.ndarray, ...]:
+        """:meth:`load`, checking that it returns one array per output."""
+        out = self.load(item)
+        n_out = len(self.output_names())
+        if not isinstance(out, tuple) or len(out) != n_out:
+            raise TypeError(f"{type(self).__name__}.load() must return a tuple of {n_out} arrays")
+        return out
 
     def source_info(self, item: Any) -> str:
         """Where the sample comes from (its path), attached to every output."""
@@ -327,6 +335,7 @@ class Reader(Kernel):
     def close(self) -> None:
         """Stop the loader thread and its helpers."""
         self._stop_loader()
+        self._carry = None
         pool, self._pool = self._pool, None
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
@@ -339,6 +348,63 @@ class Reader(Kernel):
     # -- running ---------------------------------------------------------------------------------
     def run(self, batch: Batch) -> list[TensorListCPU]:
         """Return the next prepared batch of ``max_batch_size`` samples (spec §1.9).
+
+        Raises:
+            OperatorError: loading a sample failed (names the sample and its source).
+        """
+        if self._carry is None:
+            prepared = self._next_prepared(batch.iteration)
+            if not prepared.failures:
+                self._state = prepared.state
+                return prepared.outputs
+            self._carry = Carry(self._state, len(prepared.outputs))
+            self._push(prepared, batch.iteration)
+        return self._take(self.ctx.batch_size, batch.iteration)
+
+    def replacement(self, count: int, iteration: int) -> list[TensorListCPU]:
+        """The next ``count`` samples of the stream, to replace samples that failed downstream
+        under ``on_error="skip"``; later batches continue after them."""
+        if self._carry is None:
+            self._carry = Carry(self.state_dict(), len(self.output_names()))
+        return self._take(count, iteration)
+
+    def take_skipped(self) -> list[SkippedSample]:
+        """The samples this reader failed to load and left out since the last call."""
+        skipped, self._skipped = self._skipped, []
+        return skipped
+
+    def _take(self, count: int, iteration: int) -> list[TensorListCPU]:
+        """``count`` samples from the carry, pulling prepared batches into it as needed."""
+        carry = self._carry
+        assert carry is not None
+        limit = self._ensure_indexed().config.num_samples + self.ctx.batch_size
+        while carry.drop or len(carry) < count:
+            self._push(self._next_prepared(iteration), iteration)
+            if carry.bad_streak > limit:
+                raise OperatorError(
+                    f"{carry.bad_streak} samples in a row failed to load: the reader has no "
+                    "good sample left to replace them with",
+                    operator=self.ctx.name,
+                    iteration=iteration,
+                )
+        columns, infos = carry.take(count)
+        if carry.empty():
+            self._carry = None
+        layouts = self.output_layouts()
+        return [_tensor_list(c, layout, infos) for c, layout in zip(columns, layouts, strict=True)]
+
+    def _push(self, prepared: _Prepared, iteration: int) -> None:
+        assert self._carry is not None
+        outputs = prepared.outputs
+        infos = outputs[0].source_infos() if outputs else []
+        columns = [tl.samples() for tl in outputs]
+        self._skipped += self._carry.push(
+            columns, infos, prepared.failures, self.ctx.name, iteration
+        )
+        self._state = prepared.state
+
+    def _next_prepared(self, iteration: int) -> _Prepared:
+        """The loader thread's next batch.
 
         Raises:
             OperatorError: loading a sample failed (names the sample and its source).
@@ -360,12 +426,11 @@ class Reader(Kernel):
             raise OperatorError(
                 f"{type(error).__name__}: {error}",
                 operator=self.ctx.name,
-                iteration=batch.iteration,
+                iteration=iteration,
                 sample_index=result.sample_index,
                 source_info=result.source_info,
             ) from error
-        self._state = result.state
-        return result.outputs
+        return result
 
     def _prepare(self) -> _Prepared | _Failure:
         """Plan, load and assemble one batch (runs on the loader thread)."""
@@ -375,13 +440,21 @@ class Reader(Kernel):
         plan = sampler.next_batch()
         state = sampler.state_dict()
         items = [all_items[i] for i in plan.indices]
+        n_out = len(self.output_names())
         try:
             columns = self.load_batch(items)
-        except _LoadFailed as failed:
-            return failed.failure
-        except Exception as exc:  # an overriding load_batch: name the failing sample if possible
-            return self._first_failure(items, exc)
-        n_out = len(self.output_names())
+        except Exception as exc:
+            if self.ctx.on_error == "skip":
+                samples, infos, failures = load_each(items, self._load_checked, self.source_info)
+                columns = [[s[j] for s in samples] for j in range(n_out)]
+                layouts = self.output_layouts()
+                outputs = [
+                    _tensor_list(c, lay, infos) for c, lay in zip(columns, layouts, strict=True)
+                ]
+                return _Prepared(outputs, state, failures)
+            if isinstance(exc, _LoadFailed):
+                return exc.failure
+            return self._first_failure(items, exc)  # an overriding load_batch: name the sample
         if len(columns) != n_out or any(len(column) != len(items) for column in columns):
             raise TypeError(
                 f"{type(self).__name__}.load_batch() must return {n_out} outputs of "
@@ -437,9 +510,10 @@ class Reader(Kernel):
         }
 
     def state_dict(self) -> dict[str, Any]:
-        """JSON-able position, epoch and shuffle state after the last batch :meth:`run` returned."""
+        """JSON-able position, epoch and shuffle state after the last batch :meth:`run` returned
+        (with a carry, see :mod:`feedline.readers.carry`)."""
         self._ensure_indexed()
-        return self._state
+        return self._state if self._carry is None else self._carry.position()
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Make the next :meth:`run` continue exactly after the batch ``state`` was taken at.
@@ -449,5 +523,12 @@ class Reader(Kernel):
         """
         sampler = self._ensure_indexed()
         self._stop_loader()
+        carried = state.get(CARRY_KEY) if isinstance(state, dict) else None
+        if carried is not None:
+            if not isinstance(carried, dict) or set(carried) != {"base", "skip"}:
+                raise ValueError(f"malformed reader state: {CARRY_KEY!r} must hold base and skip")
+            state = carried["base"]
         sampler.load_state_dict(state)
         self._state = sampler.state_dict()
+        skip = int(carried["skip"]) if carried is not None else 0
+        self._carry = Carry(self._state, len(self.output_names()), drop=skip) if skip else None
