@@ -139,7 +139,14 @@ class Executor:
         self._overlap_at = self._overlap_position()
         self._overlapped: _Progress | None = None
         self.errors = errors
-        self._skipping = {n for n, p in (policies or {}).items() if p == "skip"}
+        policies = policies or {}
+        self._skipping = {
+            name
+            for op in self.ops
+            if policies.get(op.name) == "skip"
+            for name in (op.name, op.error_name)
+            if name is not None
+        }
         if self._skipping:
             assert errors is not None
             # Replacements come from the readers' next batches: no iteration may start early.

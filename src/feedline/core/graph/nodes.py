@@ -137,12 +137,15 @@ class OpNode:
         position: creation order in the pipeline (used to derive the seed).
         on_error: the operator's own error policy (``raise``/``skip``), or None for the
             pipeline's.
+        error_name: the name its failures are reported under, when a graph pass merged the
+            user's operator into this one (a decoder fused with the resize that follows it).
     """
 
     __slots__ = (
         "arg_inputs",
         "args",
         "device",
+        "error_name",
         "inputs",
         "name",
         "on_error",
@@ -175,6 +178,7 @@ class OpNode:
         self.preserve = preserve
         self.position = position
         self.on_error: str | None = None
+        self.error_name: str | None = None
         out_device = "gpu" if device in ("gpu", "mixed") else "cpu"
         names = schema.output_names(args, num_inputs=len(inputs))
         self.outputs = [
