@@ -8,12 +8,9 @@ batches ahead on its own thread, reports ``reader_meta`` and serves checkpoints.
 
 from __future__ import annotations
 
-import queue
 import threading
-import weakref
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -22,8 +19,9 @@ from feedline.core.errors import OperatorError, SkippedSample
 from feedline.core.kernel import Batch, Kernel, KernelContext
 from feedline.core.schema import ArgSpec, OpSchema
 from feedline.core.tensor import TensorListCPU
-from feedline.readers.carry import CARRY_KEY, Carry, LoadFailure, load_each
+from feedline.readers.carry import CARRY_KEY, Carry, load_each
 from feedline.readers.fileio import FileBytes, read_bytes
+from feedline.readers.loader import Failure, LoadFailed, Prefetcher, Prepared
 from feedline.readers.sampler import (
     LIST_SHUFFLE_SEED,
     Sampler,
@@ -111,85 +109,6 @@ def reader_schema(
     return OpSchema(name, text, outputs=outputs, args=(*args, *READER_ARGS), **kwargs)
 
 
-@dataclass
-class _Prepared:
-    """A batch made by the loader thread, with the sampler state right after it (and, under
-    ``on_error="skip"``, the samples left out because they failed to load)."""
-
-    outputs: list[TensorListCPU]
-    state: dict[str, Any]
-    failures: list[LoadFailure] = field(default_factory=list)
-
-
-@dataclass
-class _Failure:
-    """A failure of the loader thread, delivered to :meth:`Reader.run` in order."""
-
-    error: BaseException
-    sample_index: int | None = None
-    source_info: str = ""
-
-
-class _LoadFailed(Exception):
-    """Raised by the default :meth:`Reader.load_batch`: it knows the batch's first failure."""
-
-    def __init__(self, failure: _Failure) -> None:
-        super().__init__(failure.error)
-        self.failure = failure
-
-
-class _Prefetcher:
-    """A daemon thread that keeps up to ``depth`` prepared batches in a queue.
-
-    It holds its producer weakly, so a reader that is dropped without ``close()`` still ends it.
-    """
-
-    def __init__(self, produce: Callable[[], _Prepared | _Failure], depth: int, name: str) -> None:
-        self._produce = weakref.WeakMethod(produce)  # type: ignore[arg-type]
-        self._queue: queue.Queue[_Prepared | _Failure] = queue.Queue(maxsize=depth)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name=f"feedline-{name}", daemon=True)
-        self._thread.start()
-
-    def _running(self) -> bool:
-        return not self._stop.is_set() and self._produce() is not None
-
-    def _loop(self) -> None:
-        while self._running():
-            produce = self._produce()
-            if produce is None:
-                return
-            try:
-                item = produce()
-            except BaseException as exc:  # delivered to run(), never lost in this thread
-                item = _Failure(exc)
-            del produce
-            while self._running():
-                try:
-                    self._queue.put(item, timeout=0.05)
-                    break
-                except queue.Full:
-                    continue
-            if isinstance(item, _Failure):
-                return
-
-    def get(self) -> _Prepared | _Failure:
-        while True:
-            try:
-                return self._queue.get(timeout=0.5)
-            except queue.Empty:
-                if not self._thread.is_alive() and self._queue.empty():
-                    return _Failure(RuntimeError("the reader's loader thread stopped"))
-
-    def stop(self) -> None:
-        self._stop.set()
-        while self._thread.is_alive():
-            try:
-                self._queue.get_nowait()
-            except queue.Empty:
-                self._thread.join(timeout=0.05)
-
-
 def _tensor_list(
     column: Sequence[np.ndarray] | np.ndarray, layout: str, infos: list[str]
 ) -> TensorListCPU:
@@ -222,7 +141,7 @@ class Reader(Kernel):
         self._state: dict[str, Any] = {}
         self._carry: Carry | None = None
         self._skipped: list[SkippedSample] = []
-        self._loader: _Prefetcher | None = None
+        self._loader: Prefetcher | None = None
         self._pool: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
         self._file_bytes = FileBytes(not self.args["dont_use_mmap"], self.args["read_ahead"])
@@ -254,7 +173,7 @@ class Reader(Kernel):
         name the first sample that fails.
         """
         samples: list[Any] = [None] * len(items)
-        failures: list[_Failure] = []
+        failures: list[Failure] = []
         n_out = len(self.output_names())
 
         def load_range(lo: int, hi: int) -> None:
@@ -262,12 +181,12 @@ class Reader(Kernel):
                 try:
                     samples[i] = self._load_checked(items[i])
                 except Exception as exc:  # each chunk stops at its first failure
-                    failures.append(_Failure(exc, i, self.source_info(items[i])))
+                    failures.append(Failure(exc, i, self.source_info(items[i])))
                     return
 
         self._map_ranges(load_range, len(items))
         if failures:  # the batch's first failure
-            raise _LoadFailed(min(failures, key=lambda f: f.sample_index or 0))
+            raise LoadFailed(min(failures, key=lambda f: f.sample_index or 0))
         return [[s[j] for s in samples] for j in range(n_out)]
 
     def _load_checked(self, item: Any) -> tuple[np.ndarray, ...]:
@@ -393,7 +312,7 @@ class Reader(Kernel):
         layouts = self.output_layouts()
         return [_tensor_list(c, layout, infos) for c, layout in zip(columns, layouts, strict=True)]
 
-    def _push(self, prepared: _Prepared, iteration: int) -> None:
+    def _push(self, prepared: Prepared, iteration: int) -> None:
         assert self._carry is not None
         outputs = prepared.outputs
         infos = outputs[0].source_infos() if outputs else []
@@ -403,7 +322,7 @@ class Reader(Kernel):
         )
         self._state = prepared.state
 
-    def _next_prepared(self, iteration: int) -> _Prepared:
+    def _next_prepared(self, iteration: int) -> Prepared:
         """The loader thread's next batch.
 
         Raises:
@@ -411,11 +330,11 @@ class Reader(Kernel):
         """
         self._ensure_indexed()
         if self._loader is None:
-            self._loader = _Prefetcher(
+            self._loader = Prefetcher(
                 self._prepare, self.args["prefetch_queue_depth"], self.ctx.name
             )
         result = self._loader.get()
-        if isinstance(result, _Failure):
+        if isinstance(result, Failure):
             # Forget what was prepared after the last delivered batch: a retry reads it again.
             self._stop_loader()
             assert self._sampler is not None
@@ -432,7 +351,7 @@ class Reader(Kernel):
             ) from error
         return result
 
-    def _prepare(self) -> _Prepared | _Failure:
+    def _prepare(self) -> Prepared | Failure:
         """Plan, load and assemble one batch (runs on the loader thread)."""
         sampler = self._sampler
         all_items = self._items
@@ -451,8 +370,8 @@ class Reader(Kernel):
                 outputs = [
                     _tensor_list(c, lay, infos) for c, lay in zip(columns, layouts, strict=True)
                 ]
-                return _Prepared(outputs, state, failures)
-            if isinstance(exc, _LoadFailed):
+                return Prepared(outputs, state, failures)
+            if isinstance(exc, LoadFailed):
                 return exc.failure
             return self._first_failure(items, exc)  # an overriding load_batch: name the sample
         if len(columns) != n_out or any(len(column) != len(items) for column in columns):
@@ -466,16 +385,16 @@ class Reader(Kernel):
             _tensor_list(column, layout, infos)
             for column, layout in zip(columns, layouts, strict=True)
         ]
-        return _Prepared(outputs, state)
+        return Prepared(outputs, state)
 
-    def _first_failure(self, items: Sequence[Any], error: Exception) -> _Failure:
+    def _first_failure(self, items: Sequence[Any], error: Exception) -> Failure:
         """The first of ``items`` whose :meth:`load` fails, else ``error`` on its own."""
         for i, item in enumerate(items):
             try:
                 self.load(item)
             except Exception as exc:
-                return _Failure(exc, i, self.source_info(item))
-        return _Failure(error)
+                return Failure(exc, i, self.source_info(item))
+        return Failure(error)
 
     def _map_ranges(self, fn: Callable[[int, int], None], n: int) -> None:
         """Run ``fn(lo, hi)`` over contiguous chunks of ``range(n)``, in parallel if allowed."""
