@@ -57,6 +57,15 @@ class BatchFail(Kernel):
         raise RuntimeError("the whole batch is wrong")
 
 
+class BareReader(Kernel):
+    """A reader kernel that cannot hand out replacement samples."""
+
+    is_reader = True
+
+    def run(self, batch: Batch) -> list[TensorListCPU]:
+        return [TensorListCPU.from_samples([np.zeros(1)] * batch.size)]
+
+
 COUNT = reader_schema(
     "testing.count",
     "Integers 0..n-1.",
@@ -73,6 +82,7 @@ CHECK = OpSchema(
     args=(ArgSpec("bad", "int_vec", (-1,), "The bad values."),),
 )
 BATCH_FAIL = OpSchema("testing.batch_fail", "Always fails.", inputs=(InputSpec("data"),))
+BARE = OpSchema("testing.bare", "A bare reader.")
 
 
 class Plugin:
@@ -82,6 +92,7 @@ class Plugin:
         registry.add_operator(COUNT, kernels={"cpu": CountReader})
         registry.add_operator(CHECK, kernels={"cpu": Check})
         registry.add_operator(BATCH_FAIL, kernels={"cpu": BatchFail})
+        registry.add_operator(BARE, kernels={"cpu": BareReader})
 
 
 @pytest.fixture(autouse=True)
@@ -172,9 +183,7 @@ def test_samples_before_the_failed_one_keep_their_random_draws() -> None:
     bad_load=st.sets(st.integers(0, 19), max_size=4),
     bs=st.integers(1, 5),
 )
-def test_skip_is_the_stream_without_bad_samples(
-    bad: set[int], bad_load: set[int], bs: int
-) -> None:
+def test_skip_is_the_stream_without_bad_samples(bad: set[int], bad_load: set[int], bs: int) -> None:
     pipe = make(bad=(-1, *bad), bad_load=(-1, *bad_load), bs=bs, on_error="skip")
     _, read = run(pipe, 6)
     pipe.close()
@@ -261,6 +270,15 @@ def test_operator_skip_not_fed_by_a_reader_is_rejected() -> None:
         system.register(Plugin, "testing-errors")
         with pytest.raises(PipelineError, match="'lonely' has on_error='skip' but reads no"):
             pipe().build()
+
+
+def test_skip_needs_readers_that_can_replace_samples() -> None:
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None, on_error="skip")
+    def pipe() -> Any:
+        return fn.testing.bare(name="bare")
+
+    with pytest.raises(PipelineError, match="reader 'bare' .* cannot hand out replacement"):
+        pipe().build()
 
 
 def test_policy_arguments_are_validated() -> None:

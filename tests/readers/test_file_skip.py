@@ -41,11 +41,13 @@ def jpeg_root(tmp_path: Path) -> Path:
     return write_jpegs(tmp_path / "damaged")
 
 
-def train(root: Path, threads: int = 2, **kwargs: Any) -> Pipeline:
+def train(
+    root: Path, threads: int = 2, decoder_on_error: str | None = None, **kwargs: Any
+) -> Pipeline:
     @pipeline_def(batch_size=4, num_threads=threads, device_id=None, seed=3)
     def pipe() -> Any:
         jpegs, labels = fn.readers.file(file_root=str(root), name="Reader")
-        images = fn.decoders.image(jpegs, name="my_decoder")
+        images = fn.decoders.image(jpegs, name="my_decoder", on_error=decoder_on_error)
         return fn.resize(images, size=(8, 8)), labels
 
     return pipe(**kwargs)
@@ -91,6 +93,16 @@ def test_without_skip_the_damaged_jpeg_names_the_users_decoder(jpeg_root: Path) 
     with pytest.raises(OperatorError, match="03.jpg") as info:
         pipe.run()
     assert info.value.operator == "my_decoder"
+    pipe.close()
+
+
+def test_the_decoders_own_skip_survives_its_fusion_with_resize(jpeg_root: Path) -> None:
+    pipe = train(jpeg_root, decoder_on_error="skip", prefetch_queue_depth=1)
+    pipe.build()
+    seen = [v for _ in range(3) for v in levels(pipe.run()[0])]
+    assert seen == good_stream()
+    assert pipe.on_error == "raise"
+    assert [e["operator"] for e in pipe.executor_statistics()["errors"]] == ["my_decoder"] * 2
     pipe.close()
 
 

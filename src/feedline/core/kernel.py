@@ -280,6 +280,10 @@ class Kernel:
     """Base class of operator implementations: runs on whole batches."""
 
     is_reader: ClassVar[bool] = False
+    """Readers also provide ``reader_meta()``, ``state_dict()``/``load_state_dict()`` and, for
+    ``on_error="skip"``, ``replacement(count, iteration)`` (the next ``count`` samples of their
+    stream, one TensorList per output) and ``take_skipped()`` (the ``SkippedSample`` records of
+    the samples they failed to load); ``feedline.readers.base.Reader`` implements them all."""
 
     def __init__(self, ctx: KernelContext) -> None:
         self.ctx = ctx

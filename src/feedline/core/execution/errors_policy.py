@@ -78,10 +78,12 @@ def error_policies(ops: Sequence[OpNode], registry: Registry, default: str) -> d
     policies = resolve_policies(ops, set(readers), default)
     if "skip" in policies.values():
         for op in readers.values():
-            if not hasattr(registry.entry(op.schema.name).kernel_class(op.device), "replacement"):  # type: ignore[union-attr]
+            kernel = registry.entry(op.schema.name).kernel_class(op.device)  # type: ignore[union-attr]
+            if not all(hasattr(kernel, method) for method in ("replacement", "take_skipped")):
                 raise PipelineError(
                     f'on_error="skip": reader {op.name!r} ({op.schema.name}) cannot hand out '
-                    "replacement samples (its kernel has no replacement())"
+                    "replacement samples (its kernel lacks replacement() or take_skipped(); "
+                    "derive it from feedline.readers.base.Reader)"
                 )
     return policies
 
@@ -166,9 +168,7 @@ def check_samples(per_sample: Sequence[Any]) -> None:
         raise SampleFailures(failed)
 
 
-def substitute(
-    batch: TensorListCPU, indices: Sequence[int], fresh: TensorListCPU
-) -> TensorListCPU:
+def substitute(batch: TensorListCPU, indices: Sequence[int], fresh: TensorListCPU) -> TensorListCPU:
     """``batch`` without the samples at ``indices``, followed by the samples of ``fresh``: the
     batch the reader would have produced had the failed samples not been in its stream."""
     failed = set(indices)
