@@ -427,6 +427,14 @@ class Executor:
                     max(a, b) for a, b in zip(previous, sizes, strict=True)
                 ]
 
+    def statistics(self) -> dict[str, Any]:
+        """Each operator's counters by name, and ``"errors"``: the skipped samples (when some
+        operator skips them)."""
+        stats: dict[str, Any] = {name: s.as_dict() for name, s in self.stats.items()}
+        if self.errors is not None:
+            stats["errors"] = self.errors.as_list()
+        return stats
+
     def kernel_of(self, op: OpNode) -> Kernel:
         """The kernel that runs ``op``."""
         return self.kernels[id(op)]

@@ -437,12 +437,7 @@ class Pipeline(PipelineProperties, ReaderState):
         """Per operator: stage, run count, time spent and (with memory stats) output bytes;
         with ``on_error="skip"`` anywhere, also ``"errors"``: the skipped samples (dicts of
         operator, iteration, sample_index, source_info and error)."""
-        if self._executor is None:
-            return {}
-        stats: dict[str, Any] = {n: s.as_dict() for n, s in self._executor.stats.items()}
-        if self._executor.errors is not None:
-            stats["errors"] = self._executor.errors.as_list()
-        return stats
+        return {} if self._executor is None else self._executor.statistics()
 
     # -- serialization ------------------------------------------------------------------------
 
