@@ -16,6 +16,12 @@ iteration. Sources (readers, external sources, constants) run first in each iter
 they can end the epoch, so nothing that could still end it runs after the next iteration has
 started. Batch operators after the chain (arithmetic, GPU stages) run while the pool works on
 the next batch. Each operator still runs its iterations in order.
+
+**Skipping failed samples.** When some operator's error policy is ``skip``
+(:mod:`.errors_policy`), the per-sample failures of its chain are collected instead of failing
+the job; the failed samples are dropped from the readers' batches, the readers hand out their
+next samples to fill them up, and the steps after the sources run again. Iterations then do not
+overlap: the readers' next samples may still be needed by the current one.
 """
 
 from __future__ import annotations
