@@ -64,7 +64,8 @@ def dali_trace(depth: int, limit: int | None, calls: list[str]) -> list[tuple]:
     """What DALI 2.4's Python ``Pipeline`` records for the same calls (``"run"`` or
     ``"reset"``): the first ``run()`` of an epoch runs ``_iter_setup`` (callbacks, then
     ``iter_setup``) for ``depth`` iterations, later ones for one, none once a callback raised
-    StopIteration; ``outputs()`` raises StopIteration when nothing is left to consume."""
+    StopIteration; ``outputs()`` raises StopIteration when nothing is left to consume. One
+    deliberate difference: ``reset()`` waits until the batches before the end were consumed."""
     trace: list[tuple] = []
     queued: deque[int] = deque()
     first, last, counter = True, False, 0
