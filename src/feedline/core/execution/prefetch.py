@@ -3,8 +3,9 @@
 :class:`IterationQueue` implements the scheduling half of DALI's run API for a pipeline:
 ``schedule()`` requests iterations (the queue depth at the start of an epoch, then one at a time),
 each after a ``prepare`` step that runs on the calling thread (the pipeline's input callbacks,
-which may end the input), and ``next_result()`` waits for the oldest. With ``background=True`` they are computed on one
-background thread while the consumer works on earlier ones; otherwise at once, in ``schedule()``.
+which may end the input), and ``next_result()`` waits for the oldest. With ``background=True``
+they are computed on one background thread while the consumer works on earlier ones; otherwise
+at once, in ``schedule()``.
 The end of the input (:class:`~feedline.core.execution.executor.EndOfData`) stops the epoch; any
 other failure stops the queue for good and is re-raised to the consumer.
 
