@@ -169,3 +169,7 @@ def test_data_node_constructed_as_in_dali() -> None:
             pipe.set_outputs(node)
         with pytest.raises(ValueError, match="no source operator"):
             pipe.add_sink(node)
+        pipe.set_outputs(fn.external_source(name="src"))
+    with pytest.raises(ValueError, match="feed_input: DataNode 'x' has no source operator"):
+        pipe.feed_input(node, np.zeros((1, 1), np.int32))
+    pipe.close()

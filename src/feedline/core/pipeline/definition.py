@@ -10,7 +10,7 @@ from typing import Any
 from feedline.core.graph import DataNode, Graph, OpNode, constant_node, prune
 from feedline.core.pipeline import serialize as _serialize
 
-__all__ = ["GraphDefinition"]
+__all__ = ["GraphDefinition", "require_source"]
 
 
 class GraphDefinition:
@@ -32,7 +32,7 @@ class GraphDefinition:
         with self._graph:
             for index, value in enumerate(outputs):
                 if isinstance(value, DataNode):
-                    nodes.append(_with_source(value, f"output {index}"))
+                    nodes.append(require_source(value, f"output {index}"))
                 elif isinstance(value, list | tuple) and any(
                     isinstance(v, DataNode) for v in value
                 ):
@@ -56,7 +56,7 @@ class GraphDefinition:
             raise TypeError(f"add_sink: expected a DataNode, got {type(edge).__name__}")
         if self._prepared is not None:
             raise RuntimeError("add_sink: the pipeline is already built")
-        self._sinks.append(_with_source(edge, "add_sink"))
+        self._sinks.append(require_source(edge, "add_sink"))
 
     def iter_setup(self) -> None:
         """Override to prepare each iteration, e.g. with :meth:`feed_input` (DALI's legacy hook).
@@ -146,7 +146,7 @@ class GraphDefinition:
             handle.write(text)
 
 
-def _with_source(node: DataNode, what: str) -> DataNode:
+def require_source(node: DataNode, what: str) -> DataNode:
     """``node``, or ValueError when it was constructed without a source operator."""
     if node.source is None:
         raise ValueError(f"{what}: DataNode {node.name!r} has no source operator")

@@ -28,7 +28,7 @@ from feedline.core.graph import (
 )
 from feedline.core.kernel import Kernel, KernelContext
 from feedline.core.pipeline.checkpoints import ReaderState, parse_checkpoint
-from feedline.core.pipeline.definition import GraphDefinition
+from feedline.core.pipeline.definition import GraphDefinition, require_source
 from feedline.core.pipeline.inputs import ScheduledInputs
 from feedline.core.pipeline.properties import (
     PipelineProperties,
@@ -444,7 +444,10 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
     ) -> None:
         """Queue one batch for the external source named ``data_node`` (FIFO)."""
         self.build()
-        name = data_node.source.name if isinstance(data_node, DataNode) else data_node
+        if isinstance(data_node, DataNode):
+            name = require_source(data_node, "feed_input").source.name
+        else:
+            name = data_node
         for op in self._built_ops:
             if op.name == name:
                 kernel = self._executor.kernel_of(op)  # type: ignore[union-attr]
