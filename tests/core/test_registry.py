@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from feedline import Pipeline, fn, pipeline_def
+from feedline.core.execution.device import use_device
 from feedline.core.plugins import PluginSystem, use_plugin_system
 from feedline.core.registry import (
     TRANSFER_TO_GPU,
@@ -17,6 +18,8 @@ from feedline.core.registry import (
     Registry,
 )
 from feedline.core.schema import OpSchema
+
+from .fake_device import FakeStream
 
 FAKE_SITE = Path(__file__).parent / "fake_site"
 PLUGIN = "fake-gpu-flip"
@@ -27,9 +30,11 @@ def with_gpu_flip(monkeypatch: pytest.MonkeyPatch) -> PluginSystem:
     """Every installed plugin plus the fake one adding a ``gpu`` kernel to ``flip``."""
     monkeypatch.syspath_prepend(str(FAKE_SITE))
     monkeypatch.delenv("FEEDLINE_PLUGINS", raising=False)
-    monkeypatch.setenv("FEEDLINE_DISABLED_PLUGINS", "fake-good,fake-broken,fake-conflict")
+    monkeypatch.setenv(
+        "FEEDLINE_DISABLED_PLUGINS", "fake-good,fake-broken,fake-conflict,gpu-transfer"
+    )
     monkeypatch.delitem(sys.modules, "fake_gpu_flip_plugin", raising=False)
-    with use_plugin_system(PluginSystem()) as system:
+    with use_plugin_system(PluginSystem()) as system, use_device(FakeStream):
         system.ensure_loaded()
         yield system
 

@@ -111,6 +111,10 @@ class KernelContext:
         pipeline: the owning pipeline (for services such as the Python worker pool).
         num_outputs: how many outputs the node has.
         num_inputs: how many positional inputs the node has.
+        stream: the pipeline's device stream for ``mixed``/``gpu`` kernels (a
+            :class:`~feedline.core.execution.device.DeviceStream`: the CUDA stream, pinned and
+            device memory, asynchronous copies); None on the CPU. It is also the current CuPy
+            stream while the kernel runs.
     """
 
     name: str
@@ -125,6 +129,7 @@ class KernelContext:
     pipeline: Any = None
     num_outputs: int = 1
     num_inputs: int = 0
+    stream: Any = None
 
 
 class Batch:

@@ -19,6 +19,7 @@ import numpy as np
 from feedline.core.errors import PipelineError
 from feedline.core.execution.executor import Executor, IterationResult
 from feedline.core.execution.prefetch import IterationQueue
+from feedline.core.execution.stages import StagedExecutor
 from feedline.core.graph import (
     DataNode,
     Graph,
@@ -39,6 +40,7 @@ from feedline.core.pipeline.properties import (
     check_queue_depth,
     check_seed,
 )
+from feedline.core.pipeline.staging import ExecutorSettings, make_executor, plan_stages
 from feedline.core.plugins import get_registry
 from feedline.core.tensor import TensorListCPU
 from feedline.core.types import PipelineAPIType
@@ -136,7 +138,7 @@ class Pipeline(PipelineProperties, ReaderState):
         self._outputs: list[DataNode] | None = None
         self._built = False
         self._built_before_with: list[bool] = []
-        self._executor: Executor | None = None
+        self._executor: Executor | StagedExecutor | None = None
         self._built_ops: list[OpNode] = []
         self._seeds: dict[str, int] = {}
         self._queue = IterationQueue(
@@ -244,6 +246,7 @@ class Pipeline(PipelineProperties, ReaderState):
         ops = prepare(self._graph.ops, outputs, registry)
         check_placement(ops, self._device_id)
         self._seeds = {op.name: self._op_seed(op) for op in ops}
+        stages = plan_stages(ops, self._device_id)
         kernels: list[Kernel] = []
         try:
             for op in ops:
@@ -263,6 +266,7 @@ class Pipeline(PipelineProperties, ReaderState):
                     pipeline=self,
                     num_outputs=len(op.outputs),
                     num_inputs=len(op.inputs),
+                    stream=stages.stream_of(op),
                 )
                 try:
                     kernel = entry.kernel_class(op.device)(context)
@@ -275,20 +279,28 @@ class Pipeline(PipelineProperties, ReaderState):
         except BaseException:
             for kernel in kernels:
                 kernel.close()
+            if stages.stream is not None:
+                stages.stream.close()
             raise
         if self.py_pool is not None:
             self.py_pool.start()
         self._built_ops = ops
-        self._executor = Executor(
+        self._executor = make_executor(
             ops,
             kernels,
             outputs,
-            self._batch_size,
-            self._num_threads,
-            self._seeds,
-            self._enable_memory_stats,
-            self._set_affinity,
-            requested=self._queue.is_requested,
+            stages,
+            ExecutorSettings(
+                self._batch_size,
+                self._num_threads,
+                self._seeds,
+                self._enable_memory_stats,
+                self._set_affinity,
+                self._queue.is_requested,
+                self._cpu_size,
+                self._gpu_size,
+                background=self._exec_async and self._exec_pipelined,
+            ),
         )
         self._built = self._graph.frozen = True
         if self._restore_from is not None:
@@ -314,7 +326,21 @@ class Pipeline(PipelineProperties, ReaderState):
     def _run_iteration(self, iteration: int) -> IterationResult:
         assert self._executor is not None
         result = self._executor.run_iteration(iteration)
-        self._validate_outputs(result.outputs)
+        if result.pending is None:
+            self._validate_outputs(result.outputs)
+        return result
+
+    def _collect(self, result: IterationResult) -> IterationResult:
+        """The complete outputs of an iteration whose device stage was still under way."""
+        executor = self._executor
+        assert isinstance(executor, StagedExecutor)
+        try:
+            result = executor.collect(result)
+            self._validate_outputs(result.outputs)
+        except BaseException as exc:
+            executor.runner.close(wait=False)
+            self._queue.fail(exc)
+            raise
         return result
 
     def _discard_overlapped(self) -> None:
@@ -342,6 +368,8 @@ class Pipeline(PipelineProperties, ReaderState):
     def _share(self) -> tuple[TensorListCPU, ...]:
         self.build()
         result = self._queue.next_result()
+        if result.pending is not None:
+            result = self._collect(result)
         self._consumed += 1
         self._reader_states.update(result.reader_states)
         self._shared = result.outputs

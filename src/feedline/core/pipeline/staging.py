@@ -1,0 +1,115 @@
+"""The executor a pipeline builds: one :class:`~feedline.core.execution.executor.Executor` for a
+CPU-only graph; for a graph with ``mixed``/``gpu`` operators, a CPU stage and a device stage on
+the pipeline's own stream (:class:`~feedline.core.execution.stages.StagedExecutor`).
+
+Kept apart from :mod:`.pipeline` so that a CPU-only pipeline takes exactly the path it took
+before GPU stages existed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from feedline.core.execution.device import DeviceStream, open_stream
+from feedline.core.execution.executor import Executor
+from feedline.core.execution.stages import StagedExecutor
+from feedline.core.graph import DataNode, OpNode, split_stages
+from feedline.core.kernel import Kernel
+
+__all__ = ["ExecutorSettings", "StagePlan", "make_executor", "plan_stages"]
+
+
+@dataclass(frozen=True)
+class StagePlan:
+    """The stages of a built graph: the device stage's operators (by ``id``) and its stream
+    (None, and no device stage, for a CPU-only graph)."""
+
+    device_ops: frozenset[int]
+    stream: DeviceStream | None
+
+    def stream_of(self, op: OpNode) -> DeviceStream | None:
+        """The stream a kernel of ``op`` gets in its context (None for CPU-stage operators)."""
+        return self.stream if id(op) in self.device_ops else None
+
+
+@dataclass(frozen=True)
+class ExecutorSettings:
+    """The pipeline parameters an executor is built with."""
+
+    batch_size: int
+    num_threads: int
+    seeds: dict[str, int]
+    memory_stats: bool
+    set_affinity: bool
+    requested: Callable[[int], bool]
+    cpu_size: int
+    gpu_size: int
+    background: bool
+
+
+def plan_stages(ops: Sequence[OpNode], device_id: int | None) -> StagePlan:
+    """Split ``ops`` into stages; open the stream on ``device_id`` if there is a device stage.
+
+    Raises:
+        RuntimeError: the device stage needs a GPU that cannot be used (no CuPy, no device).
+    """
+    _, device = split_stages(ops)
+    if not device:
+        return StagePlan(frozenset(), None)
+    assert device_id is not None  # check_placement refused GPU operators without a device_id
+    return StagePlan(frozenset(id(op) for op in device), open_stream(device_id))
+
+
+def make_executor(
+    ops: Sequence[OpNode],
+    kernels: Sequence[Kernel],
+    outputs: Sequence[DataNode],
+    plan: StagePlan,
+    settings: ExecutorSettings,
+) -> Executor | StagedExecutor:
+    """The executor of the built ``ops`` (see the module docstring)."""
+    s = settings
+    if plan.stream is None:
+        return Executor(
+            ops,
+            kernels,
+            outputs,
+            s.batch_size,
+            s.num_threads,
+            s.seeds,
+            s.memory_stats,
+            s.set_affinity,
+            requested=s.requested,
+        )
+    kernel_of = {id(op): k for op, k in zip(ops, kernels, strict=True)}
+    cpu_ops = [op for op in ops if id(op) not in plan.device_ops]
+    device_ops = [op for op in ops if id(op) in plan.device_ops]
+    boundary: dict[tuple[int, int], DataNode] = {}
+    for node in [*(n for op in device_ops for n in op.upstream()), *outputs]:
+        if id(node.source) not in plan.device_ops:
+            boundary.setdefault((id(node.source), node.index), node)
+    cpu = Executor(
+        cpu_ops,
+        [kernel_of[id(op)] for op in cpu_ops],
+        list(boundary.values()),
+        s.batch_size,
+        s.num_threads,
+        s.seeds,
+        s.memory_stats,
+        s.set_affinity,
+        requested=s.requested,
+    )
+    device = Executor(
+        device_ops,
+        [kernel_of[id(op)] for op in device_ops],
+        outputs,
+        s.batch_size,
+        s.num_threads,
+        s.seeds,
+        s.memory_stats,
+        pool=cpu.pool,
+    )
+    return StagedExecutor(
+        cpu, device, list(boundary.values()), plan.stream, s.cpu_size, s.gpu_size, s.background
+    )
