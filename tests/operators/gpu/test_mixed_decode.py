@@ -16,7 +16,7 @@ from PIL import Image
 from feedline import fn, pipeline_def
 from feedline.core.execution.device import use_device
 from feedline.core.plugins import PluginSystem
-from feedline.core.types import DataType
+from feedline.core.types import DataType, ImageType
 from feedline.operators.gpu import mixed_decode
 from feedline.operators.gpu.transfer import PinnedStaging, upload
 from tests.core.fake_device import FakeDeviceBatch, FakeStream
@@ -47,12 +47,13 @@ def fake_gpu(plugin_system: PluginSystem) -> Iterator[PluginSystem]:
 
 
 def _decode_both(op: str, **kwargs: Any) -> tuple[Any, Any]:
-    @pipeline_def(batch_size=len(FILES), num_threads=2, device_id=0, seed=11)
+    @pipeline_def(batch_size=len(FILES), num_threads=2, device_id=0, prefetch_queue_depth=1)
     def graph():
-        data = fn.external_source(source=lambda: FILES, cycle=True)
+        data = fn.external_source(source=lambda: FILES)
         decode = getattr(fn.decoders, op)
-        on_gpu = decode(data, device="mixed", **kwargs)
-        on_cpu = decode(data, device="cpu", **kwargs)
+        # One seed for both: the same generators, so the same random windows.
+        on_gpu = decode(data, device="mixed", seed=11, **kwargs)
+        on_cpu = decode(data, device="cpu", seed=11, **kwargs)
         return on_gpu, on_cpu
 
     pipe = graph()
@@ -66,18 +67,10 @@ def _decode_both(op: str, **kwargs: Any) -> tuple[Any, Any]:
     ("op", "kwargs"),
     [
         ("image", {}),
-        ("image", {"output_type": 1, "dtype": DataType.FLOAT}),  # GRAY, float
+        ("image", {"output_type": ImageType.GRAY, "dtype": DataType.FLOAT}),
         ("image_crop", {"crop": (16, 20), "crop_pos_x": 0.25}),
         ("image_random_crop", {"random_area": (0.1, 0.9)}),
-        (
-            "image_slice",
-            {
-                "start": (0.1, 0.2),
-                "shape": (0.5, 0.5),
-                "normalized_anchor": True,
-                "normalized_shape": True,
-            },
-        ),
+        ("image_slice", {"start": (2, 3), "shape": (10, 12)}),
     ],
 )
 @pytest.mark.parametrize("choice", ["auto", "cpu"])
@@ -140,7 +133,7 @@ class _FakeCodecModule:
         ("image_random_crop", {}, True),
         ("image", {"gpu_decoding": "cpu"}, False),
         ("image", {"dtype": DataType.FLOAT}, False),
-        ("image", {"output_type": 4}, False),  # YCbCr
+        ("image", {"output_type": ImageType.YCbCr}, False),
         ("image_slice", {"start": (0, 0), "shape": (4, 4)}, False),
     ],
 )

@@ -89,19 +89,22 @@ class PinnedStaging:
 
     def acquire(self, nbytes: int) -> np.ndarray:
         """A pinned uint8 buffer of at least ``nbytes`` that no pending copy reads."""
-        while self._busy and self._busy[0][1].done():
-            self._free.append(self._busy.popleft()[0])
+        pending: deque[tuple[np.ndarray, Any]] = deque()
+        for buffer, event in self._busy:
+            if event.done():
+                self._free.append(buffer)
+            else:
+                pending.append((buffer, event))
+        self._busy = pending
         if len(self._busy) >= self._keep:
             buffer, event = self._busy.popleft()
             event.synchronize()
             self._free.append(buffer)
-        fitting = [b for b in self._free if b.nbytes >= nbytes]
+        fitting = [i for i, b in enumerate(self._free) if b.nbytes >= nbytes]
         if fitting:
-            buffer = min(fitting, key=lambda b: b.nbytes)
-            self._free.remove(buffer)
-            return buffer
+            return self._free.pop(min(fitting, key=lambda i: self._free[i].nbytes))
         if len(self._free) >= self._keep:
-            self._free.remove(min(self._free, key=lambda b: b.nbytes))
+            self._free.pop(min(range(len(self._free)), key=lambda i: self._free[i].nbytes))
         return self._stream.pinned_empty(max(_MIB, -(-nbytes // _MIB) * _MIB))
 
     def release(self, buffer: np.ndarray, event: Any) -> None:
