@@ -89,7 +89,7 @@ def test_a_device_without_a_kernel_is_refused_naming_those_with_one(
 
 
 def test_without_the_plugin_flip_has_only_its_cpu_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("FEEDLINE_DISABLED_PLUGINS", "gpu")  # the built-in GPU kernels
+    monkeypatch.setenv("FEEDLINE_DISABLED_PLUGINS", "gpu,gpu-transfer")  # built-in GPU kernels
     monkeypatch.delenv("FEEDLINE_PLUGINS", raising=False)
     with use_plugin_system(PluginSystem()) as plugin_system:
         assert plugin_system.ensure_loaded().operators["flip"].devices == ("cpu",)

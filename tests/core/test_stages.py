@@ -120,6 +120,12 @@ def test_a_cpu_operator_given_a_gpu_input_says_to_insert_cpu(gpu_system: PluginS
         fn.flip(fn.external_source(source=_source()).gpu(), device="cpu")
 
 
+def test_a_gpu_operator_given_a_cpu_input_says_to_insert_gpu(gpu_system: PluginSystem) -> None:
+    pipe = Pipeline(batch_size=1, num_threads=1, device_id=0)
+    with pipe, pytest.raises(ValueError, match=r"incompatible device cpu; call \.gpu\(\)"):
+        fn.flip(fn.external_source(source=_source()), device="gpu")
+
+
 def test_gpu_operators_in_a_cpu_only_pipeline_fail_at_build(gpu_system: PluginSystem) -> None:
     @pipeline_def(batch_size=1, num_threads=1, device_id=None)
     def graph():

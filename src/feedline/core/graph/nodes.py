@@ -407,7 +407,7 @@ def _place(entry: OperatorEntry, requested: str | None, nodes: Sequence[DataNode
 
     Raises:
         ValueError: the device is unknown or has no registered kernel (naming those that have),
-            or a cpu/mixed operator is given a GPU input.
+            a cpu/mixed operator is given a GPU input, or a gpu operator a CPU one.
     """
     op_name = entry.schema.name
     device = requested
@@ -416,13 +416,17 @@ def _place(entry: OperatorEntry, requested: str | None, nodes: Sequence[DataNode
     if device not in DEVICES:
         raise ValueError(f"{op_name}: unknown device {device!r}; expected cpu, mixed or gpu")
     entry.check_device(device)
-    if device in ("cpu", "mixed"):
-        for index, node in enumerate(nodes):
-            if node.device == "gpu":
-                raise ValueError(
-                    f"input {index} of {device} operator {op_name!r} is {node.name!r}, stored on "
-                    "incompatible device gpu; call .cpu() on it or run the operator on the gpu"
-                )
+    for index, node in enumerate(nodes):
+        if device in ("cpu", "mixed") and node.device == "gpu":
+            raise ValueError(
+                f"input {index} of {device} operator {op_name!r} is {node.name!r}, stored on "
+                "incompatible device gpu; call .cpu() on it or run the operator on the gpu"
+            )
+        if device == "gpu" and node.device == "cpu":
+            raise ValueError(
+                f"input {index} of gpu operator {op_name!r} is {node.name!r}, stored on "
+                "incompatible device cpu; call .gpu() on it or run the operator on the cpu"
+            )
     return device
 
 
