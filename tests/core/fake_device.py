@@ -41,8 +41,9 @@ class FakeStream:
 
     instances: list[FakeStream] = []  # noqa: RUF012 (every stream opened, for the tests)
 
-    def __init__(self, device_id: int) -> None:
+    def __init__(self, device_id: int, priority: int = 0) -> None:
         self.device_id = device_id
+        self.priority = priority
         self.ptr = 0xF00 + device_id
         self.handle = self
         self.ops: list[tuple[str, Any, str]] = []

@@ -75,7 +75,13 @@ def _source(log: list[tuple[str, int, float]] | None = None):
 
 
 def test_gpu_and_cpu_insert_transfers_and_place_outputs(gpu_system: PluginSystem) -> None:
-    pipe = Pipeline(batch_size=3, num_threads=1, device_id=0, prefetch_queue_depth=1)
+    pipe = Pipeline(
+        batch_size=3,
+        num_threads=1,
+        device_id=0,
+        prefetch_queue_depth=1,
+        default_cuda_stream_priority=-1,
+    )
     with pipe:
         data = fn.external_source(source=_source(), layout="HWC")
         on_gpu = data.gpu()
@@ -104,6 +110,7 @@ def test_gpu_and_cpu_insert_transfers_and_place_outputs(gpu_system: PluginSystem
     stages = {s["stage"] for s in pipe.executor_statistics().values()}
     assert stages == {"CPU", "MIXED", "GPU"}
     (stream,) = FakeStream.instances
+    assert stream.priority == -1
     ops = [op for op, _, _ in stream.ops]
     assert ops.count("h2d") == 1, "one host-to-device copy per batch"
     assert ops.count("d2h") == 3 and "synchronize" in ops

@@ -91,7 +91,8 @@ def _cupy() -> tuple[Any, Any]:
 
 
 class CupyStream:
-    """A non-blocking CUDA stream on ``device_id``, through CuPy.
+    """A non-blocking CUDA stream on ``device_id``, through CuPy (``priority``: the CUDA stream
+    priority, lower is more urgent; 0 is the default).
 
     Device arrays are allocated from CuPy's memory pool with this stream current (the pool then
     reuses their memory in stream order), pinned host arrays from CuPy's pinned memory pool.
@@ -100,7 +101,7 @@ class CupyStream:
         RuntimeError: CuPy is missing or the device does not exist.
     """
 
-    def __init__(self, device_id: int) -> None:
+    def __init__(self, device_id: int, priority: int = 0) -> None:
         cupy, cupyx = _cupy()
         try:
             count = cupy.cuda.runtime.getDeviceCount()
@@ -111,8 +112,9 @@ class CupyStream:
         self._cupy, self._cupyx = cupy, cupyx
         self.device_id = device_id
         self._device = cupy.cuda.Device(device_id)
+        options = {"priority": priority} if priority else {}
         with self._device:
-            self.handle = cupy.cuda.Stream(non_blocking=True)
+            self.handle = cupy.cuda.Stream(non_blocking=True, **options)
         self.ptr = int(self.handle.ptr)
 
     @contextlib.contextmanager
@@ -177,19 +179,19 @@ class _CupyEvent:
 
 
 _factory_lock = threading.Lock()
-_factory: Callable[[int], DeviceStream] = CupyStream
+_factory: Callable[[int, int], DeviceStream] = CupyStream
 
 
-def open_stream(device_id: int) -> DeviceStream:
+def open_stream(device_id: int, priority: int = 0) -> DeviceStream:
     """The stream a pipeline's GPU stage runs on (a :class:`CupyStream` unless a test put a
     stand-in in place with :func:`use_device`)."""
     with _factory_lock:
         factory = _factory
-    return factory(device_id)
+    return factory(device_id, priority)
 
 
 @contextlib.contextmanager
-def use_device(factory: Callable[[int], DeviceStream]) -> Iterator[None]:
+def use_device(factory: Callable[[int, int], DeviceStream]) -> Iterator[None]:
     """Open pipeline streams with ``factory`` inside the block (for tests without CUDA)."""
     global _factory
     with _factory_lock:

@@ -64,8 +64,9 @@ class Pipeline(PipelineProperties, ReaderState):
         bytes_per_sample: memory hint per sample (kept for DALI compatibility; buffers are
             allocated per iteration, so it changes no result).
         set_affinity: pin the worker threads to CPU cores (one core each, round robin).
-        max_streams: CUDA streams limit (GPU pipelines only).
-        default_cuda_stream_priority: CUDA stream priority (GPU pipelines only).
+        max_streams: CUDA streams limit (kept for DALI compatibility: a GPU pipeline uses one).
+        default_cuda_stream_priority: the priority of the pipeline's CUDA stream (lower is more
+            urgent; GPU pipelines only).
         enable_memory_stats: record output memory sizes in :meth:`executor_statistics`.
         py_num_workers: worker processes for ``external_source(parallel=True)``.
         py_start_method: ``"fork"`` or ``"spawn"`` for those workers.
@@ -246,7 +247,7 @@ class Pipeline(PipelineProperties, ReaderState):
         ops = prepare(self._graph.ops, outputs, registry)
         check_placement(ops, self._device_id)
         self._seeds = {op.name: self._op_seed(op) for op in ops}
-        stages = plan_stages(ops, self._device_id)
+        stages = plan_stages(ops, self._device_id, self._default_cuda_stream_priority)
         kernels: list[Kernel] = []
         try:
             for op in ops:

@@ -48,8 +48,9 @@ class ExecutorSettings:
     background: bool
 
 
-def plan_stages(ops: Sequence[OpNode], device_id: int | None) -> StagePlan:
-    """Split ``ops`` into stages; open the stream on ``device_id`` if there is a device stage.
+def plan_stages(ops: Sequence[OpNode], device_id: int | None, priority: int = 0) -> StagePlan:
+    """Split ``ops`` into stages; open the stream (of CUDA ``priority``) on ``device_id`` if
+    there is a device stage.
 
     Raises:
         RuntimeError: the device stage needs a GPU that cannot be used (no CuPy, no device).
@@ -58,7 +59,7 @@ def plan_stages(ops: Sequence[OpNode], device_id: int | None) -> StagePlan:
     if not device:
         return StagePlan(frozenset(), None)
     assert device_id is not None  # check_placement refused GPU operators without a device_id
-    return StagePlan(frozenset(id(op) for op in device), open_stream(device_id))
+    return StagePlan(frozenset(id(op) for op in device), open_stream(device_id, priority))
 
 
 def make_executor(
