@@ -320,3 +320,35 @@ def test_a_device_stage_failure_reaches_the_consumer(
     with pytest.raises(PipelineError, match="earlier error"):
         pipe.run()
     pipe.close()
+
+
+def test_epochs_end_and_restart_through_the_device_stage(gpu_system: PluginSystem) -> None:
+    def batches(index: int):
+        if index >= 3:
+            raise StopIteration
+        return [im + index for im in IMAGES]
+
+    @pipeline_def(
+        batch_size=3,
+        num_threads=2,
+        device_id=0,
+        prefetch_queue_depth={"cpu_size": 2, "gpu_size": 1},
+    )
+    def graph():
+        data = fn.external_source(source=batches, layout="HWC")
+        return fn.flip(data.gpu(), horizontal=0, vertical=1).cpu()
+
+    pipe = graph()
+    for _ in range(2):
+        seen = []
+        while True:
+            try:
+                (out,) = pipe.run()
+            except StopIteration:
+                break
+            seen.append(out.at(0))
+        assert len(seen) == 3
+        for index, image in enumerate(seen):
+            np.testing.assert_array_equal(image, (IMAGES[0] + index)[::-1])
+        pipe.reset()
+    pipe.close()

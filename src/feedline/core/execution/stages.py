@@ -127,6 +127,7 @@ class DeviceStageRunner:
                 with self._lock:
                     self._ready += 1
                     self._lock.notify_all()
+            del future, cpu_result  # hold no batch while waiting for the next one
 
     def _compute(self, future: Future[_Done], iteration: int, cpu_result: IterationResult) -> None:
         run = self._run()
