@@ -93,6 +93,9 @@ class FakeStream:
     def is_device_batch(self, value: Any) -> bool:
         return isinstance(value, FakeDeviceBatch)
 
+    def device_batch(self, data: Any, layout: str) -> Any:
+        return data if isinstance(data, FakeDeviceBatch) else None
+
     def close(self) -> None:
         self.closed = True
         self.log("close")

@@ -156,8 +156,26 @@ def test_sources_and_constants_on_the_gpu_are_copied_there(gpu_system: PluginSys
     assert isinstance(data, FakeDeviceBatch) and isinstance(const, FakeDeviceBatch)
     np.testing.assert_array_equal(data.as_cpu().at(2), IMAGES[2])
     np.testing.assert_array_equal(const.as_cpu().at(0), np.arange(4, dtype=np.int32))
-    names = {(op.name, op.device) for op in pipe._built_ops}
-    assert ("src", "cpu") in names  # the source itself runs on the CPU; feed_input finds it
+    cpu, _ = split_stages(pipe._built_ops)
+    assert ("src", "gpu") in {(op.name, op.device) for op in cpu}, "a source runs in the CPU stage"
+    pipe.close()
+
+
+def test_a_gpu_external_source_takes_device_data_without_a_copy(gpu_system: PluginSystem) -> None:
+    pipe = Pipeline(batch_size=3, num_threads=1, device_id=0, prefetch_queue_depth=1)
+    with pipe:
+        pipe.set_outputs(fn.external_source(name="src", layout="HWC", device="gpu"))
+    pipe.build()
+    pipe.feed_input("src", FakeDeviceBatch.from_samples(IMAGES[::-1], "HWC"))
+    pipe.feed_input("src", IMAGES[::-1])
+    (stream,) = FakeStream.instances
+    assert sum(op == "h2d" for op, _, _ in stream.ops) == 1, "only the host data is copied"
+    for _ in range(2):
+        (data,) = pipe.run()
+        assert isinstance(data, FakeDeviceBatch)
+        np.testing.assert_array_equal(data.as_cpu().at(0), IMAGES[2])
+    with pytest.raises(ValueError, match="GPU batch has 4 samples"):
+        pipe.feed_input("src", FakeDeviceBatch.from_samples([*IMAGES, IMAGES[0]], "HWC"))
     pipe.close()
 
 

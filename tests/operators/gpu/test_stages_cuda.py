@@ -67,6 +67,22 @@ def test_gpu_sources_and_constants(plugin_system: PluginSystem) -> None:
     np.testing.assert_array_equal(const.as_cpu().at(0), np.full(3, 2.5, np.float32))
 
 
+def test_a_gpu_external_source_takes_cupy_arrays_without_a_copy(
+    plugin_system: PluginSystem,
+) -> None:
+    import cupy
+
+    batch = cupy.asarray(np.stack(IMAGES))
+
+    @pipeline_def(batch_size=4, num_threads=1, device_id=0)
+    def graph():
+        return fn.external_source(source=lambda: batch, layout="HWC", device="gpu")
+
+    (data,) = _run(graph)
+    assert data.data_ptr() == batch.data.ptr
+    np.testing.assert_array_equal(data.as_cpu().at(1), IMAGES[1])
+
+
 class _StreamProbe(Kernel):
     """A ``gpu`` flip stand-in that records the current CuPy stream and copies its input."""
 

@@ -73,6 +73,11 @@ class DeviceStream(Protocol):
     def is_device_batch(self, value: Any) -> bool:
         """Whether ``value`` is a device batch."""
 
+    def device_batch(self, data: Any, layout: str) -> Any:
+        """``data`` as a device batch without copying it if it is in device memory (a
+        ``TensorListGPU``, an array or a list of arrays with the CUDA array interface, such as
+        CuPy arrays or CUDA torch tensors); None for host data."""
+
     def close(self) -> None:
         """Wait for the stream's work and release it."""
 
@@ -159,6 +164,21 @@ class CupyStream:
         from feedline.core.tensor_gpu import TensorListGPU
 
         return isinstance(value, TensorListGPU)
+
+    def device_batch(self, data: Any, layout: str) -> Any:
+        """A ``TensorListGPU`` over device data, or None for host data."""
+        from feedline.core.tensor_gpu import TensorGPU, TensorListGPU
+
+        if isinstance(data, TensorListGPU):
+            return data if not layout else TensorListGPU(data, layout)
+        items = list(data) if isinstance(data, list | tuple) else [data]
+        on_device = [
+            isinstance(x, TensorGPU) or hasattr(x, "__cuda_array_interface__") for x in items
+        ]
+        if not items or not all(on_device):
+            return None
+        with self.activate():
+            return TensorListGPU(data, layout or None, device_id=self.device_id)
 
     def close(self) -> None:
         """Wait for the stream's work (CuPy frees the stream with its last reference)."""

@@ -77,14 +77,17 @@ def check_placement(ops: Sequence[OpNode], device_id: int | None) -> None:
 def split_stages(ops: Sequence[OpNode]) -> tuple[list[OpNode], list[OpNode]]:
     """Split built operators into the CPU stage and the device stage (in order).
 
-    The CPU stage is every ``cpu`` operator that reads nothing produced on the GPU side; the
-    device stage holds the ``mixed`` and ``gpu`` operators and the CPU operators that read data
-    copied back with ``.cpu()``, in graph order (a topological one, so cpu → mixed → gpu along
-    every path). The device stage is empty for a CPU-only graph.
+    The CPU stage is every source (an operator that reads nothing, whatever its device: an
+    ``external_source(device="gpu")`` is fed on the CPU side) and every ``cpu`` operator that
+    reads nothing produced on the GPU side; the device stage holds the other ``mixed`` and
+    ``gpu`` operators and the CPU operators that read data copied back with ``.cpu()``, in graph
+    order (a topological one, so cpu → mixed → gpu along every path). The device stage is empty
+    for a CPU-only graph.
     """
     device_side: set[int] = set()
     for op in ops:
-        if op.device != "cpu" or any(id(n.source) in device_side for n in op.upstream()):
+        upstream = op.upstream()
+        if (op.device != "cpu" and upstream) or any(id(n.source) in device_side for n in upstream):
             device_side.add(id(op))
     cpu = [op for op in ops if id(op) not in device_side]
     device = [op for op in ops if id(op) in device_side]

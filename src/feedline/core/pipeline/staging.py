@@ -22,15 +22,16 @@ __all__ = ["ExecutorSettings", "StagePlan", "make_executor", "plan_stages"]
 
 @dataclass(frozen=True)
 class StagePlan:
-    """The stages of a built graph: the device stage's operators (by ``id``) and its stream
-    (None, and no device stage, for a CPU-only graph)."""
+    """The stages of a built graph: the device stage's operators (by ``id``) and the stream
+    (None for a CPU-only graph)."""
 
     device_ops: frozenset[int]
     stream: DeviceStream | None
 
     def stream_of(self, op: OpNode) -> DeviceStream | None:
-        """The stream a kernel of ``op`` gets in its context (None for CPU-stage operators)."""
-        return self.stream if id(op) in self.device_ops else None
+        """The stream a kernel of ``op`` gets in its context (None for CPU operators of the CPU
+        stage)."""
+        return self.stream if op.device != "cpu" or id(op) in self.device_ops else None
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,7 @@ def plan_stages(ops: Sequence[OpNode], device_id: int | None, priority: int = 0)
         RuntimeError: the device stage needs a GPU that cannot be used (no CuPy, no device).
     """
     _, device = split_stages(ops)
-    if not device:
+    if not device and all(op.device == "cpu" for op in ops):
         return StagePlan(frozenset(), None)
     assert device_id is not None  # check_placement refused GPU operators without a device_id
     return StagePlan(frozenset(id(op) for op in device), open_stream(device_id, priority))

@@ -8,12 +8,14 @@ buffers are reused once the copy out of them has finished (an event recorded on 
 
 Everything goes through the pipeline's stream (``KernelContext.stream``, a
 :class:`~feedline.core.execution.device.DeviceStream`), so the kernels run unchanged against the
-test suite's stand-in stream. This module is also the plugin (entry point ``gpu-transfer``)
+test suite's stand-in stream. ``external_source(device="gpu")`` takes device data as it is and
+copies host data the same way. This module is also the plugin (entry point ``gpu-transfer``)
 registering these kernels and the ``mixed`` decoders.
 """
 
 from __future__ import annotations
 
+import threading
 from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -23,9 +25,12 @@ import numpy as np
 from feedline.core.hookspecs import hookimpl
 from feedline.core.kernel import Batch, Kernel
 from feedline.core.tensor import TensorListCPU
+from feedline.core.types import DataType
+from feedline.operators.cpu.external_source import ExternalSourceKernel
 
 __all__ = [
     "MIXED_KERNELS",
+    "GpuExternalSourceKernel",
     "PinnedStaging",
     "ToCpuKernel",
     "ToGpuKernel",
@@ -42,6 +47,7 @@ _DECODE = "feedline.operators.gpu.mixed_decode"
 MIXED_KERNELS: dict[tuple[str, str], str] = {
     ("_transfer_to_gpu", "mixed"): f"{__name__}:ToGpuKernel",
     ("_transfer_to_cpu", "gpu"): f"{__name__}:ToCpuKernel",
+    ("external_source", "gpu"): f"{__name__}:GpuExternalSourceKernel",
     ("decoders.image", "mixed"): f"{_DECODE}:MixedDecodeKernel",
     ("decoders.image_crop", "mixed"): f"{_DECODE}:MixedDecodeCropKernel",
     ("decoders.image_random_crop", "mixed"): f"{_DECODE}:MixedDecodeRandomCropKernel",
@@ -207,3 +213,41 @@ class ToCpuKernel(Kernel):
             self._stream.to_host(array, sample)
         self._stream.synchronize()
         return [TensorListCPU.from_samples(arrays, data.layout(), infos, stack=False)]
+
+
+class GpuExternalSourceKernel(ExternalSourceKernel):
+    """``external_source(device="gpu")``: device data (a ``TensorListGPU``, CuPy arrays, CUDA
+    torch tensors, anything with the CUDA array interface) is used without a copy; host data is
+    checked as on the CPU and copied in one transfer. It runs in the CPU stage (a source), and
+    ``feed_input`` copies at once, on the pipeline's stream."""
+
+    def setup(self) -> None:
+        """Set up the external source, fetch the stream and create the staging buffers."""
+        super().setup()
+        self._stream = require_stream(self)
+        self._staging = PinnedStaging(self._stream)
+        self._lock = threading.Lock()  # feed_input on the user's thread, run() on the pipeline's
+
+    def _to_batch(self, data: Any, index: int, layout: str | None) -> Any:
+        device = self._stream.device_batch(data, layout or "")
+        if device is None:
+            host = super()._to_batch(data, index, layout)
+            with self._lock, self._stream.activate():
+                samples, infos = host.samples(), host.source_infos()
+                return upload(self._stream, self._staging, samples, host.layout(), infos)
+        what = f"{self._what} output {index}" if self._num_outputs is not None else self._what
+        if not 0 < len(device) <= self.ctx.batch_size:
+            raise ValueError(
+                f"{what}: the GPU batch has {len(device)} samples; expected 1 to the pipeline's "
+                f"batch size {self.ctx.batch_size}"
+            )
+        dtype, ndim = self._dtypes[index], self._ndims[index]
+        if (dtype is not None and device.dtype != DataType(dtype)) or (
+            ndim is not None and device.ndim != ndim
+        ):
+            raise TypeError(
+                f"{what}: expected {ndim if ndim is not None else 'any'}-D samples of type "
+                f"{DataType(dtype).name.lower() if dtype is not None else 'any'}, got "
+                f"{device.ndim}-D {device.dtype.name.lower()} on the GPU"
+            )
+        return device
