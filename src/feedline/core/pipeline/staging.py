@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from feedline.core.execution.device import DeviceStream, open_stream
 from feedline.core.execution.executor import Executor
@@ -63,6 +64,27 @@ def plan_stages(ops: Sequence[OpNode], device_id: int | None, priority: int = 0)
     return StagePlan(frozenset(id(op) for op in device), open_stream(device_id, priority))
 
 
+def _executor(
+    s: ExecutorSettings,
+    ops: Sequence[OpNode],
+    kernels: Sequence[Kernel],
+    outputs: Sequence[DataNode],
+    **options: Any,
+) -> Executor:
+    """An executor of ``ops`` with the pipeline's settings (``options``: its keyword ones)."""
+    return Executor(
+        ops,
+        kernels,
+        outputs,
+        s.batch_size,
+        s.num_threads,
+        s.seeds,
+        s.memory_stats,
+        s.set_affinity,
+        **options,
+    )
+
+
 def make_executor(
     ops: Sequence[OpNode],
     kernels: Sequence[Kernel],
@@ -73,17 +95,7 @@ def make_executor(
     """The executor of the built ``ops`` (see the module docstring)."""
     s = settings
     if plan.stream is None:
-        return Executor(
-            ops,
-            kernels,
-            outputs,
-            s.batch_size,
-            s.num_threads,
-            s.seeds,
-            s.memory_stats,
-            s.set_affinity,
-            requested=s.requested,
-        )
+        return _executor(s, ops, kernels, outputs, requested=s.requested)
     kernel_of = {id(op): k for op, k in zip(ops, kernels, strict=True)}
     cpu_ops = [op for op in ops if id(op) not in plan.device_ops]
     device_ops = [op for op in ops if id(op) in plan.device_ops]
@@ -91,27 +103,10 @@ def make_executor(
     for node in [*(n for op in device_ops for n in op.upstream()), *outputs]:
         if id(node.source) not in plan.device_ops:
             boundary.setdefault((id(node.source), node.index), node)
-    cpu = Executor(
-        cpu_ops,
-        [kernel_of[id(op)] for op in cpu_ops],
-        list(boundary.values()),
-        s.batch_size,
-        s.num_threads,
-        s.seeds,
-        s.memory_stats,
-        s.set_affinity,
-        requested=s.requested,
-    )
-    device = Executor(
-        device_ops,
-        [kernel_of[id(op)] for op in device_ops],
-        outputs,
-        s.batch_size,
-        s.num_threads,
-        s.seeds,
-        s.memory_stats,
-        pool=cpu.pool,
-    )
+    cpu_kernels = [kernel_of[id(op)] for op in cpu_ops]
+    cpu = _executor(s, cpu_ops, cpu_kernels, list(boundary.values()), requested=s.requested)
+    device_kernels = [kernel_of[id(op)] for op in device_ops]
+    device = _executor(s, device_ops, device_kernels, outputs, pool=cpu.pool)
     return StagedExecutor(
         cpu, device, list(boundary.values()), plan.stream, s.cpu_size, s.gpu_size, s.background
     )
