@@ -113,6 +113,10 @@ class KernelContext:
         num_inputs: how many positional inputs the node has.
         on_error: the node's error policy, ``raise`` or ``skip`` (see ``docs/errors.md``); a
             reader under ``skip`` replaces a sample it fails to load by the next one.
+        stream: the pipeline's device stream for ``mixed``/``gpu`` kernels (a
+            :class:`~feedline.core.execution.device.DeviceStream`: the CUDA stream, pinned and
+            device memory, asynchronous copies); None on the CPU. It is also the current CuPy
+            stream while the kernel runs.
     """
 
     name: str
@@ -128,6 +132,7 @@ class KernelContext:
     num_outputs: int = 1
     num_inputs: int = 0
     on_error: str = "raise"
+    stream: Any = None
 
 
 class Batch:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -81,6 +81,9 @@ class IterationResult:
 
     outputs: tuple[TensorListCPU, ...]
     reader_states: dict[str, Any]
+    pending: Any = None
+    """For a pipeline with a device stage: the future of that stage's result (the outputs are
+    then only the CPU stage's; see :mod:`.stages`)."""
 
 
 @dataclass
@@ -113,6 +116,8 @@ class Executor:
             the iteration before it finishes (see the module docstring); never, when omitted.
         policies: each operator's error policy by name (``raise`` when omitted).
         errors: where skipped samples are recorded; needed when a policy is ``skip``.
+        pool: a thread pool to share (another stage's; it stays open when this one closes);
+            a pool of its own when omitted.
     """
 
     def __init__(
@@ -128,6 +133,7 @@ class Executor:
         requested: Callable[[int], bool] | None = None,
         policies: dict[str, str] | None = None,
         errors: ErrorLog | None = None,
+        pool: ThreadPool | None = None,
     ) -> None:
         self.ops = list(ops)
         self.kernels = {id(op): k for op, k in zip(ops, kernels, strict=True)}
@@ -135,7 +141,8 @@ class Executor:
         self.batch_size = batch_size
         self.seeds = seeds
         self.memory_stats = memory_stats
-        self.pool = ThreadPool(num_threads, set_affinity)
+        self._owns_pool = pool is None
+        self.pool = ThreadPool(num_threads, set_affinity) if pool is None else pool
         self.buffers = BufferPool()
         self.stats = {op.name: OpStats(op.device.upper()) for op in self.ops}
         self._stats_lock = threading.Lock()
@@ -219,8 +226,18 @@ class Executor:
         ]
         return pooled[-1] if pooled else None
 
-    def run_iteration(self, iteration: int) -> IterationResult:
+    def run_iteration(
+        self,
+        iteration: int,
+        given: Mapping[Key, TensorListCPU] | None = None,
+        size: int | None = None,
+    ) -> IterationResult:
         """Run every operator once (continuing the iteration if it was started early).
+
+        Args:
+            iteration: the iteration number.
+            given: values computed elsewhere (by an earlier stage) that operators read.
+            size: the batch size of ``given``.
 
         Raises:
             EndOfData: an input callback ended the epoch.
@@ -231,7 +248,11 @@ class Executor:
         if progress is not None and progress.number != iteration:
             self._abandon(progress)
             progress = None
-        progress = progress or _Progress(iteration, self.batch_size)
+        if progress is None:
+            progress = _Progress(iteration, self.batch_size if size is None else size)
+            if given:
+                progress.values.update(given)
+                progress.sized = size is not None
         try:
             if progress.failure is not None:
                 raise progress.failure
@@ -453,6 +474,7 @@ class Executor:
     def close(self) -> None:
         """Drop the work started early, stop the thread pool and close every kernel."""
         self.discard_overlapped()
-        self.pool.close()
+        if self._owns_pool:
+            self.pool.close()
         for kernel in self.kernels.values():
             kernel.close()

@@ -251,6 +251,12 @@ class IterationQueue:
         for future in self._pending:
             future.cancel()
 
+    def fail(self, failure: BaseException) -> None:
+        """A later stage of a handed-out iteration failed: stop for good, as if the iteration
+        itself had failed (later calls raise PipelineError naming ``failure``)."""
+        self._drain()
+        self.failure = failure
+
     def _compute(self) -> IterationResult:
         if self.stopped:
             raise EndOfData("stopped")

@@ -33,6 +33,7 @@ __all__ = [
     "constant_node",
     "current_graph",
     "make_operator_call",
+    "output_device",
     "resolve_operator",
     "resolve_schema",
 ]
@@ -187,7 +188,7 @@ class OpNode:
         self.position = position
         self.on_error: str | None = None
         self.error_name: str | None = None
-        out_device = "gpu" if device in ("gpu", "mixed") else "cpu"
+        out_device = output_device(schema, device)
         names = schema.output_names(args, num_inputs=len(inputs))
         self.outputs = [
             DataNode(name if len(names) == 1 else f"{name}[{i}]", out_device, self, i)
@@ -200,6 +201,14 @@ class OpNode:
 
     def __repr__(self) -> str:
         return f"OpNode({self.schema.name!r}, name={self.name!r}, device={self.device!r})"
+
+
+def output_device(schema: OpSchema, device: str) -> str:
+    """Where an operator's outputs live: on the GPU for ``mixed``/``gpu`` operators, except the
+    GPU-to-CPU transfer (``.cpu()``), whose outputs are in host memory."""
+    if schema is TRANSFER_TO_CPU:
+        return "cpu"
+    return "gpu" if device in ("gpu", "mixed") else "cpu"
 
 
 def _auto_class_name(op_name: str) -> str:
@@ -418,7 +427,7 @@ def _place(entry: OperatorEntry, requested: str | None, nodes: Sequence[DataNode
 
     Raises:
         ValueError: the device is unknown or has no registered kernel (naming those that have),
-            or a cpu/mixed operator is given a GPU input.
+            a cpu/mixed operator is given a GPU input, or a gpu operator a CPU one.
     """
     op_name = entry.schema.name
     device = requested
@@ -427,13 +436,17 @@ def _place(entry: OperatorEntry, requested: str | None, nodes: Sequence[DataNode
     if device not in DEVICES:
         raise ValueError(f"{op_name}: unknown device {device!r}; expected cpu, mixed or gpu")
     entry.check_device(device)
-    if device in ("cpu", "mixed"):
-        for index, node in enumerate(nodes):
-            if node.device == "gpu":
-                raise ValueError(
-                    f"input {index} of {device} operator {op_name!r} is {node.name!r}, stored on "
-                    "incompatible device gpu; call .cpu() on it or run the operator on the gpu"
-                )
+    for index, node in enumerate(nodes):
+        if device in ("cpu", "mixed") and node.device == "gpu":
+            raise ValueError(
+                f"input {index} of {device} operator {op_name!r} is {node.name!r}, stored on "
+                "incompatible device gpu; call .cpu() on it or run the operator on the gpu"
+            )
+        if device == "gpu" and node.device == "cpu":
+            raise ValueError(
+                f"input {index} of gpu operator {op_name!r} is {node.name!r}, stored on "
+                "incompatible device cpu; call .gpu() on it or run the operator on the cpu"
+            )
     return device
 
 
@@ -441,6 +454,9 @@ def make_operator_call(
     op_name: str, inputs: Sequence[Any], kwargs: Mapping[str, Any]
 ) -> DataNode | list[DataNode]:
     """Create the graph node for ``fn.<op_name>(*inputs, **kwargs)`` in the current graph.
+
+    A source with only a ``cpu`` kernel asked for on the GPU (``external_source`` or
+    ``constant`` with ``device="gpu"``) runs on the CPU and its outputs are copied to the GPU.
 
     Returns:
         The single output node, or the list of output nodes.
@@ -457,7 +473,8 @@ def make_operator_call(
     common = {key: kwargs.pop(key) for key in COMMON_ARGS if key in kwargs}
     schema.check_num_inputs(len(inputs))
     nodes = [_as_input(x) for x in inputs]
-    device = _place(entry, common.get("device"), nodes)
+    host_source = _is_host_source(entry, common.get("device"), nodes)
+    device = _place(entry, "cpu" if host_source else common.get("device"), nodes)
     static, tensor = schema.validate(kwargs, lambda v: isinstance(v, DataNode))
     for arg, node in tensor.items():
         if node.device != "cpu":
@@ -478,4 +495,18 @@ def make_operator_call(
         )
     op = graph.add_op(schema, device, nodes, tensor, static, seed, preserve, name)
     op.on_error = on_error
-    return op.outputs[0] if len(op.outputs) == 1 else list(op.outputs)
+    outputs = [node.gpu() for node in op.outputs] if host_source else list(op.outputs)
+    return outputs[0] if len(outputs) == 1 else outputs
+
+
+def _is_host_source(entry: OperatorEntry, requested: str | None, nodes: Sequence[DataNode]) -> bool:
+    """Whether a source (no positional inputs) asked for on the GPU runs on the CPU followed by
+    a copy to the GPU: it has a ``cpu`` kernel and no ``gpu`` one (``external_source`` and
+    ``constant`` with ``device="gpu"``; the data is produced on the host anyway)."""
+    return (
+        requested == "gpu"
+        and not nodes
+        and "gpu" not in entry.kernels
+        and "cpu" in entry.kernels
+        and TRANSFER_TO_GPU.name != entry.schema.name
+    )

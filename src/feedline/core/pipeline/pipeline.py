@@ -20,6 +20,7 @@ from feedline.core.errors import PipelineError
 from feedline.core.execution.errors_policy import ErrorLog, check_policy, error_policies
 from feedline.core.execution.executor import Executor, IterationResult
 from feedline.core.execution.prefetch import IterationQueue
+from feedline.core.execution.stages import StagedExecutor
 from feedline.core.graph import (
     DataNode,
     Graph,
@@ -38,6 +39,12 @@ from feedline.core.pipeline.properties import (
     check_py_workers,
     check_queue_depth,
     check_seed,
+)
+from feedline.core.pipeline.staging import (
+    ExecutorSettings,
+    StagePlan,
+    make_executor,
+    plan_stages,
 )
 from feedline.core.plugins import get_registry
 from feedline.core.tensor import TensorListCPU
@@ -65,8 +72,9 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
         bytes_per_sample: memory hint per sample (kept for DALI compatibility; buffers are
             allocated per iteration, so it changes no result).
         set_affinity: pin the worker threads to CPU cores (one core each, round robin).
-        max_streams: CUDA streams limit (GPU pipelines only).
-        default_cuda_stream_priority: CUDA stream priority (GPU pipelines only).
+        max_streams: CUDA streams limit (kept for DALI compatibility: a GPU pipeline uses one).
+        default_cuda_stream_priority: the priority of the pipeline's CUDA stream (lower is more
+            urgent; GPU pipelines only).
         enable_memory_stats: record output memory sizes in :meth:`executor_statistics`.
         py_num_workers: worker processes for ``external_source(parallel=True)``.
         py_start_method: ``"fork"`` or ``"spawn"`` for those workers.
@@ -148,7 +156,7 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
         self._outputs: list[DataNode] | None = None
         self._built = False
         self._built_before_with: list[bool] = []
-        self._executor: Executor | None = None
+        self._executor: Executor | StagedExecutor | None = None
         self._built_ops: list[OpNode] = []
         self._seeds: dict[str, int] = {}
         self._queue = self._new_queue()
@@ -165,6 +173,7 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
         self._inputs = ScheduledInputs([], self.iter_setup)
         self._prepared: list[OpNode] | None = None
         self._policies: dict[str, str] = {}
+        self._stages: StagePlan | None = None
         self._kernels: dict[int, Kernel] = {}
 
     def _new_queue(self) -> IterationQueue:
@@ -275,18 +284,25 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
         self._ensure_defined(define_graph)
         self.start_py_workers()
         ops = self._prepare_ops()
+        self._stages = plan_stages(ops, self._device_id, self._default_cuda_stream_priority)
         kernels = self._create_kernels(ops, devices=("cpu", "mixed", "gpu"))
         self._built_ops = ops
-        self._executor = Executor(
+        self._executor = make_executor(
             ops,
             kernels,
             self._outputs or [],
-            self._batch_size,
-            self._num_threads,
-            self._seeds,
-            self._enable_memory_stats,
-            self._set_affinity,
-            requested=self._queue.is_requested,
+            self._stages,
+            ExecutorSettings(
+                self._batch_size,
+                self._num_threads,
+                self._seeds,
+                self._enable_memory_stats,
+                self._set_affinity,
+                self._queue.is_requested,
+                self._cpu_size,
+                self._gpu_size,
+                background=self._exec_async and self._exec_pipelined,
+            ),
             policies=self._policies,
             errors=ErrorLog(self._max_errors) if "skip" in self._policies.values() else None,
         )
@@ -321,6 +337,7 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
                     num_outputs=len(op.outputs),
                     num_inputs=len(op.inputs),
                     on_error=self._policies[op.name],
+                    stream=None if self._stages is None else self._stages.stream_of(op),
                 )
                 try:
                     kernel = entry.kernel_class(op.device)(context)
@@ -339,6 +356,9 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
         for kernel in self._kernels.values():
             kernel.close()
         self._kernels = {}
+        if self._stages is not None and self._stages.stream is not None:
+            self._stages.stream.close()
+        self._stages = None
         if self.py_pool is not None:
             self.py_pool.close()
             self.py_pool = None
@@ -370,7 +390,21 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
     def _run_iteration(self, iteration: int) -> IterationResult:
         assert self._executor is not None
         result = self._executor.run_iteration(iteration)
-        self._validate_outputs(result.outputs)
+        if result.pending is None:
+            self._validate_outputs(result.outputs)
+        return result
+
+    def _collect(self, result: IterationResult) -> IterationResult:
+        """The complete outputs of an iteration whose device stage was still under way."""
+        executor = self._executor
+        assert isinstance(executor, StagedExecutor)
+        try:
+            result = executor.collect(result)
+            self._validate_outputs(result.outputs)
+        except BaseException as exc:
+            executor.runner.close(wait=False)
+            self._queue.fail(exc)
+            raise
         return result
 
     def _discard_overlapped(self) -> None:
@@ -403,6 +437,8 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
     def _share(self) -> tuple[TensorListCPU, ...]:
         self.build()
         result = self._queue.next_result()
+        if result.pending is not None:
+            result = self._collect(result)
         self._consumed += 1
         self._reader_states.update(result.reader_states)
         self._shared = result.outputs
@@ -506,7 +542,7 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
         if self.py_pool is not None:
             self.py_pool.close()
             self.py_pool = None
-        self._kernels, self._prepared, self._py_started = {}, None, False
+        self._kernels, self._prepared, self._py_started, self._stages = {}, None, False, None
         self._built = self._graph.frozen = False
         self._queue = self._new_queue()  # a later build() starts clean, whatever failed before
 
