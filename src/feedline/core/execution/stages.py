@@ -205,6 +205,10 @@ class StagedExecutor:
         """The complete outputs of an iteration returned by :meth:`run_iteration`."""
         return self.runner.collect(result.pending)
 
+    def statistics(self) -> dict[str, Any]:
+        """Both stages' counters by operator, and the CPU stage's ``"errors"`` (if it skips)."""
+        return {**self.device.statistics(), **self.cpu.statistics()}
+
     def discard_overlapped(self) -> None:
         """Drop the CPU stage's work started early (see ``Executor.discard_overlapped``)."""
         self.cpu.discard_overlapped()
