@@ -53,6 +53,22 @@ _KIND_DOC = {
 COMMON_ARGS = ("name", "device", "preserve", "seed")
 
 
+_PYTHON_TYPES = (bool, int, float, complex, str)
+
+
+def _python_type_message(op_name: str, arg: str, value: type) -> str:
+    """Why a Python type is refused as a data type (DALI refuses it too)."""
+    hint = {
+        bool: "types.BOOL",
+        int: "types.INT32 or types.INT64",
+        float: "types.FLOAT (float32) or types.FLOAT64",
+    }.get(value, "a feedline.types.DataType")
+    return (
+        f"{op_name}: argument {arg!r} got the Python type {value.__name__!r}, which names no "
+        f"element width; use {hint} (or a NumPy dtype such as np.float32)"
+    )
+
+
 def _type_name(value: Any) -> str:
     return type(value).__name__
 
@@ -118,6 +134,8 @@ class ArgSpec:
             ValueError: when the value is not one of ``choices``.
         """
         kind = self.kind
+        if kind == "dtype" and isinstance(value, type) and value in _PYTHON_TYPES:
+            raise TypeError(_python_type_message(op_name, self.name, value))
         try:
             if value is None and self.default is None:
                 return None
@@ -133,7 +151,7 @@ class ArgSpec:
                 enum_type = _ENUM_KINDS[kind]
                 if isinstance(value, enum_type):
                     result = value
-                elif kind == "dtype" and isinstance(value, type | np.dtype) and value is not bool:
+                elif kind == "dtype" and isinstance(value, type | np.dtype):
                     from feedline.core.types import from_numpy_dtype
 
                     result = from_numpy_dtype(value)
