@@ -403,11 +403,12 @@ def resolve_schema(op_name: str) -> OpSchema:
 
 def make_operator_call(
     op_name: str, inputs: Sequence[Any], kwargs: Mapping[str, Any]
-) -> DataNode | list[DataNode]:
+) -> DataNode | list[DataNode] | dict[str, DataNode]:
     """Create the graph node for ``fn.<op_name>(*inputs, **kwargs)`` in the current pipeline.
 
     Returns:
-        The single output node, or the list of output nodes.
+        The single output node, or the list of output nodes (a dict by output name when the
+        schema sets ``output_dict``).
 
     Raises:
         TypeError: bad inputs or arguments (see :meth:`OpSchema.validate`).
@@ -450,6 +451,9 @@ def make_operator_call(
         raise TypeError(f"{op_name}: 'seed' must be an int, got {type(seed).__name__}")
     preserve = bool(common.get("preserve", False))
     op = pipe._add_op(schema, device, nodes, tensor, static, seed, preserve, name)
+    if schema.output_dict:
+        names = schema.output_names(static, num_inputs=len(nodes))
+        return dict(zip(names, op.outputs, strict=True))
     return op.outputs[0] if len(op.outputs) == 1 else list(op.outputs)
 
 

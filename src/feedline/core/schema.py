@@ -236,6 +236,8 @@ class OpSchema:
         no_prune: never prune the operator, even when its outputs are unused.
         serializable: whether pipelines using it can be serialized.
         hidden: left out of ``dir(fn)`` (internal operators such as arithmetic).
+        output_dict: the ``fn`` call returns ``{output name: DataNode}`` instead of a list (as
+            DALI's ``readers.tfrecord`` does).
     """
 
     name: str
@@ -248,6 +250,7 @@ class OpSchema:
     no_prune: bool = False
     serializable: bool = True
     hidden: bool = False
+    output_dict: bool = False
 
     def __post_init__(self) -> None:
         names = [a.name for a in self.args]

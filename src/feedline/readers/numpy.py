@@ -7,7 +7,6 @@ shuffling, padding, epochs and checkpoints come from :class:`~feedline.readers.b
 from __future__ import annotations
 
 import fnmatch
-import mmap
 import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -17,6 +16,7 @@ import numpy as np
 from feedline.core.hookspecs import hookimpl
 from feedline.core.schema import ArgSpec
 from feedline.readers.base import Reader, reader_schema
+from feedline.readers.direct_io import read_direct
 from feedline.readers.numpy_roi import NpyHeader, extract_roi, read_header, roi_bounds
 
 if TYPE_CHECKING:
@@ -121,30 +121,6 @@ def list_numpy_files(
     return [(os.path.join(file_root, rel), rel) for rel in found]
 
 
-def _read_direct(path: str) -> np.ndarray:
-    """The file's bytes read with O_DIRECT into a page-aligned buffer."""
-    flags = os.O_RDONLY | getattr(os, "O_DIRECT", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError as exc:
-        raise OSError(exc.errno, f"cannot open {path!r} with O_DIRECT: {exc.strerror}") from None
-    try:
-        size = os.fstat(fd).st_size
-        page = mmap.PAGESIZE
-        buffer = mmap.mmap(-1, max(page, -(-size // page) * page))
-        view, done = memoryview(buffer), 0
-        while done < size:
-            count = os.readv(fd, [view[done:]])
-            if count == 0:
-                break
-            done += count
-    except OSError as exc:
-        raise OSError(exc.errno, f"O_DIRECT read of {path!r} failed: {exc.strerror}") from None
-    finally:
-        os.close(fd)
-    return np.frombuffer(buffer, np.uint8, count=size)
-
-
 class NumpyReader(Reader):
     """The ``readers.numpy`` kernel; its items are positions in the file list."""
 
@@ -180,7 +156,7 @@ class NumpyReader(Reader):
         """The file's array (or its region of interest)."""
         path = self._paths[item]
         header = self._header(path)
-        raw = _read_direct(path) if self.args["use_o_direct"] else self.read_bytes(path)
+        raw = read_direct(path) if self.args["use_o_direct"] else self.read_bytes(path)
         count = int(np.prod(header.shape))
         if raw.size < header.offset + count * header.dtype.itemsize:
             raise ValueError(
