@@ -70,9 +70,11 @@ def run_reader(batch_size: int, iterations: int = 1, **kwargs: Any) -> list[dict
         batches = []
         for _ in range(iterations):
             out = p.run()
-            batches.append(
-                {n: [tl.at(i) for i in range(len(tl))] for n, tl in zip(names, out, strict=True)}
-            )
+            batch = {
+                n: [tl.at(i) for i in range(len(tl))] for n, tl in zip(names, out, strict=True)
+            }
+            batch["sources"] = out[0].source_infos()
+            batches.append(batch)
         return batches
     finally:
         p.close()
@@ -96,6 +98,8 @@ def test_sharding_shuffling_and_source_info(tmp_path: Path) -> None:
         3, path=[path], index_path=[index], features=features, num_shards=2, shard_id=1
     )
     assert [x.tolist() for x in batch["image/class/label"]] == [[1], [2], [3]]
+    offsets = [int(line.split()[0]) for line in Path(index).read_text().splitlines()]
+    assert batch["sources"] == [f"{path} at index {o}" for o in offsets[3:]]
     batches = run_reader(
         3, 2, path=[path], index_path=[index], features=features, random_shuffle=True
     )

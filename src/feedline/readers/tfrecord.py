@@ -131,8 +131,8 @@ class TFRecordReader(Reader):
         )
 
     def source_info(self, item: tuple[int, int, int]) -> str:
-        """``<file>:<offset>`` of the record."""
-        return f"{self.args['path'][item[0]]}:{item[1]}"
+        """``<file> at index <offset>`` (DALI's wording) of the record."""
+        return f"{self.args['path'][item[0]]} at index {item[1]}"
 
 
 @hookimpl
