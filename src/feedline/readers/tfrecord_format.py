@@ -142,12 +142,20 @@ def _fields(buf: memoryview, start: int, end: int) -> Iterator[tuple[int, int, A
     ``(begin, end)`` positions."""
     pos = start
     while pos < end:
-        key, pos = _varint(buf, pos)
+        key = buf[pos]  # one-byte keys and lengths (the usual case) skip _varint
+        if key < 0x80:
+            pos += 1
+        else:
+            key, pos = _varint(buf, pos)
         number, wire = key >> 3, key & 7
         if wire == 0:
             value, pos = _varint(buf, pos)
         elif wire == 2:
-            length, pos = _varint(buf, pos)
+            length = buf[pos]
+            if length < 0x80:
+                pos += 1
+            else:
+                length, pos = _varint(buf, pos)
             value = (pos, pos + length)
             pos += length
         elif wire == 5:
@@ -169,22 +177,22 @@ def _values(buf: memoryview, data: np.ndarray, kind: int, begin: int, end: int) 
     """The values of a BytesList (1), FloatList (2) or Int64List (3) message."""
     if kind == 1:
         return [data[b:e] for number, wire, (b, e) in _fields(buf, begin, end) if number == 1]
-    numbers: list[Any] = []
+    if kind == 2:  # packed (wire 2) or fixed32 (wire 5) chunks of little-endian floats
+        chunks = [data[b:e] for number, _, (b, e) in _fields(buf, begin, end) if number == 1]
+        joined = chunks[0] if len(chunks) == 1 else np.concatenate(chunks or [data[:0]])
+        return joined.view("<f4").astype(np.float32, copy=False)
+    ints: list[int] = []
     for number, wire, value in _fields(buf, begin, end):
         if number != 1:
             continue
-        if kind == 2:  # packed (wire 2) or one fixed32 (wire 5): little-endian floats
-            numbers.append(np.frombuffer(buf[value[0] : value[1]], "<f4"))
-        elif wire == 2:
-            pos, stop, packed = value[0], value[1], []
-            while pos < stop:
-                item, pos = _varint(buf, pos)
-                packed.append(_signed(item))
-            numbers.append(np.array(packed, np.int64))
-        else:
-            numbers.append(np.array([_signed(value)], np.int64))
-    dtype = np.float32 if kind == 2 else np.int64
-    return np.concatenate(numbers).astype(dtype, copy=False) if numbers else np.empty(0, dtype)
+        if wire == 0:
+            ints.append(_signed(value))
+            continue
+        pos, stop = value
+        while pos < stop:
+            item, pos = _varint(buf, pos)
+            ints.append(_signed(item))
+    return np.array(ints, np.int64)
 
 
 def parse_example(record: np.ndarray) -> dict[str, tuple[int, Any]]:
