@@ -192,3 +192,16 @@ def test_index_tool_matches_the_writer_and_reports_truncation(tmp_path: Path) ->
         write_index(str(tmp_path / "cut.rec"), str(tmp_path / "cut.idx"))
     with pytest.raises(SystemExit):
         index_main([str(tmp_path / "cut.rec"), str(tmp_path / "cut.idx")])
+
+
+def test_pipelines_with_tfrecord_are_not_serializable(tmp_path: Path) -> None:
+    path, index = make_dataset(tmp_path, 1)
+
+    @pipeline_def(batch_size=1, num_threads=1, device_id=None)
+    def pipe() -> Any:
+        return tuple(
+            fn.readers.tfrecord(path=[path], index_path=[index], features=FEATURES).values()
+        )
+
+    with pytest.raises(RuntimeError, match=r"readers.tfrecord|serializ"):
+        pipe().serialize()

@@ -9,8 +9,7 @@ table of ``test_math_promotion``, not from the implementation.
 from __future__ import annotations
 
 import itertools
-import operator
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -20,16 +19,8 @@ from feedline import fn, pipeline_def
 from feedline.core.plugins import PluginSystem
 from feedline.operators.cpu import basic, math_plugin
 from feedline.operators.cpu.math_kernels import evaluate
+from tests.operators.cpu.test_math_kernels import COMPARISONS
 from tests.operators.cpu.test_math_promotion import NAMES, SHORT, TABLE
-
-COMPARISONS: dict[str, Callable[[Any, Any], bool]] = {
-    "eq": operator.eq,
-    "ne": operator.ne,
-    "lt": operator.lt,
-    "le": operator.le,
-    "gt": operator.gt,
-    "ge": operator.ge,
-}
 
 
 def edge_values(name: str) -> np.ndarray:

@@ -16,6 +16,7 @@ from feedline.core.kernel import Batch, Kernel
 from feedline.core.tensor import TensorListCPU
 from feedline.core.types import to_numpy_dtype
 from feedline.operators.cpu.basic_kernels import cast_array, cast_batch
+from feedline.operators.cpu.layout_ops import _axes_of
 
 __all__ = [
     "CastLikeKernel",
@@ -155,23 +156,7 @@ class ExpandDimsKernel(Kernel):
 
 def squeeze_axes(shape: tuple[int, ...], layout: str, axes: Sequence[int], names: str) -> list[int]:
     """The non-negative axes that ``squeeze`` removes from a sample of ``shape``."""
-    ndim = len(shape)
-    if axes and names:
-        raise ValueError("squeeze: arguments 'axes' and 'axis_names' are mutually exclusive")
-    if names:
-        missing = [c for c in names if c not in layout]
-        if missing:
-            raise ValueError(
-                f"squeeze: axis_names {names!r} names {''.join(missing)!r}, which the input "
-                f"layout {layout!r} does not have"
-            )
-        resolved = [layout.index(c) for c in names]
-    else:
-        resolved = []
-        for axis in axes:
-            if not -ndim <= axis < ndim:
-                raise ValueError(f"squeeze: axis {axis} is out of range for a {ndim}-D input")
-            resolved.append(axis % ndim)
+    resolved = _axes_of("squeeze", layout, len(shape), axes, names) if axes or names else []
     resolved = sorted(set(resolved))
     volume = int(np.prod(shape))
     kept = [n for i, n in enumerate(shape) if i not in resolved]

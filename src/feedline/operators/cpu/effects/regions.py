@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from feedline.core.kernel import SampleContext, SampleKernel
+from feedline.operators.cpu.layout_ops import _axes_of
 from feedline.operators.cpu.transforms_common import resolve_layout, saturate_cast
 
 __all__ = ["EraseKernel", "GridMaskKernel", "erase", "erase_axes", "grid_mask"]
@@ -39,18 +40,9 @@ def erase_axes(
     if axes is not None and axis_names is not None:
         raise ValueError("erase: arguments 'axes' and 'axis_names' are mutually exclusive")
     if axes is not None:
-        bad = [a for a in axes if not -ndim <= a < ndim]
-        if bad:
-            raise ValueError(f"erase: axis {bad[0]} is out of range for a {ndim}-D input")
-        return [a % ndim for a in axes]
+        return _axes_of("erase", layout, ndim, axes, None) if axes else []
     names = "HW" if axis_names is None else axis_names
-    missing = [c for c in names if c not in layout]
-    if missing:
-        raise ValueError(
-            f"erase: axis_names {names!r} name {''.join(missing)!r}, which the layout "
-            f"{layout!r} does not have (give a layout or 'axes')"
-        )
-    return [layout.index(c) for c in names]
+    return _axes_of("erase", layout, ndim, None, names) if names else []
 
 
 def erase(
