@@ -62,16 +62,19 @@ def arrays(tmp_path: Path) -> dict[str, np.ndarray]:
     return made
 
 
-def test_directory_walk_reads_every_matching_file_recursively(
+def test_directory_walk_reads_the_root_then_one_level_of_sub_directories(
     tmp_path: Path, arrays: dict[str, np.ndarray]
 ) -> None:
-    got = read_all(batch_size=4, file_root=str(tmp_path))
-    for array, name in zip(got, sorted(arrays), strict=True):
+    got = read_all(batch_size=3, file_root=str(tmp_path))
+    names = ["a.npy", "z.npy", "sub/b.npy"]  # root files first; sub/deep is not walked (DALI)
+    for array, name in zip(got, names, strict=True):
         np.testing.assert_array_equal(array, arrays[name])
-        assert array.dtype == arrays[name].dtype.newbyteorder("=")
         assert array.flags.c_contiguous
     only_sub = read_all(batch_size=1, file_root=str(tmp_path), file_filter="[bc].npy")
     assert only_sub[0].tolist() == [[1, 2], [3, 4]]
+    deep = read_all(batch_size=1, file_root=str(tmp_path / "sub"), file_filter="c.npy")
+    np.testing.assert_array_equal(deep[0], arrays["sub/deep/c.npy"])  # big-endian, converted
+    assert deep[0].dtype == np.dtype("=i4")
 
 
 def test_file_list_and_files_modes(tmp_path: Path, arrays: dict[str, np.ndarray]) -> None:

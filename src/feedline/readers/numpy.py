@@ -32,10 +32,11 @@ big-endian files are converted to native order). Arrays stored in Fortran order 
 to C order (a copy). Without a ROI, C-order arrays are zero-copy views of the memory-mapped file.
 Exactly one of three modes:
 
-* directory walk (``file_root`` alone): every file under ``file_root`` (its sub-directories
-  included, recursively) whose name matches ``file_filter``, sorted by relative path;
-* list file (``file_list``): one file name per line, relative to ``file_root`` if given, else to
-  the list file's directory;
+* directory walk (``file_root`` alone): the files of ``file_root`` whose name matches
+  ``file_filter``, then those of each immediate sub-directory (one level, as DALI), names
+  sorted bytewise within each directory and sub-directories sorted bytewise;
+* list file (``file_list``): one file name per line (kept as written; empty lines are skipped),
+  relative to ``file_root`` if given, else to the list file's directory;
 * explicit (``files``): paths used as given (or joined to ``file_root``).
 
 A region of interest reads part of each array: a start (``roi_start`` or ``rel_roi_start``) and
@@ -46,8 +47,9 @@ nearest integer. ``out_of_bounds_policy`` says what happens to a region that lea
 _GPU_ONLY = "GPU reader only (cuFile); on the CPU it has no effect."
 
 NUMPY_ARGS: tuple[ArgSpec, ...] = (
-    ArgSpec("file_root", "str", None, "Root directory of the files (walked recursively when "
-            "neither file_list nor files is given), or the directory relative paths start at."),
+    ArgSpec("file_root", "str", None, "Root directory of the files (it and its immediate "
+            "sub-directories are listed when neither file_list nor files is given), or the "
+            "directory relative paths start at."),
     ArgSpec("file_filter", "str", "*.npy", "Glob pattern (fnmatch, case-sensitive) selecting "
             "file names in the directory walk."),
     ArgSpec("file_list", "str", None, "Path of a text file with one file name per line. "
@@ -97,7 +99,7 @@ def list_numpy_files(
     if file_list is not None:
         base = file_root if file_root is not None else os.path.dirname(file_list)
         with open(file_list, encoding="utf-8") as f:
-            names = [line.strip() for line in f if line.strip()]
+            names = [line.rstrip("\n") for line in f if line.rstrip("\n")]
         if not names:
             raise ValueError(f"readers.numpy: file_list {file_list!r} names no file")
         return [(os.path.join(base, name), name) for name in names]
@@ -105,20 +107,28 @@ def list_numpy_files(
         raise ValueError("readers.numpy: give file_root, file_list or files")
     if not os.path.isdir(file_root):
         raise FileNotFoundError(f"readers.numpy: file_root {file_root!r} is not a directory")
-    found = []
-    for directory, subdirs, names in os.walk(file_root, followlinks=True):
-        subdirs.sort()
-        for name in names:
-            if fnmatch.fnmatchcase(name, file_filter):
-                relative = os.path.relpath(os.path.join(directory, name), file_root)
-                found.append(relative)
+    found = _matching(file_root, "", file_filter)
+    with os.scandir(file_root) as entries:
+        subdirs = sorted((e.name for e in entries if e.is_dir()), key=os.fsencode)
+    for subdir in subdirs:
+        found += _matching(file_root, subdir, file_filter)
     if not found:
         raise ValueError(
-            f"readers.numpy: no file under file_root {file_root!r} matches file_filter "
-            f"{file_filter!r}"
+            f"readers.numpy: no file in file_root {file_root!r} or its sub-directories matches "
+            f"file_filter {file_filter!r}"
         )
-    found.sort(key=os.fsencode)
     return [(os.path.join(file_root, rel), rel) for rel in found]
+
+
+def _matching(file_root: str, subdir: str, file_filter: str) -> list[str]:
+    """Files (and links) of ``file_root/subdir`` whose name matches, byte-sorted."""
+    with os.scandir(os.path.join(file_root, subdir)) as entries:
+        names = [
+            e.name
+            for e in entries
+            if (e.is_file() or e.is_symlink()) and fnmatch.fnmatchcase(e.name, file_filter)
+        ]
+    return [os.path.join(subdir, name) for name in sorted(names, key=os.fsencode)]
 
 
 class NumpyReader(Reader):
