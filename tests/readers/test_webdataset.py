@@ -13,7 +13,6 @@ import pytest
 
 import feedline.readers.webdataset as wds_plugin
 from feedline import fn, pipeline_def, types
-from feedline.core.errors import OperatorError
 from feedline.core.plugins import PluginSystem, use_plugin_system
 from feedline.readers.webdataset import group_samples, read_wds_index, scan_tar, split_name
 
@@ -110,7 +109,7 @@ def test_case_sensitive_extensions_and_skip(tmp_path: Path) -> None:
 
 def test_dtype_size_and_argument_errors(tmp_path: Path) -> None:
     tar = make_tar(tmp_path / "data.tar")
-    with pytest.raises(OperatorError, match=r"000.jpg.*9 bytes, not a multiple of int32"):
+    with pytest.raises(ValueError, match=r"000.jpg.*9 bytes, not a multiple of int32"):
         read(1, paths=[tar], ext=["jpg"], dtypes=[types.INT32])
     with pytest.raises(ValueError, match="dtypes has 1 entries for 2 outputs"):
         read(1, paths=[tar], ext=["jpg", "cls"], dtypes=[types.UINT8])

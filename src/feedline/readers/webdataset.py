@@ -42,7 +42,8 @@ A sample is a run of consecutive archive members with the same name up to the fi
 file name; the text after that dot is the component's extension (files whose name starts with a
 dot are ignored). Output ``i`` is the component whose extension is in the ``;``-separated set
 ``ext[i]``, as a 1-D array of ``dtypes[i]`` (default UINT8) viewing its bytes; the size of the
-component must be a multiple of the type's size. Each sample's ``source_info`` is
+component must be a multiple of the type's size (checked when the reader is built). Each
+sample's ``source_info`` is
 ``<archive>:<offset>:<member name>`` of the component of its first output."""
 
 _MISSING = ("", "empty", "skip", "error")
@@ -218,6 +219,7 @@ class WebdatasetReader(Reader):
             )
             for components in samples:
                 picked = self._match(components)
+                self._check_sizes(path, picked)
                 if None in picked:
                     if policy == "skip":
                         continue
@@ -232,6 +234,14 @@ class WebdatasetReader(Reader):
         if not items:
             raise ValueError("readers.webdataset: the archives hold no sample")
         return items
+
+    def _check_sizes(self, path: str, picked: Sequence[Component | None]) -> None:
+        for component, dtype in zip(picked, self._types, strict=True):
+            if component is not None and component.size % dtype.itemsize:
+                raise ValueError(
+                    f"readers.webdataset: {path!r}: member {component.name!r} has "
+                    f"{component.size} bytes, not a multiple of {dtype} ({dtype.itemsize} bytes)"
+                )
 
     def load(self, item: tuple[int, list[Component | None]]) -> tuple[np.ndarray, ...]:
         """The components of one sample, viewed as the output types."""
@@ -248,11 +258,6 @@ class WebdatasetReader(Reader):
                 raise ValueError(
                     f"{path!r}: member {component.name!r} ({component.size} bytes at "
                     f"{component.offset}) passes the end of the archive; rebuild the index"
-                )
-            if component.size % dtype.itemsize:
-                raise ValueError(
-                    f"{path!r}: member {component.name!r} has {component.size} bytes, not a "
-                    f"multiple of {dtype} ({dtype.itemsize} bytes)"
                 )
             out.append(raw[component.offset : end].view(dtype))
         return tuple(out)
