@@ -51,7 +51,7 @@ def make_dataset(root: Path, count: int = 5) -> tuple[str, str]:
 FEATURES = {
     "image/encoded": tfrec.FixedLenFeature((), tfrec.string, ""),
     "image/class/label": tfrec.FixedLenFeature([1], tfrec.int64, -1),
-    "bbox": tfrec.VarLenFeature([-1, 2], tfrec.float32, 0.0),
+    "bbox": tfrec.VarLenFeature([2], tfrec.float32, 0.0),
     "missing": tfrec.FixedLenFeature([2], tfrec.float32, 9.5),
 }
 
@@ -88,7 +88,7 @@ def test_reads_every_feature_type_and_default(tmp_path: Path) -> None:
     assert batch["image/class/label"][0].dtype == np.int64
     assert batch["bbox"][3].tolist() == [[0.75, 0.5], [1.0, 2.0]]
     assert batch["bbox"][3].dtype == np.float32
-    assert batch["missing"][0].tolist() == [9.5, 9.5]
+    assert batch["missing"][0].shape == (0,) and batch["missing"][0].dtype == np.float32
 
 
 def test_sharding_shuffling_and_source_info(tmp_path: Path) -> None:
@@ -145,14 +145,27 @@ def test_parser_round_trips_any_values(
     assert np.shares_memory(got_string, record) or not strings[0]  # a view, not a copy
 
 
+def test_fixed_len_defaults_and_partial_shapes() -> None:
+    record = np.frombuffer(example({"x": feature([1, 2, 3]), "s": feature([b"a", b"b"])}), np.uint8)
+    parsed = parse_example(record)
+    padded = decode_feature("x", tfrec.FixedLenFeature([5], tfrec.int64, -7), parsed)
+    assert padded.tolist() == [1, 2, 3, -7, -7]
+    assert decode_feature("x", tfrec.VarLenFeature([3], tfrec.int64, 0), parsed).shape == (1, 3)
+    assert bytes(decode_feature("s", tfrec.FixedLenFeature([], tfrec.string, ""), parsed)) == b"a"
+    missing = decode_feature("y", tfrec.VarLenFeature(tfrec.int64, 0), parsed)
+    assert missing.shape == (0,) and missing.dtype == np.int64
+
+
 def test_feature_errors() -> None:
     record = np.frombuffer(example({"x": feature([1, 2, 3]), "s": feature([b"a", b"b"])}), np.uint8)
     parsed = parse_example(record)
-    with pytest.raises(ValueError, match="holds 3 values.*needs 2"):
+    with pytest.raises(ValueError, match="holds 3 values, more than.*takes \\(2\\)"):
         decode_feature("x", tfrec.FixedLenFeature([2], tfrec.int64, 0), parsed)
     with pytest.raises(ValueError, match="holds int64 values, not float32"):
         decode_feature("x", tfrec.VarLenFeature(tfrec.float32, 0.0), parsed)
-    with pytest.raises(ValueError, match="2 strings"):
+    with pytest.raises(ValueError, match="does not fit the partial shape"):
+        decode_feature("x", tfrec.VarLenFeature([2], tfrec.int64, 0), parsed)
+    with pytest.raises(ValueError, match="tensors of strings are not supported"):
         decode_feature("s", tfrec.VarLenFeature(tfrec.string, ""), parsed)
     with pytest.raises(ValueError, match="not one of int64"):
         tfrec.FixedLenFeature([], "int32", 0)

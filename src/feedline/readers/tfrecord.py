@@ -30,10 +30,11 @@ Read ``tf.train.Example`` records from TFRecord files.
 
 Returns a dict with one output per entry of ``features``, in its order: ``int64`` features are
 INT64, ``float32`` features FLOAT and ``string`` features the bytes of the string (UINT8, 1-D).
-A ``FixedLenFeature`` has its shape (``[]`` gives shape ``(1,)``) and must hold that many values;
-a ``VarLenFeature`` is 1-D, or its partial shape with ``-1`` inferred. A feature missing from a
-record gives ``default_value`` (the whole fixed shape of it; one value for a VarLen feature).
-One string is read per string feature. Record CRCs are not checked (as in DALI). Feature
+A ``FixedLenFeature`` has its shape (``[]`` gives shape ``(1,)``); more values than that are an
+error, fewer are completed with ``default_value``. A ``VarLenFeature`` is 1-D, or its partial
+(trailing) shape with the leading extent inferred. A feature missing from a record gives an
+empty array, as in DALI. A string feature must be ``FixedLenFeature([], string, …)`` and reads
+the first string. Record CRCs are not checked (as in DALI). Feature
 descriptions come from ``feedline.tfrecord`` (``FixedLenFeature``, ``VarLenFeature``,
 ``int64``, ``float32``, ``string``), like ``nvidia.dali.tfrecord``."""
 

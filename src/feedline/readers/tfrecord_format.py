@@ -48,8 +48,8 @@ class Feature:
 
     Attributes:
         dtype: ``int64``, ``float32`` or ``string``.
-        shape: the fixed shape (FixedLen) or partial shape with one ``-1`` (VarLen), or None.
-        default_value: the value used when the Example lacks the feature.
+        shape: the fixed shape (FixedLen) or the trailing extents (VarLen), or None.
+        default_value: completes a FixedLen feature that holds fewer values than its shape.
         fixed: FixedLen (the number of values must match ``shape``) or VarLen.
     """
 
@@ -72,7 +72,8 @@ def FixedLenFeature(shape: Sequence[int], dtype: str, default_value: Any) -> Fea
 
 def VarLenFeature(*args: Any) -> Feature:
     """A feature with any number of values: ``VarLenFeature(dtype, default_value)`` (1-D) or
-    ``VarLenFeature(partial_shape, dtype, default_value)`` (one ``-1`` is inferred)."""
+    ``VarLenFeature(partial_shape, dtype, default_value)`` (the trailing extents; the leading
+    one is inferred)."""
     if len(args) == 2:
         return Feature(args[0], None, args[1], False)
     if len(args) == 3:
@@ -225,39 +226,52 @@ def parse_example(record: np.ndarray) -> dict[str, tuple[int, Any]]:
 _KIND = {string: 1, float32: 2, int64: 3}
 
 
-def _default(feature: Feature, count: int) -> np.ndarray:
-    if feature.dtype == string:
-        value = feature.default_value
-        return np.frombuffer(value if isinstance(value, bytes) else str(value).encode(), np.uint8)
-    return np.full(count, feature.default_value, _TYPES[feature.dtype])
-
-
 def decode_feature(name: str, feature: Feature, parsed: dict[str, tuple[int, Any]]) -> np.ndarray:
-    """The output array of feature ``name`` of a parsed Example.
+    """The output array of feature ``name`` of a parsed Example, as DALI's parser makes it.
+
+    A missing feature gives an empty array of the feature's type. A fixed shape with fewer
+    values than its volume is completed with ``default_value`` (DALI leaves that memory
+    uninitialised); more values are an error. A VarLen partial shape gets the leading extent
+    inferred. A string feature reads its first string.
 
     Raises:
-        ValueError: wrong value type or count, or several strings in one feature.
+        ValueError: wrong value type or count, or a string feature that is not a single string.
     """
+    dtype = _TYPES[feature.dtype]
     if name not in parsed or parsed[name][0] == 0:
-        if feature.fixed and feature.dtype != string:
-            shape = feature.shape or (1,)
-            return _default(feature, int(np.prod(shape))).reshape(shape)
-        return _default(feature, 1)
+        return np.empty(0, dtype)
     kind, values = parsed[name]
     if kind != _KIND[feature.dtype]:
         found = {1: "bytes", 2: "float", 3: "int64"}[kind]
         raise ValueError(f"feature {name!r} holds {found} values, not {feature.dtype}")
     if feature.dtype == string:
-        if len(values) != 1:
-            raise ValueError(f"feature {name!r} holds {len(values)} strings; one is read")
+        if not feature.fixed or int(np.prod(feature.shape or ())) > 1:
+            raise ValueError(
+                f"feature {name!r}: tensors of strings are not supported; describe it as "
+                "FixedLenFeature([], string, default)"
+            )
+        if not values:
+            raise ValueError(f"feature {name!r} holds no string")
         return values[0]
     shape = feature.shape
     if feature.fixed:
         target = shape or (1,)
-        if values.size != int(np.prod(target)):
+        count = int(np.prod(target))
+        if values.size > count:
             raise ValueError(
-                f"feature {name!r} holds {values.size} values, its FixedLenFeature shape "
-                f"{list(shape or [])} needs {int(np.prod(target))}"
+                f"feature {name!r} holds {values.size} values, more than its FixedLenFeature "
+                f"shape {list(shape or [])} takes ({count})"
             )
+        if values.size < count:
+            tail = np.full(count - values.size, feature.default_value, dtype)
+            values = np.concatenate([values, tail])
         return values.reshape(target)
-    return values.reshape(shape) if shape else values
+    if not shape:
+        return values
+    inner = int(np.prod(shape))
+    if inner <= 0 or values.size % inner:
+        raise ValueError(
+            f"feature {name!r} holds {values.size} values, which does not fit the partial shape "
+            f"{list(shape)} (each extent must be positive)"
+        )
+    return values.reshape((values.size // inner, *shape))
