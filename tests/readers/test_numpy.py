@@ -124,6 +124,9 @@ def test_roi_absolute_relative_axes_and_policies(tmp_path: Path) -> None:
     expected = np.full((2, 4), 7, np.uint8)
     expected[1, :2] = image[0, 8:10]
     np.testing.assert_array_equal(got, expected)
+    (got,) = read_all(1, file_root=root, roi_start=[5, 0], roi_end=[7, 1],
+                      out_of_bounds_policy="pad", fill_value=300.0)  # fmt: skip
+    assert got.tolist() == [[50], [255]]  # the fill saturates to uint8 (DALI's ConvertSat)
     with pytest.raises(OperatorError, match=r"out of bounds.*x.npy|x.npy.*out of bounds"):
         read_all(1, file_root=root, roi_start=[0, 0], roi_end=[7, 1])
 

@@ -71,8 +71,8 @@ NUMPY_ARGS: tuple[ArgSpec, ...] = (
     ArgSpec("out_of_bounds_policy", "str", "error", "A ROI that leaves the array: 'error' "
             "raises, 'trim_to_shape' cuts it to the array, 'pad' fills the outside with "
             "fill_value.", choices=("error", "trim_to_shape", "pad")),
-    ArgSpec("fill_value", "float", 0.0, "The padding value of out_of_bounds_policy='pad' (cast "
-            "to the array's type)."),
+    ArgSpec("fill_value", "float", 0.0, "The padding value of out_of_bounds_policy='pad' (rounded "
+            "and saturated to the array's type)."),
 )  # fmt: skip
 
 NUMPY_SCHEMA = reader_schema("readers.numpy", _DOC, NUMPY_ARGS, outputs=("data",))

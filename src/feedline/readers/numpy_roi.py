@@ -108,6 +108,18 @@ def roi_bounds(args: Mapping[str, Any], shape: Sequence[int]) -> list[tuple[int,
     return bounds
 
 
+def _saturate(value: float, dtype: np.dtype) -> Any:
+    """``value`` converted to ``dtype`` as DALI's ConvertSat: rounded (halves away from zero)
+    and clamped to an integer type's range."""
+    if dtype.kind == "b":
+        return value != 0
+    if dtype.kind not in "iu":
+        return value
+    info = np.iinfo(dtype)
+    rounded = math.copysign(math.floor(abs(value) + 0.5), value)
+    return int(min(max(rounded, info.min), info.max))
+
+
 def extract_roi(
     array: np.ndarray, bounds: Sequence[tuple[int, int]], policy: str, fill_value: float
 ) -> np.ndarray:
@@ -118,7 +130,7 @@ def extract_roi(
         bounds: ``[start, end)`` per dimension.
         policy: ``error`` (a ROI outside the array raises), ``trim_to_shape`` (the ROI is cut to
             the array) or ``pad`` (the outside is filled with ``fill_value``).
-        fill_value: the padding value (cast to the array's type).
+        fill_value: the padding value (rounded and saturated to the array's type).
 
     Raises:
         ValueError: the ROI leaves the array with ``policy="error"``, or an unknown policy.
@@ -135,7 +147,7 @@ def extract_roi(
         return np.ascontiguousarray(array[tuple(slice(s, e) for s, e in trimmed)])
     if policy != "pad":
         raise ValueError(f"readers.numpy: unknown out_of_bounds_policy {policy!r}")
-    out = np.full([e - s for s, e in bounds], fill_value).astype(array.dtype)
+    out = np.full([e - s for s, e in bounds], _saturate(fill_value, array.dtype), array.dtype)
     source = tuple(slice(cs, max(cs, ce)) for cs, ce in inside)
     target = tuple(
         slice(cs - s, max(cs, ce) - s) for (s, _), (cs, ce) in zip(bounds, inside, strict=True)
