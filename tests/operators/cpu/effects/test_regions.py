@@ -46,8 +46,10 @@ def test_axes_channels_and_defaults() -> None:
     assert box(out) == (0, 300, 5, 15)
     out = erased(anchor=(0, 0), shape=(2, 2), fill_value=(1, 2, 3))
     assert out[0, 0].tolist() == [1, 2, 3] and out[2, 2].tolist() == [255] * 3
-    out = erased(anchor=(290, 290))  # no shape: to the end
-    assert box(out) == (290, 300, 290, 300)
+    out = erased(shape=(10, 20))  # no anchor: from 0; no axes: every axis but C (H, W)
+    assert box(out) == (0, 10, 0, 20)
+    out = erased(anchor=(10.9, 20.2), shape=(4.5, 4.5))  # bounds truncated: int(10.9) = 10
+    assert box(out) == (10, 15, 20, 24)
     np.testing.assert_array_equal(erased(), IMAGE)
     out = erased(anchor=(-10, -10), shape=(20, 20))  # clipped
     assert box(out) == (0, 10, 0, 10)
@@ -62,10 +64,11 @@ def test_axes_channels_and_defaults() -> None:
     [
         ({"anchor": (1, 2, 3), "shape": (1, 2, 3)}, "one value per axis"),
         ({"anchor": (1, 2), "shape": (1, 2, 3, 4)}, "same number of regions"),
-        ({"anchor": (1, 2), "fill_value": (1, 2)}, "2 fill values"),
+        ({"anchor": (1, 2), "shape": (1, 1), "fill_value": (1, 2)}, "2 fill values"),
+        ({"anchor": (1, 2)}, "same number of regions"),
         ({"anchor": (1, 2), "axes": (0, 1), "axis_names": "HW"}, "mutually exclusive"),
-        ({"anchor": (1,), "axes": (3,)}, "out of range"),
-        ({"anchor": (1,), "axis_names": "D"}, "does not have"),
+        ({"anchor": (1,), "shape": (1,), "axes": (3,)}, "out of range"),
+        ({"anchor": (1,), "shape": (1,), "axis_names": "D"}, "does not have"),
         ({"anchor": (1, 2), "normalized": True, "normalized_shape": False}, "mutually exclusive"),
     ],
 )

@@ -34,19 +34,18 @@ ERASE = OpSchema(
 
     ``anchor`` and ``shape`` hold one value per selected axis for each region, one region after
     the other (``anchor=(y0, x0, y1, x1)`` for ``axis_names="HW"``). Selected axes come from
-    ``axes`` if given, else ``axis_names`` (default ``"HW"``); other axes are erased whole.
-    Region bounds are ``round(anchor)`` and ``round(anchor + shape)``, clipped to the sample.
-    Without ``shape`` a region runs to the end of each axis; without ``anchor`` it starts at 0.""",
+    ``axes`` or ``axis_names`` (not both); with neither, every axis but ``C``. Other axes are
+    erased whole. Region bounds are ``int(anchor)`` and ``int(anchor + shape)`` (truncated, as
+    in DALI), clipped to the sample. Without ``anchor`` regions start at 0.""",
     inputs=(InputSpec("input", "Data to erase regions of."),),
     args=(
         ArgSpec("anchor", "float_vec", (), "Region starts (or centres, see centered_anchor).",
                 tensor=True),
         ArgSpec("shape", "float_vec", (), "Region extents.", tensor=True),
-        ArgSpec("axes", "int_vec", None, "Indices of the axes anchor and shape refer to "
-                "(DALI's default [1, 0] only applies through axis_names='HW'). Mutually "
-                "exclusive with axis_names."),
+        ArgSpec("axes", "int_vec", None, "Indices of the axes anchor and shape refer to. "
+                "Mutually exclusive with axis_names."),
         ArgSpec("axis_names", "layout", None, "Layout names of the axes anchor and shape refer "
-                "to (default 'HW')."),
+                "to. Without axes or axis_names: every axis except C."),
         ArgSpec("centered_anchor", "bool", False, "Anchors are region centres."),
         ArgSpec("fill_value", "float_vec", (0.0,), "The fill: one value, or one per channel "
                 "(the layout needs a C axis)."),

@@ -2,9 +2,9 @@
 
 ``erase``: the regions are given by flat ``anchor``/``shape`` lists holding one value per
 selected axis and region (``y0, x0, y1, x1, …`` for ``HW``). Absolute or normalised (fractions
-of the extent), optionally centred on the anchor; region bounds are ``round(anchor)`` and
-``round(anchor + shape)`` (halves away from zero), clipped to the sample. Axes not selected are
-erased over their whole extent.
+of the extent), optionally centred on the anchor; region bounds are ``int(anchor)`` and
+``int(anchor + shape)`` (truncated toward zero, as DALI's ``static_cast``), clipped to the
+sample. Axes not selected are erased over their whole extent.
 
 ``grid_mask`` follows DALI's CPU kernel: pixel ``(x, y)`` maps to grid coordinates
 ``fx = (x·cos a − y·sin a − shift_x) / tile`` and ``fy = (x·sin a + y·cos a − shift_y) / tile``;
@@ -29,20 +29,18 @@ _GRID_LAYOUTS = ("HWC", "HW")
 _GRID_DEFAULTS = {2: "HW", 3: "HWC"}
 
 
-def _round(value: float) -> int:
-    return int(math.copysign(math.floor(abs(value) + 0.5), value))
-
-
 def erase_axes(
     layout: str, ndim: int, axes: Sequence[int] | None, axis_names: str | None
 ) -> list[int]:
-    """The axes the anchor/shape values refer to (``axes`` wins when given explicitly)."""
+    """The axes the anchor/shape values refer to: ``axes`` or ``axis_names`` (not both), else
+    every axis but ``C``."""
     if axes is not None and axis_names is not None:
         raise ValueError("erase: arguments 'axes' and 'axis_names' are mutually exclusive")
     if axes is not None:
         return _axes_of("erase", layout, ndim, axes, None) if axes else []
-    names = "HW" if axis_names is None else axis_names
-    return _axes_of("erase", layout, ndim, None, names) if names else []
+    if axis_names is None:
+        return [d for d in range(ndim) if d >= len(layout) or layout[d] != "C"]
+    return _axes_of("erase", layout, ndim, None, axis_names) if axis_names else []
 
 
 def erase(
@@ -68,7 +66,7 @@ def erase(
         return data
     if not anchor:
         anchor = [0.0] * len(shape)
-    if not n or len(anchor) % n or (shape and len(shape) != len(anchor)):
+    if not n or len(anchor) % n or len(shape) != len(anchor):
         raise ValueError(
             f"erase: anchor ({len(anchor)} values) and shape ({len(shape)} values) must hold "
             f"one value per axis ({n}) and region, the same number of regions each"
@@ -90,13 +88,10 @@ def erase(
         for i, axis in enumerate(axes):
             extent = data.shape[axis]
             start = anchor[region * n + i] * (extent if normalized_anchor else 1)
-            if shape:
-                size = shape[region * n + i] * (extent if normalized_shape else 1)
-            else:
-                size = extent - start
+            size = shape[region * n + i] * (extent if normalized_shape else 1)
             if centered_anchor:
                 start -= size / 2
-            lo, hi = max(_round(start), 0), min(_round(start + size), extent)
+            lo, hi = max(int(start), 0), min(int(start + size), extent)
             index[axis] = slice(lo, max(lo, hi))
         target = tuple(index)
         out[target] = np.broadcast_to(fill_cast, out[target].shape) if fill.size > 1 else fill_cast
