@@ -198,6 +198,7 @@ def test_is_pinned_and_buffer_construction() -> None:
     assert not TensorListCPU(np.zeros((1, 1))).is_pinned()
     tensor = TensorCPU(raw, "W", is_pinned=True)
     assert tensor.is_pinned() and tensor.shape() == [6] and not tl[0].is_pinned()
+    assert TensorCPU(b"abc").as_array().tolist() == [97, 98, 99]  # bytes are uint8 buffers
     from_tensors = TensorListCPU([TensorCPU(np.ones(2, np.int8)), TensorCPU(np.zeros(2, np.int8))])
     assert from_tensors.as_array().tolist() == [[1, 1], [0, 0]]
 

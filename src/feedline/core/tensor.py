@@ -44,6 +44,18 @@ def _from_dlpack(obj: Any) -> np.ndarray:
     return np.from_dlpack(_Capsule())
 
 
+def _to_array(data: Any) -> np.ndarray:
+    """A NumPy view of a DLPack producer or capsule, a bytes-like buffer (as uint8) or any
+    array-like."""
+    if type(data).__name__ == "PyCapsule" or (
+        hasattr(data, "__dlpack__") and not isinstance(data, np.ndarray)
+    ):
+        return _from_dlpack(data)
+    if isinstance(data, bytes | bytearray):
+        return np.frombuffer(data, np.uint8)
+    return np.asarray(data)
+
+
 def _address(ptr: Any) -> int:
     """A raw address from an int or a ``ctypes.c_void_p`` (as DALI's ``copy_to_external`` takes)."""
     if isinstance(ptr, ctypes.c_void_p):
@@ -96,12 +108,7 @@ class TensorCPU:
         is_pinned: bool = False,
         source_info: str = "",
     ) -> None:
-        if type(data).__name__ == "PyCapsule" or (
-            hasattr(data, "__dlpack__") and not isinstance(data, np.ndarray)
-        ):
-            array = _from_dlpack(data)
-        else:
-            array = np.asarray(data)
+        array = _to_array(data)
         from_numpy_dtype(array.dtype)
         self._array = array
         self._layout = _check_layout(layout, array.ndim)
@@ -243,12 +250,7 @@ class TensorListCPU:
         if isinstance(data, list | tuple):
             self._init_from_list(data)
         else:
-            if type(data).__name__ == "PyCapsule" or (
-                hasattr(data, "__dlpack__") and not isinstance(data, np.ndarray)
-            ):
-                array = _from_dlpack(data)
-            else:
-                array = np.asarray(data)
+            array = _to_array(data)
             if array.ndim == 0:
                 raise ValueError("a TensorList needs at least one dimension (the batch)")
             if not array.flags.c_contiguous:
