@@ -111,6 +111,8 @@ class KernelContext:
         pipeline: the owning pipeline (for services such as the Python worker pool).
         num_outputs: how many outputs the node has.
         num_inputs: how many positional inputs the node has.
+        on_error: the node's error policy, ``raise`` or ``skip`` (see ``docs/errors.md``); a
+            reader under ``skip`` replaces a sample it fails to load by the next one.
     """
 
     name: str
@@ -125,6 +127,7 @@ class KernelContext:
     pipeline: Any = None
     num_outputs: int = 1
     num_inputs: int = 0
+    on_error: str = "raise"
 
 
 class Batch:
@@ -277,6 +280,10 @@ class Kernel:
     """Base class of operator implementations: runs on whole batches."""
 
     is_reader: ClassVar[bool] = False
+    """Readers also provide ``reader_meta()``, ``state_dict()``/``load_state_dict()`` and, for
+    ``on_error="skip"``, ``replacement(count, iteration)`` (the next ``count`` samples of their
+    stream, one TensorList per output) and ``take_skipped()`` (the ``SkippedSample`` records of
+    the samples they failed to load); ``feedline.readers.base.Reader`` implements them all."""
 
     def __init__(self, ctx: KernelContext) -> None:
         self.ctx = ctx

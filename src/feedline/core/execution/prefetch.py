@@ -5,7 +5,8 @@
 and ``next_result()`` waits for the oldest. With ``background=True`` they are computed on one
 background thread while the consumer works on earlier ones; otherwise at once, in ``schedule()``.
 The end of the input (:class:`~feedline.core.execution.executor.EndOfData`) stops the epoch; any
-other failure stops the queue for good and is re-raised to the consumer.
+other failure stops the queue (until :meth:`IterationQueue.new_epoch`) and is re-raised to the
+consumer.
 
 Shutting down never runs queued work: :meth:`IterationQueue.close` cancels the iterations not
 started yet and waits only for the one being computed (or for none, with ``wait=False``), and a
@@ -196,9 +197,11 @@ class IterationQueue:
         return result
 
     def new_epoch(self) -> bool:
-        """Start a new epoch if the input had ended; whether it had."""
-        if not self.end_reached:
+        """Start a new epoch if the input had ended or an iteration had failed; whether so."""
+        if not self.end_reached and self.failure is None:
             return False
+        self.failure = None
+        self.requested = self.iteration
         self.end_reached = False
         self.stopped = False
         self._first_in_epoch = True

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from feedline.core.errors import PipelineError
+from feedline.core.execution.errors_policy import ErrorLog, check_policy, error_policies
 from feedline.core.execution.executor import Executor, IterationResult
 from feedline.core.execution.prefetch import IterationQueue
 from feedline.core.graph import (
@@ -73,6 +74,12 @@ class Pipeline(PipelineProperties, ReaderState):
         enable_checkpointing: allow :meth:`checkpoint`.
         checkpoint: a checkpoint (from :meth:`checkpoint`) to resume from at build.
         exec_dynamic: accepted for DALI compatibility (the executor is always dynamic here).
+        on_error: ``"raise"`` (a failing sample fails the iteration) or ``"skip"`` (it is
+            replaced by the next sample of its reader, logged and listed in
+            ``executor_statistics()["errors"]``); operators may override it with their own
+            ``on_error`` argument. See ``docs/errors.md``.
+        max_errors: with ``skip``, how many samples may be skipped before the pipeline raises a
+            ``PipelineError`` listing them all; ``None`` (the default): no limit.
     """
 
     def __init__(
@@ -99,6 +106,8 @@ class Pipeline(PipelineProperties, ReaderState):
         output_ndim: Any = None,
         output_layout: Any = None,
         exec_dynamic: bool | None = None,
+        on_error: str = "raise",
+        max_errors: int | None = None,
     ) -> None:
         if batch_size is not None:
             batch_size = check_positive_int("batch_size", batch_size)
@@ -106,6 +115,7 @@ class Pipeline(PipelineProperties, ReaderState):
         seed = check_seed(seed)
         cpu_size, gpu_size, self._separated = check_queue_depth(prefetch_queue_depth, exec_async)
         check_py_workers(py_num_workers, py_start_method)
+        self._on_error, self._max_errors = check_policy(on_error, max_errors)
         self._batch_size = batch_size
         self._num_threads = num_threads
         self._device_id = device_id
@@ -139,12 +149,7 @@ class Pipeline(PipelineProperties, ReaderState):
         self._executor: Executor | None = None
         self._built_ops: list[OpNode] = []
         self._seeds: dict[str, int] = {}
-        self._queue = IterationQueue(
-            self._run_iteration,
-            self._discard_overlapped,
-            max(cpu_size, gpu_size) if self._exec_pipelined else 1,
-            background=self._exec_async and self._exec_pipelined,
-        )
+        self._queue = self._new_queue()
         self._api_type: PipelineAPIType | None = None
         self._epoch_idx = 0
         self._consumed = 0
@@ -152,6 +157,14 @@ class Pipeline(PipelineProperties, ReaderState):
         self._reader_states: dict[str, Any] = {}
         self._shared: tuple[TensorListCPU, ...] | None = None
         self.py_pool: Any = None
+
+    def _new_queue(self) -> IterationQueue:
+        return IterationQueue(
+            self._run_iteration,
+            self._discard_overlapped,
+            max(self._cpu_size, self._gpu_size) if self._exec_pipelined else 1,
+            background=self._exec_async and self._exec_pipelined,
+        )
 
     # -- definition -------------------------------------------------------------------------
 
@@ -244,6 +257,7 @@ class Pipeline(PipelineProperties, ReaderState):
         ops = prepare(self._graph.ops, outputs, registry)
         check_placement(ops, self._device_id)
         self._seeds = {op.name: self._op_seed(op) for op in ops}
+        policies = error_policies(ops, registry, self._on_error)
         kernels: list[Kernel] = []
         try:
             for op in ops:
@@ -263,6 +277,7 @@ class Pipeline(PipelineProperties, ReaderState):
                     pipeline=self,
                     num_outputs=len(op.outputs),
                     num_inputs=len(op.inputs),
+                    on_error=policies[op.name],
                 )
                 try:
                     kernel = entry.kernel_class(op.device)(context)
@@ -289,6 +304,8 @@ class Pipeline(PipelineProperties, ReaderState):
             self._enable_memory_stats,
             self._set_affinity,
             requested=self._queue.is_requested,
+            policies=policies,
+            errors=ErrorLog(self._max_errors) if "skip" in policies.values() else None,
         )
         self._built = self._graph.frozen = True
         if self._restore_from is not None:
@@ -383,7 +400,8 @@ class Pipeline(PipelineProperties, ReaderState):
         return self._queue.empty()
 
     def reset(self) -> None:
-        """Start a new epoch after the input data ended (no-op otherwise; readers do not rewind)."""
+        """Start a new epoch after the input data ended or an error (no-op otherwise; readers do
+        not rewind)."""
         if not self._queue.new_epoch():
             return
         self._epoch_idx += 1
@@ -415,11 +433,11 @@ class Pipeline(PipelineProperties, ReaderState):
 
     # -- queries ----------------------------------------------------------------------------
 
-    def executor_statistics(self) -> dict[str, dict[str, Any]]:
-        """Per operator: stage, run count, time spent and (with memory stats) output bytes."""
-        if self._executor is None:
-            return {}
-        return {name: stats.as_dict() for name, stats in self._executor.stats.items()}
+    def executor_statistics(self) -> dict[str, Any]:
+        """Per operator: stage, run count, time spent and (with memory stats) output bytes;
+        with ``on_error="skip"`` anywhere, also ``"errors"``: the skipped samples (dicts of
+        operator, iteration, sample_index, source_info and error)."""
+        return {} if self._executor is None else self._executor.statistics()
 
     # -- serialization ------------------------------------------------------------------------
 
@@ -479,6 +497,7 @@ class Pipeline(PipelineProperties, ReaderState):
             self.py_pool.close()
             self.py_pool = None
         self._built = self._graph.frozen = False
+        self._queue = self._new_queue()  # a later build() starts clean, whatever failed before
 
     def __del__(self) -> None:
         with contextlib.suppress(Exception):

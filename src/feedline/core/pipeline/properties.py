@@ -103,6 +103,8 @@ class PipelineProperties:
     _py_num_workers: int
     _py_start_method: str
     _py_callback_pickler: Any
+    _on_error: str
+    _max_errors: int | None
     _output_dtype: Any
     _output_ndim: Any
     _output_layout: Any
@@ -219,6 +221,16 @@ class PipelineProperties:
     def py_callback_pickler(self) -> Any:
         """Custom pickler for spawned callbacks."""
         return self._py_callback_pickler
+
+    @property
+    def on_error(self) -> str:
+        """The error policy, ``"raise"`` or ``"skip"`` (operators may override it)."""
+        return self._on_error
+
+    @property
+    def max_errors(self) -> int | None:
+        """How many samples ``"skip"`` may drop before the pipeline raises (None: no limit)."""
+        return self._max_errors
 
     @property
     def num_outputs(self) -> int:

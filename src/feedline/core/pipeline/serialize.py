@@ -33,6 +33,8 @@ _PARAMS = (
     "enable_memory_stats",
     "py_num_workers",
     "py_start_method",
+    "on_error",
+    "max_errors",
 )
 _OMITTED = {"__omitted__": "callable"}
 
@@ -96,6 +98,7 @@ def dump_pipeline(pipe: Any, ops: Sequence[OpNode]) -> str:
                 "args": {k: _encode(v) for k, v in op.args.items()},
                 "seed": pipe._op_seed(op),
                 "preserve": op.preserve,
+                "on_error": op.on_error,
             }
         )
     params = {name: getattr(pipe, name) for name in _PARAMS}
@@ -153,7 +156,7 @@ def load_pipeline(
         arg_inputs = {
             k: nodes[name].outputs[index] for k, (name, index) in record["arg_inputs"].items()
         }
-        nodes[record["name"]] = pipe._graph.add_op(
+        node = pipe._graph.add_op(
             schema,
             record["device"],
             inputs,
@@ -163,6 +166,8 @@ def load_pipeline(
             record["preserve"],
             record["name"],
         )
+        node.on_error = record.get("on_error")
+        nodes[record["name"]] = node
     pipe._outputs = [nodes[name].outputs[index] for name, index in document["outputs"]]
     pipe.build()
     return pipe
