@@ -285,12 +285,34 @@ class Kernel:
     stream, one TensorList per output) and ``take_skipped()`` (the ``SkippedSample`` records of
     the samples they failed to load); ``feedline.readers.base.Reader`` implements them all."""
 
+    fetches_input: bool = False
+    """Set (in :meth:`setup`) by a source whose data comes from user Python code that DALI runs
+    on the thread scheduling the iteration (``external_source`` callbacks). For each scheduled
+    iteration the pipeline then calls :meth:`fetch_input` on that thread, in order, and hands the
+    result back through :meth:`accept_input` once every source of the iteration succeeded;
+    :meth:`run` of that iteration returns it."""
+
     def __init__(self, ctx: KernelContext) -> None:
         self.ctx = ctx
         self.args = ctx.args
 
     def setup(self) -> None:
         """Prepare once, at ``Pipeline.build()``."""
+
+    def fetch_input(self) -> Any:
+        """The input of the next scheduled iteration (see :attr:`fetches_input`).
+
+        Raises:
+            StopIteration: the input ended (the epoch ends after the iterations before it).
+        """
+        raise NotImplementedError(f"{type(self).__name__} does not fetch its input")
+
+    def accept_input(self, iteration: int, data: Any) -> None:
+        """Keep ``data`` (from :meth:`fetch_input`) for :meth:`run` of iteration ``iteration``."""
+        raise NotImplementedError(f"{type(self).__name__} does not fetch its input")
+
+    def drop_inputs(self) -> None:
+        """Forget the inputs kept for iterations that will not run (they were abandoned)."""
 
     def run(self, batch: Batch) -> Sequence[TensorListCPU]:
         """Compute one iteration: one TensorList per output."""

@@ -60,11 +60,19 @@ def _unary(op: str) -> Callable[[DataNode], DataNode]:
 
 
 class DataNode:
-    """A symbolic batch: output ``index`` of operator ``source``, living on ``device``."""
+    """A symbolic batch: output ``index`` of operator ``source``, living on ``device``.
+
+    Constructed as in DALI, ``DataNode(name, device="cpu", source=None)``; a node without a
+    source operator is refused where it is used.
+    """
 
     __slots__ = ("device", "index", "name", "source")
 
-    def __init__(self, name: str, device: str, source: OpNode, index: int) -> None:
+    def __init__(
+        self, name: str, device: str = "cpu", source: OpNode | None = None, index: int = 0
+    ) -> None:
+        if device not in ("cpu", "gpu"):
+            raise ValueError(f"DataNode {name!r}: device must be 'cpu' or 'gpu', got {device!r}")
         self.name = name
         self.device = device
         self.source = source
@@ -258,6 +266,10 @@ class Graph:
         if self.frozen:
             raise RuntimeError("cannot add operators to a pipeline that is already built")
         for node in [*inputs, *arg_inputs.values()]:
+            if node.source is None:
+                raise ValueError(
+                    f"{schema.name}: input {node.name!r} is a DataNode without a source operator"
+                )
             if not any(node.source is op for op in self.ops):
                 raise ValueError(
                     f"{schema.name}: input {node.name!r} was defined in another pipeline"

@@ -33,9 +33,14 @@ def check_positive_int(name: str, value: Any) -> int:
 
 
 def check_device_id(device_id: Any) -> None:
-    """Raise ValueError unless ``device_id`` is None or an int >= 0."""
-    if device_id is not None and (not isinstance(device_id, int) or device_id < 0):
-        raise ValueError(f"Pipeline: device_id must be None or an int >= 0, got {device_id!r}")
+    """Raise ValueError unless ``device_id`` is None or an int >= -1 (-1: the current device)."""
+    if device_id is not None and (
+        isinstance(device_id, bool) or not isinstance(device_id, int) or device_id < -1
+    ):
+        raise ValueError(
+            f"Pipeline: device_id must be None, -1 (the current CUDA device) or an int >= 0, "
+            f"got {device_id!r}"
+        )
 
 
 def check_seed(seed: Any) -> int | None:
