@@ -61,6 +61,22 @@ ON_ERROR_POLICIES = ("raise", "skip")
 """The values of the ``on_error`` argument of pipelines and operators."""
 
 
+_PYTHON_TYPES = (bool, int, float, complex, str)
+
+
+def _python_type_message(op_name: str, arg: str, value: type) -> str:
+    """Why a Python type is refused as a data type (DALI refuses it too)."""
+    hint = {
+        bool: "types.BOOL",
+        int: "types.INT32 or types.INT64",
+        float: "types.FLOAT (float32) or types.FLOAT64",
+    }.get(value, "a feedline.types.DataType")
+    return (
+        f"{op_name}: argument {arg!r} got the Python type {value.__name__!r}, which names no "
+        f"element width; use {hint} (or a NumPy dtype such as np.float32)"
+    )
+
+
 def _type_name(value: Any) -> str:
     return type(value).__name__
 
@@ -126,6 +142,8 @@ class ArgSpec:
             ValueError: when the value is not one of ``choices``.
         """
         kind = self.kind
+        if kind == "dtype" and isinstance(value, type) and value in _PYTHON_TYPES:
+            raise TypeError(_python_type_message(op_name, self.name, value))
         try:
             if value is None and self.default is None:
                 return None
@@ -141,7 +159,7 @@ class ArgSpec:
                 enum_type = _ENUM_KINDS[kind]
                 if isinstance(value, enum_type):
                     result = value
-                elif kind == "dtype" and isinstance(value, type | np.dtype) and value is not bool:
+                elif kind == "dtype" and isinstance(value, type | np.dtype):
                     from feedline.core.types import from_numpy_dtype
 
                     result = from_numpy_dtype(value)
@@ -226,6 +244,8 @@ class OpSchema:
         no_prune: never prune the operator, even when its outputs are unused.
         serializable: whether pipelines using it can be serialized.
         hidden: left out of ``dir(fn)`` (internal operators such as arithmetic).
+        output_dict: the ``fn`` call returns ``{output name: DataNode}`` instead of a list (as
+            DALI's ``readers.tfrecord`` does).
     """
 
     name: str
@@ -237,6 +257,7 @@ class OpSchema:
     no_prune: bool = False
     serializable: bool = True
     hidden: bool = False
+    output_dict: bool = False
 
     def __post_init__(self) -> None:
         names = [a.name for a in self.args]

@@ -452,14 +452,15 @@ def _place(entry: OperatorEntry, requested: str | None, nodes: Sequence[DataNode
 
 def make_operator_call(
     op_name: str, inputs: Sequence[Any], kwargs: Mapping[str, Any]
-) -> DataNode | list[DataNode]:
+) -> DataNode | list[DataNode] | dict[str, DataNode]:
     """Create the graph node for ``fn.<op_name>(*inputs, **kwargs)`` in the current graph.
 
     A source with only a ``cpu`` kernel asked for on the GPU (``external_source`` or
     ``constant`` with ``device="gpu"``) runs on the CPU and its outputs are copied to the GPU.
 
     Returns:
-        The single output node, or the list of output nodes.
+        The single output node, or the list of output nodes (a dict by output name when the
+        schema sets ``output_dict``).
 
     Raises:
         TypeError: bad inputs or arguments (see :meth:`OpSchema.validate`).
@@ -496,6 +497,9 @@ def make_operator_call(
     op = graph.add_op(schema, device, nodes, tensor, static, seed, preserve, name)
     op.on_error = on_error
     outputs = [node.gpu() for node in op.outputs] if host_source else list(op.outputs)
+    if schema.output_dict:
+        names = schema.output_names(static, num_inputs=len(nodes))
+        return dict(zip(names, outputs, strict=True))
     return outputs[0] if len(outputs) == 1 else outputs
 
 
