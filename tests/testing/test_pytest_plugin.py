@@ -8,7 +8,7 @@ from pathlib import Path
 
 from feedline.testing import has_gpu
 
-TESTS = '''
+TESTS = """
 import pytest
 from feedline.testing import requires_gpu
 
@@ -22,7 +22,7 @@ def test_isolated_registry_starts_empty(isolated_registry):
 
 def test_installed_plugins_load_the_built_ins(installed_plugins):
     assert "resize" in installed_plugins.ensure_loaded().operators
-'''
+"""
 
 
 def test_plugin_in_a_downstream_test_run(tmp_path: Path) -> None:

@@ -145,10 +145,11 @@ def measure(framework: str, root: Path, threads: int, batch: int, seconds: float
     cpu = time.process_time() - cpu0 + _proc_cpu_seconds(workers) - workers0
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     peak_kb += sum(_proc_peak_kb(pid) for pid in workers)
+    plural = "s" if threads > 1 else ""
     label = (
-        f"feedline ({threads} threads)"
+        f"feedline ({threads} thread{plural})"
         if framework == "feedline"
-        else f"PyTorch DataLoader ({threads} workers)"
+        else f"PyTorch DataLoader ({threads} worker{plural})"
     )
     return {
         "label": label,

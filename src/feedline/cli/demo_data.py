@@ -123,7 +123,7 @@ def generate_coco(root: Path, num_images: int = 12, seed: int = 0) -> CocoData:
         height, width = int(rng.integers(180, 260)), int(rng.integers(220, 340))
         yy, xx = np.mgrid[0:height, 0:width]
         base = rng.integers(40, 120, 3)
-        canvas = (base + 30 * np.sin(xx / 9.0)[..., None] + rng.normal(0, 6, (height, width, 3)))
+        canvas = base + 30 * np.sin(xx / 9.0)[..., None] + rng.normal(0, 6, (height, width, 3))
         canvas = np.clip(canvas, 0, 255).astype(np.uint8)
         for _ in range(int(rng.integers(1, 4))):
             category = int(rng.integers(len(_SHAPES)))

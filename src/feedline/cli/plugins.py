@@ -32,9 +32,7 @@ def _kernel_op(kernel: str) -> str:
 def plugin_report(system: PluginSystem, include_all: bool = False) -> dict[str, Any]:
     """The loaded plugins, what each provides and the failures, as JSON-able data."""
     registry = system.ensure_loaded()
-    shown = {
-        name for name, entry in registry.operators.items() if include_all or is_public(entry)
-    }
+    shown = {name for name, entry in registry.operators.items() if include_all or is_public(entry)}
     plugins = [
         {
             "name": info.name,

@@ -1,0 +1,75 @@
+"""``feedline demo`` on a generated COCO data set: throughput, picture, boxes on the objects."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from feedline.cli import main
+from feedline.cli.demo import build_pipeline, gpu_problem
+from feedline.cli.demo_data import find_coco, generate_coco
+from feedline.core.plugins import PluginSystem
+
+
+@pytest.fixture(scope="module")
+def shapes(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("shapes")
+    generate_coco(root, num_images=6, seed=3)
+    return root
+
+
+def test_demo_writes_a_contact_sheet(
+    shapes: Path, tmp_path: Path, plugin_system: PluginSystem, capsys
+) -> None:
+    out = tmp_path / "sheet.png"
+    argv = ["demo", "--data", str(shapes), "--out", str(out), "--batches", "2",
+            "--batch-size", "3", "--threads", "2", "--samples", "5"]  # fmt: skip
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "6 images in" in text and "images/s" in text and "5 augmented samples" in text
+    with Image.open(out) as sheet:
+        assert sheet.format == "PNG" and sheet.width > 3 * 320 and sheet.height > 2 * 320
+
+
+def test_boxes_and_masks_stay_on_the_objects_after_crop_resize_and_flip(
+    shapes: Path, plugin_system: PluginSystem
+) -> None:
+    pytest.importorskip("pycocotools")
+    data = find_coco(shapes)
+    pipe = build_pipeline(data, batch_size=6, threads=2, size=64, masks=True, device="cpu", seed=5)
+    pipe.build()
+    for _ in range(3):
+        _, boxes, labels, masks = (out.as_cpu() for out in pipe.run())
+        for i in range(len(boxes)):
+            mask = np.asarray(masks.at(i))[..., 0]
+            sample_boxes, sample_labels = np.asarray(boxes.at(i)), np.asarray(labels.at(i))
+            assert sample_boxes.shape[0] == sample_labels.shape[0] > 0
+            # Every labelled pixel lies in some box of its label (1 px slack for rounding).
+            for label in np.unique(mask[mask > 0]):
+                ys, xs = np.nonzero(mask == label)
+                allowed = np.zeros(mask.shape, bool)
+                for left, top, right, bottom in sample_boxes[sample_labels == label] * 64:
+                    allowed[max(int(top) - 1, 0) : int(np.ceil(bottom)) + 1,
+                            max(int(left) - 1, 0) : int(np.ceil(right)) + 1] = True  # fmt: skip
+                assert allowed[ys, xs].mean() > 0.98
+
+
+def test_missing_data_is_a_usage_error(tmp_path: Path, capsys) -> None:
+    assert main(["demo", "--data", str(tmp_path / "nowhere")]) == 2
+    assert "nowhere: no such folder" in capsys.readouterr().err
+
+
+def test_a_folder_without_annotations_is_named(tmp_path: Path, capsys) -> None:
+    assert main(["demo", "--data", str(tmp_path)]) == 2
+    assert "expected exactly one annotation file" in capsys.readouterr().err
+
+
+def test_gpu_without_a_device_says_why(plugin_system: PluginSystem, capsys) -> None:
+    problem = gpu_problem()
+    if problem is None:
+        pytest.skip("a GPU and GPU kernels are available here")
+    assert main(["demo", "--device", "gpu"]) == 3
+    assert "--device gpu is not available" in capsys.readouterr().err
