@@ -25,8 +25,17 @@ def test_generated_images_are_reused(jpegs: Path) -> None:
 
 
 def test_bench_prints_a_table(jpegs: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    argv = ["bench", "--data", str(jpegs), "--seconds", "0.3", "--batch-size", "4",
-            "--threads", "1"]  # fmt: skip
+    argv = [
+        "bench",
+        "--data",
+        str(jpegs),
+        "--seconds",
+        "0.3",
+        "--batch-size",
+        "4",
+        "--threads",
+        "1",
+    ]
     if importlib.util.find_spec("torch") is None:
         argv.append("--no-baseline")
     assert main(argv) == 0

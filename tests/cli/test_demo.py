@@ -25,8 +25,21 @@ def test_demo_writes_a_contact_sheet(
     shapes: Path, tmp_path: Path, plugin_system: PluginSystem, capsys
 ) -> None:
     out = tmp_path / "sheet.png"
-    argv = ["demo", "--data", str(shapes), "--out", str(out), "--batches", "2",
-            "--batch-size", "3", "--threads", "2", "--samples", "5"]  # fmt: skip
+    argv = [
+        "demo",
+        "--data",
+        str(shapes),
+        "--out",
+        str(out),
+        "--batches",
+        "2",
+        "--batch-size",
+        "3",
+        "--threads",
+        "2",
+        "--samples",
+        "5",
+    ]
     assert main(argv) == 0
     text = capsys.readouterr().out
     assert "6 images in" in text and "images/s" in text and "5 augmented samples" in text
@@ -52,8 +65,10 @@ def test_boxes_and_masks_stay_on_the_objects_after_crop_resize_and_flip(
                 ys, xs = np.nonzero(mask == label)
                 allowed = np.zeros(mask.shape, bool)
                 for left, top, right, bottom in sample_boxes[sample_labels == label] * 64:
-                    allowed[max(int(top) - 1, 0) : int(np.ceil(bottom)) + 1,
-                            max(int(left) - 1, 0) : int(np.ceil(right)) + 1] = True  # fmt: skip
+                    allowed[
+                        max(int(top) - 1, 0) : int(np.ceil(bottom)) + 1,
+                        max(int(left) - 1, 0) : int(np.ceil(right)) + 1,
+                    ] = True
                 assert allowed[ys, xs].mean() > 0.98
 
 

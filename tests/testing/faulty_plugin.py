@@ -13,8 +13,12 @@ from feedline.core.schema import ArgSpec, InputSpec, OpSchema
 from feedline.readers.base import Reader, reader_schema
 
 _DATA = (InputSpec("data", "Any array."),)
-GOOD = OpSchema("kit.good", "Add the sample's noise.", _DATA,
-                args=(ArgSpec("scale", "float", 1.0, "Noise scale."),))  # fmt: skip
+GOOD = OpSchema(
+    "kit.good",
+    "Add the sample's noise.",
+    _DATA,
+    args=(ArgSpec("scale", "float", 1.0, "Noise scale."),),
+)
 UNDOCUMENTED = OpSchema(
     "kit.undocumented", "An argument without doc.", _DATA, args=(ArgSpec("scale", "float", 1.0),)
 )
@@ -44,10 +48,11 @@ class CounterKernel(SampleKernel):
         return inputs[0] + next(_COUNTER)
 
 
-ROWS = reader_schema("kit.rows", "Rows 0..count-1 as samples.",
-                     (ArgSpec("count", "int", 10, "How many rows."),), outputs=("row",))  # fmt: skip
-UNSTABLE = reader_schema("kit.unstable", "Rows whose content changes at every load.",
-                         (ArgSpec("count", "int", 10, "How many rows."),), outputs=("row",))  # fmt: skip
+_COUNT = (ArgSpec("count", "int", 10, "How many rows."),)
+ROWS = reader_schema("kit.rows", "Rows 0..count-1 as samples.", _COUNT, outputs=("row",))
+UNSTABLE = reader_schema(
+    "kit.unstable", "Rows whose content changes at every load.", _COUNT, outputs=("row",)
+)
 
 
 class RowsReader(Reader):

@@ -28,10 +28,21 @@ def test_installed_plugins_load_the_built_ins(installed_plugins):
 def test_plugin_in_a_downstream_test_run(tmp_path: Path) -> None:
     (tmp_path / "test_downstream.py").write_text(TESTS)
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-rs", "-p", "no:cacheprovider", "--strict-markers",
-         str(tmp_path)],
-        capture_output=True, text=True, cwd=tmp_path,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-rs",
+            "-p",
+            "no:cacheprovider",
+            "--strict-markers",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     if has_gpu():
         assert "3 passed" in done.stdout

@@ -56,10 +56,18 @@ def _torch_available() -> bool:
 
 def _measure(framework: str, data: Path, args: argparse.Namespace) -> dict:
     command = [
-        sys.executable, "-m", "feedline.cli.bench_worker", framework, str(data),
-        "--threads", str(args.threads), "--batch-size", str(args.batch_size),
-        "--seconds", str(args.seconds),
-    ]  # fmt: skip
+        sys.executable,
+        "-m",
+        "feedline.cli.bench_worker",
+        framework,
+        str(data),
+        "--threads",
+        str(args.threads),
+        "--batch-size",
+        str(args.batch_size),
+        "--seconds",
+        str(args.seconds),
+    ]
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
         raise CommandError(f"the {framework} run failed:\n{done.stderr.strip()[-2000:]}")
@@ -108,9 +116,11 @@ def _run(args: argparse.Namespace) -> int:
 
 def _configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--data", type=Path, default=None,
+        "--data",
+        type=Path,
+        default=None,
         help="a folder of JPEGs in class sub-folders (default: generated ones, cached)",
-    )  # fmt: skip
+    )
     parser.add_argument("--images", type=int, default=256, help="images to generate")
     parser.add_argument("--batch-size", type=int, default=64)
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)

@@ -75,9 +75,13 @@ def _feedline_step(root: Path, threads: int, batch: int) -> tuple[Callable[[], N
         images = fn.decoders.image(jpegs, device="cpu", output_type=types.RGB)
         images = fn.random_resized_crop(images, size=SIZE)
         images = fn.crop_mirror_normalize(
-            images, mirror=fn.random.coin_flip(), dtype=types.FLOAT, output_layout="CHW",
-            mean=MEAN.tolist(), std=STD.tolist(),
-        )  # fmt: skip
+            images,
+            mirror=fn.random.coin_flip(),
+            dtype=types.FLOAT,
+            output_layout="CHW",
+            mean=MEAN.tolist(),
+            std=STD.tolist(),
+        )
         return images, labels
 
     pipe = train(prefetch_queue_depth=2)
@@ -91,9 +95,14 @@ def _torch_step(root: Path, threads: int, batch: int) -> tuple[Callable[[], None
 
     torch.set_num_threads(1)
     loader = DataLoader(
-        PillowTrainDataset(_files(root)), batch_size=batch, shuffle=True, num_workers=threads,
-        persistent_workers=True, prefetch_factor=2, drop_last=True,
-    )  # fmt: skip
+        PillowTrainDataset(_files(root)),
+        batch_size=batch,
+        shuffle=True,
+        num_workers=threads,
+        persistent_workers=True,
+        prefetch_factor=2,
+        drop_last=True,
+    )
     state = {"it": iter(loader)}
 
     def step() -> None:

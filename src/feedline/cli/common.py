@@ -67,7 +67,12 @@ def progress(items: Iterable[T], total: int, description: str, unit: str) -> Ite
     from tqdm import tqdm
 
     bar: Any = tqdm(
-        items, total=total, desc=description, unit=unit, file=sys.stderr, dynamic_ncols=True,
+        items,
+        total=total,
+        desc=description,
+        unit=unit,
+        file=sys.stderr,
+        dynamic_ncols=True,
         disable=None,
-    )  # fmt: skip
+    )
     yield from bar

@@ -31,8 +31,13 @@ __all__ = ["COMMAND", "build_pipeline", "cache_root", "gpu_problem"]
 
 MEAN = (0.485 * 255, 0.456 * 255, 0.406 * 255)
 STD = (0.229 * 255, 0.224 * 255, 0.225 * 255)
-GPU_OPS = {"decoders.image": "mixed", "slice": "gpu", "resize": "gpu", "flip": "gpu",
-           "crop_mirror_normalize": "gpu"}  # fmt: skip
+GPU_OPS = {
+    "decoders.image": "mixed",
+    "slice": "gpu",
+    "resize": "gpu",
+    "flip": "gpu",
+    "crop_mirror_normalize": "gpu",
+}
 
 
 def gpu_problem() -> str | None:
@@ -56,9 +61,15 @@ def gpu_problem() -> str | None:
 
 
 def build_pipeline(
-    data: CocoData, *, batch_size: int, threads: int, size: int, masks: bool, device: str,
+    data: CocoData,
+    *,
+    batch_size: int,
+    threads: int,
+    size: int,
+    masks: bool,
+    device: str,
     seed: int,
-) -> Any:  # fmt: skip
+) -> Any:
     """The demo's detection pipeline (outputs: images CHW float, boxes ltrb, labels[, masks])."""
     from feedline import fn, pipeline_def, types
 
@@ -72,25 +83,39 @@ def build_pipeline(
     )
     def detection() -> Any:
         outputs = fn.readers.coco(
-            file_root=str(data.images), annotations_file=str(data.annotations), ltrb=True,
-            ratio=True, skip_empty=True, random_shuffle=True, pixelwise_masks=masks,
+            file_root=str(data.images),
+            annotations_file=str(data.annotations),
+            ltrb=True,
+            ratio=True,
+            skip_empty=True,
+            random_shuffle=True,
+            pixelwise_masks=masks,
             name="Reader",
-        )  # fmt: skip
+        )
         jpegs, boxes, labels = outputs[:3]
         images = fn.decoders.image(jpegs, device=on("decoders.image"), output_type=types.RGB)
         anchor, shape, boxes, labels = fn.random_bbox_crop(
-            boxes, labels, bbox_layout="xyXY", aspect_ratio=[0.5, 2.0], scaling=[0.3, 1.0],
-            thresholds=[0.1, 0.3, 0.5, 0.7, 0.9], allow_no_crop=True, num_attempts=50,
-        )  # fmt: skip
+            boxes,
+            labels,
+            bbox_layout="xyXY",
+            aspect_ratio=[0.5, 2.0],
+            scaling=[0.3, 1.0],
+            thresholds=[0.1, 0.3, 0.5, 0.7, 0.9],
+            allow_no_crop=True,
+            num_attempts=50,
+        )
         images = fn.slice(images, anchor, shape, out_of_bounds_policy="trim_to_shape")
         images = fn.resize(images, resize_x=size, resize_y=size, device=on("resize"))
         flip = fn.random.coin_flip(probability=0.5)
         images = fn.flip(images, horizontal=flip, device=on("flip"))
         boxes = fn.bb_flip(boxes, ltrb=True, horizontal=flip)
         images = fn.crop_mirror_normalize(
-            images, mean=list(MEAN), std=list(STD), output_layout="CHW",
+            images,
+            mean=list(MEAN),
+            std=list(STD),
+            output_layout="CHW",
             device=on("crop_mirror_normalize"),
-        )  # fmt: skip
+        )
         if not masks:
             return images, boxes, labels
         mask = fn.slice(outputs[3], anchor, shape, out_of_bounds_policy="trim_to_shape")
@@ -151,9 +176,14 @@ def _run(args: argparse.Namespace) -> int:
         + ("" if masks or not data.has_segmentation else " (masks need pycocotools: not drawn)")
     )
     pipe = build_pipeline(
-        data, batch_size=args.batch_size, threads=args.threads, size=args.size, masks=masks,
-        device=args.device, seed=args.seed,
-    )  # fmt: skip
+        data,
+        batch_size=args.batch_size,
+        threads=args.threads,
+        size=args.size,
+        masks=masks,
+        device=args.device,
+        seed=args.seed,
+    )
     shown: list[Sample] = []
     try:
         pipe.build()
@@ -180,10 +210,12 @@ def _run(args: argparse.Namespace) -> int:
 
 def _configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--data", type=Path, default=None,
+        "--data",
+        type=Path,
+        default=None,
         help="a COCO data set folder: one *.json (or annotations/*.json) and the images "
         "(in images/ or beside the JSON); default: the bundled sample",
-    )  # fmt: skip
+    )
     parser.add_argument(
         "--out", type=Path, default=Path("feedline-demo.png"), help="the PNG to write"
     )

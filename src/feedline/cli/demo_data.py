@@ -121,7 +121,7 @@ def generate_coco(root: Path, num_images: int = 12, seed: int = 0) -> CocoData:
     images, annotations = [], []
     for image_id in range(1, num_images + 1):
         height, width = int(rng.integers(180, 260)), int(rng.integers(220, 340))
-        yy, xx = np.mgrid[0:height, 0:width]
+        xx = np.arange(width)[None, :]
         base = rng.integers(40, 120, 3)
         canvas = base + 30 * np.sin(xx / 9.0)[..., None] + rng.normal(0, 6, (height, width, 3))
         canvas = np.clip(canvas, 0, 255).astype(np.uint8)
@@ -131,11 +131,17 @@ def generate_coco(root: Path, num_images: int = 12, seed: int = 0) -> CocoData:
             x, y = int(rng.integers(0, width - w)), int(rng.integers(0, height - h))
             colour = rng.integers(150, 256, 3).astype(np.uint8)
             polygon = _draw_shape(canvas, _SHAPES[category], (x, y, w, h), colour)
-            annotations.append({
-                "id": len(annotations) + 1, "image_id": image_id, "category_id": category + 1,
-                "bbox": [x, y, w, h], "area": float(w * h), "iscrowd": 0,
-                "segmentation": [polygon],
-            })  # fmt: skip
+            annotations.append(
+                {
+                    "id": len(annotations) + 1,
+                    "image_id": image_id,
+                    "category_id": category + 1,
+                    "bbox": [x, y, w, h],
+                    "area": float(w * h),
+                    "iscrowd": 0,
+                    "segmentation": [polygon],
+                }
+            )
         name = f"{image_id:04d}.jpg"
         Image.fromarray(canvas).save(root / "images" / name, quality=92)
         images.append({"id": image_id, "file_name": name, "width": width, "height": height})

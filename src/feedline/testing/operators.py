@@ -56,8 +56,11 @@ def _check_schema(name: str, entry: OperatorEntry) -> None:
         raise _fail(name, "no kernel is registered for any device")
     for device in entry.kernels:
         if device not in schema.devices:
-            raise _fail(name, f"a {device} kernel is registered but the schema lists only "
-                        f"{', '.join(schema.devices)}")  # fmt: skip
+            raise _fail(
+                name,
+                f"a {device} kernel is registered but the schema lists only "
+                f"{', '.join(schema.devices)}",
+            )
         try:
             entry.kernel_class(device)
         except Exception as error:
@@ -89,11 +92,16 @@ def _check_outputs(name: str, result: RunResult) -> None:
             first = samples[0]
             for position, sample in enumerate(samples):
                 if sample.dtype != first.dtype or sample.ndim != first.ndim:
-                    raise _fail(name, f"output {index}: sample {position} is {sample.ndim}-D "
-                                f"{sample.dtype}, sample 0 {first.ndim}-D {first.dtype}")  # fmt: skip
+                    raise _fail(
+                        name,
+                        f"output {index}: sample {position} is {sample.ndim}-D "
+                        f"{sample.dtype}, sample 0 {first.ndim}-D {first.dtype}",
+                    )
             if layout and len(layout) != first.ndim:
-                raise _fail(name, f"output {index} declares layout {layout!r} but its samples "
-                            f"are {first.ndim}-D")  # fmt: skip
+                raise _fail(
+                    name,
+                    f"output {index} declares layout {layout!r} but its samples are {first.ndim}-D",
+                )
 
 
 def _assert_same(name: str, what: str, a: RunResult, b: RunResult, atol: float = 0.0) -> None:
@@ -151,9 +159,16 @@ def check_operator(
 
     def run(threads: int, device: str = "cpu") -> RunResult:
         return run_operator(
-            name, example.inputs, example.layouts, example.args, example.arg_inputs,
-            batch_size=example.batch_size, num_threads=threads, seed=seed, device=device,
-        )  # fmt: skip
+            name,
+            example.inputs,
+            example.layouts,
+            example.args,
+            example.arg_inputs,
+            batch_size=example.batch_size,
+            num_threads=threads,
+            seed=seed,
+            device=device,
+        )
 
     first = run(thread_counts[0])
     _check_outputs(name, first)
@@ -165,7 +180,12 @@ def check_operator(
     done.append("seed")
     accelerated = [d for d in ("gpu", "mixed") if d in entry.kernels]
     if "cpu" in entry.kernels and accelerated and has_gpu():
-        _assert_same(name, f"{accelerated[0]} vs cpu kernel", first,
-                     run(thread_counts[0], accelerated[0]), example.gpu_atol)  # fmt: skip
+        _assert_same(
+            name,
+            f"{accelerated[0]} vs cpu kernel",
+            first,
+            run(thread_counts[0], accelerated[0]),
+            example.gpu_atol,
+        )
         done.append("gpu")
     return done

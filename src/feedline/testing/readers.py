@@ -49,22 +49,36 @@ def _read(name: str, args: Mapping[str, Any], batch_size: int, samples: int, **k
         pipe.close()
 
 
-def _check_shards(name: str, args: Mapping[str, Any], batch_size: int, everything: Counter,
-                  shards: int, pad: bool, shuffle: bool) -> None:  # fmt: skip
+def _check_shards(
+    name: str,
+    args: Mapping[str, Any],
+    batch_size: int,
+    everything: Counter,
+    shards: int,
+    pad: bool,
+    shuffle: bool,
+) -> None:
     total = sum(everything.values())
     what = f"{name} with num_shards={shards}, pad_last_batch={pad}, random_shuffle={shuffle}"
     seen: Counter = Counter()
     per_shard = math.ceil(total / shards)
     for shard in range(shards):
         size = (shard + 1) * total // shards - shard * total // shards
-        options = {**args, "num_shards": shards, "shard_id": shard, "pad_last_batch": pad,
-                   "random_shuffle": shuffle}  # fmt: skip
+        options = {
+            **args,
+            "num_shards": shards,
+            "shard_id": shard,
+            "pad_last_batch": pad,
+            "random_shuffle": shuffle,
+        }
         wanted = math.ceil(per_shard / batch_size) * batch_size if pad else size
         keys, meta = _read(name, options, batch_size, wanted)
         expected_padded = per_shard * shards if pad else total
         if meta["epoch_size"] != total or meta["epoch_size_padded"] != expected_padded:
-            raise AssertionError(f"{what}: reader_meta {meta} (expected epoch_size {total}, "
-                                 f"epoch_size_padded {expected_padded})")  # fmt: skip
+            raise AssertionError(
+                f"{what}: reader_meta {meta} (expected epoch_size {total}, "
+                f"epoch_size_padded {expected_padded})"
+            )
         epoch = keys[:size]
         seen.update(epoch)
         if pad and size and any(k != epoch[-1] for k in keys[size:wanted]):
@@ -72,30 +86,35 @@ def _check_shards(name: str, args: Mapping[str, Any], batch_size: int, everythin
     if seen != everything:
         missing = sum((everything - seen).values())
         extra = sum((seen - everything).values())
-        raise AssertionError(f"{what}: one epoch across the shards misses {missing} samples and "
-                             f"repeats {extra}")  # fmt: skip
+        raise AssertionError(
+            f"{what}: one epoch across the shards misses {missing} samples and repeats {extra}"
+        )
 
 
 def _check_checkpoint(name: str, args: Mapping[str, Any], batch_size: int, total: int) -> None:
     options = {**args, "random_shuffle": True}
     before = max(1, total // batch_size)
-    pipe = operator_pipeline(name, args={**options, "name": "Reader"}, batch_size=batch_size,
-                             enable_checkpointing=True)  # fmt: skip
+    pipe = operator_pipeline(
+        name, args={**options, "name": "Reader"}, batch_size=batch_size, enable_checkpointing=True
+    )
     try:
         collect(pipe, before)
         state = pipe.checkpoint()
         expected = _samples(collect(pipe, before + 1))
     finally:
         pipe.close()
-    resumed = operator_pipeline(name, args={**options, "name": "Reader"}, batch_size=batch_size,
-                                checkpoint=state)  # fmt: skip
+    resumed = operator_pipeline(
+        name, args={**options, "name": "Reader"}, batch_size=batch_size, checkpoint=state
+    )
     try:
         got = _samples(collect(resumed, before + 1))
     finally:
         resumed.close()
     if got != expected:
-        raise AssertionError(f"{name}: a pipeline restored from a checkpoint reads other samples "
-                             "than the pipeline the checkpoint was taken from")  # fmt: skip
+        raise AssertionError(
+            f"{name}: a pipeline restored from a checkpoint reads other samples "
+            "than the pipeline the checkpoint was taken from"
+        )
 
 
 def check_reader(
@@ -123,11 +142,12 @@ def check_reader(
         The checks that ran.
     """
     name = _operator_name(reader)
-    probe, meta = _read(name, args, batch_size, 1)
-    total = meta["epoch_size"]
+    total = _read(name, args, batch_size, 1)[1]["epoch_size"]
     if total < max(shard_counts):
-        raise AssertionError(f"{name}: the data set has {total} samples; check_reader needs at "
-                             f"least {max(shard_counts)}")  # fmt: skip
+        raise AssertionError(
+            f"{name}: the data set has {total} samples; check_reader needs at "
+            f"least {max(shard_counts)}"
+        )
     keys, _ = _read(name, args, batch_size, total)
     everything = Counter(keys[:total])
     if len(everything) != total:

@@ -88,13 +88,18 @@ def operator_pipeline(
         return node.gpu() if gpu and device == "gpu" else node
 
     @pipeline_def(
-        batch_size=size, num_threads=num_threads, device_id=0 if gpu else None, seed=seed,
+        batch_size=size,
+        num_threads=num_threads,
+        device_id=0 if gpu else None,
+        seed=seed,
         **pipeline_kwargs,
-    )  # fmt: skip
+    )
     def one_operator() -> Any:
         nodes = [feed(b, layouts[i] if i < len(layouts) else None) for i, b in enumerate(batches)]
-        extra = {k: fn.external_source(source=lambda v=v: list(v), batch=True)
-                 for k, v in (arg_inputs or {}).items()}  # fmt: skip
+        extra = {
+            k: fn.external_source(source=lambda v=v: list(v), batch=True)
+            for k, v in (arg_inputs or {}).items()
+        }
         call = dict(args or {})
         if gpu:
             call["device"] = device
