@@ -9,15 +9,23 @@ import pytest
 from PIL import Image
 
 from feedline.cli.demo_data import generate_coco
-from feedline.core.plugins import get_registry
+from feedline.core.plugins import get_plugin_system
 from feedline.testing import check_operator, check_reader
 from tests.testing.builtin_examples import EXAMPLES, READERS
 
 
 def _public_operators() -> list[str]:
+    """The public operators of feedline's own plugins (not those of other installed packages)."""
     from feedline.cli.plugins import is_public
 
-    return sorted(name for name, entry in get_registry().operators.items() if is_public(entry))
+    system = get_plugin_system()
+    registry = system.ensure_loaded()
+    own = {info.name for info in system.plugins if info.distribution == "feedline"}
+    return sorted(
+        name
+        for name, entry in registry.operators.items()
+        if is_public(entry) and entry.owner in own
+    )
 
 
 PUBLIC = _public_operators()
