@@ -15,13 +15,21 @@ import math
 import os
 import resource
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-__all__ = ["PillowTrainDataset", "main"]
+__all__ = [
+    "PillowTrainDataset",
+    "dataloader_step",
+    "main",
+    "proc_cpu_seconds",
+    "proc_peak_kb",
+    "random_resized_box",
+    "time_steps",
+]
 
 MEAN = np.float32([0.485 * 255, 0.456 * 255, 0.406 * 255])
 STD = np.float32([0.229 * 255, 0.224 * 255, 0.225 * 255])
@@ -31,6 +39,19 @@ SIZE = 224
 def _files(root: Path) -> list[Path]:
     suffixes = {".jpg", ".jpeg", ".png"}
     return sorted(p for p in root.rglob("*") if p.suffix.lower() in suffixes)
+
+
+def random_resized_box(rng: np.random.Generator, w: int, h: int) -> tuple[int, int, int, int]:
+    """torchvision's ``RandomResizedCrop`` window (scale 0.08-1, ratio 3/4-4/3, 10 tries, else
+    the whole image) as a Pillow box ``(left, top, right, bottom)``."""
+    for _ in range(10):
+        area = rng.uniform(0.08, 1.0) * w * h
+        ratio = math.exp(rng.uniform(math.log(3 / 4), math.log(4 / 3)))
+        cw, ch = round(math.sqrt(area * ratio)), round(math.sqrt(area / ratio))
+        if 0 < cw <= w and 0 < ch <= h:
+            x, y = int(rng.integers(0, w - cw + 1)), int(rng.integers(0, h - ch + 1))
+            return (x, y, x + cw, y + ch)
+    return (0, 0, w, h)
 
 
 class PillowTrainDataset:
@@ -49,16 +70,7 @@ class PillowTrainDataset:
         rng = np.random.default_rng((self.seed, index, time.perf_counter_ns()))
         with Image.open(self.files[index]) as img:
             image = img.convert("RGB")
-        w, h = image.size
-        box = (0, 0, w, h)
-        for _ in range(10):
-            area = rng.uniform(0.08, 1.0) * w * h
-            ratio = math.exp(rng.uniform(math.log(3 / 4), math.log(4 / 3)))
-            cw, ch = round(math.sqrt(area * ratio)), round(math.sqrt(area / ratio))
-            if 0 < cw <= w and 0 < ch <= h:
-                x, y = int(rng.integers(0, w - cw + 1)), int(rng.integers(0, h - ch + 1))
-                box = (x, y, x + cw, y + ch)
-                break
+        box = random_resized_box(rng, *image.size)
         image = image.resize((SIZE, SIZE), Image.Resampling.BILINEAR, box=box)
         if rng.random() < 0.5:
             image = image.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
@@ -89,16 +101,20 @@ def _feedline_step(root: Path, threads: int, batch: int) -> tuple[Callable[[], N
     return pipe.run, []
 
 
-def _torch_step(root: Path, threads: int, batch: int) -> tuple[Callable[[], None], list[int]]:
+def dataloader_step(
+    dataset: Any, batch: int, workers: int, shuffle: bool = True
+) -> tuple[Callable[[], None], list[int]]:
+    """A function fetching the next batch of a persistent ``DataLoader`` over ``dataset`` (a new
+    epoch when one ends), and the worker processes' ids (for their CPU time and memory)."""
     import torch
     from torch.utils.data import DataLoader
 
     torch.set_num_threads(1)
     loader = DataLoader(
-        PillowTrainDataset(_files(root)),
+        dataset,
         batch_size=batch,
-        shuffle=True,
-        num_workers=threads,
+        shuffle=shuffle,
+        num_workers=workers,
         persistent_workers=True,
         prefetch_factor=2,
         drop_last=True,
@@ -116,7 +132,12 @@ def _torch_step(root: Path, threads: int, batch: int) -> tuple[Callable[[], None
     return step, [w.pid for w in state["it"]._workers]
 
 
-def _proc_cpu_seconds(pids: list[int]) -> float:
+def _torch_step(root: Path, threads: int, batch: int) -> tuple[Callable[[], None], list[int]]:
+    return dataloader_step(PillowTrainDataset(_files(root)), batch, threads)
+
+
+def proc_cpu_seconds(pids: list[int]) -> float:
+    """CPU seconds used so far by the processes ``pids`` (Linux ``/proc``; 0 elsewhere)."""
     tick = os.sysconf("SC_CLK_TCK")
     total = 0.0
     for pid in pids:
@@ -128,7 +149,8 @@ def _proc_cpu_seconds(pids: list[int]) -> float:
     return total
 
 
-def _proc_peak_kb(pid: int) -> int:
+def proc_peak_kb(pid: int) -> int:
+    """Peak resident memory of process ``pid`` in KiB (Linux ``/proc``; 0 elsewhere)."""
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
             if line.startswith("VmHWM:"):
@@ -138,35 +160,40 @@ def _proc_peak_kb(pid: int) -> int:
     return 0
 
 
-def measure(framework: str, root: Path, threads: int, batch: int, seconds: float) -> dict:
-    """Run one loader for ``seconds`` and return its row."""
-    make = _feedline_step if framework == "feedline" else _torch_step
-    step, workers = make(root, threads, batch)
+def time_steps(
+    step: Callable[[], None], batch: int, seconds: float, workers: Sequence[int] = ()
+) -> dict[str, float]:
+    """Call ``step`` (one batch of ``batch`` images) three times, then for ``seconds``.
+
+    Returns ``img_s``, ``cpu_ms`` per image (this process and the ``workers`` processes) and
+    ``peak_mb`` (the same processes' peak resident memory, summed).
+    """
     for _ in range(3):
         step()
     count = 0
-    cpu0, workers0 = time.process_time(), _proc_cpu_seconds(workers)
+    cpu0, workers0 = time.process_time(), proc_cpu_seconds(workers)
     start = time.perf_counter()
     while time.perf_counter() - start < seconds:
         step()
         count += batch
     elapsed = time.perf_counter() - start
-    cpu = time.process_time() - cpu0 + _proc_cpu_seconds(workers) - workers0
+    cpu = time.process_time() - cpu0 + proc_cpu_seconds(workers) - workers0
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    peak_kb += sum(_proc_peak_kb(pid) for pid in workers)
+    peak_kb += sum(proc_peak_kb(pid) for pid in workers)
+    return {"img_s": count / elapsed, "cpu_ms": cpu / count * 1e3, "peak_mb": peak_kb / 1024}
+
+
+def measure(framework: str, root: Path, threads: int, batch: int, seconds: float) -> dict:
+    """Run one loader for ``seconds`` and return its row."""
+    make = _feedline_step if framework == "feedline" else _torch_step
+    step, workers = make(root, threads, batch)
     plural = "s" if threads > 1 else ""
     label = (
         f"feedline ({threads} thread{plural})"
         if framework == "feedline"
         else f"PyTorch DataLoader ({threads} worker{plural})"
     )
-    return {
-        "label": label,
-        "framework": framework,
-        "img_s": count / elapsed,
-        "cpu_ms": cpu / count * 1e3,
-        "peak_mb": peak_kb / 1024,
-    }
+    return {"label": label, "framework": framework, **time_steps(step, batch, seconds, workers)}
 
 
 def main() -> None:
