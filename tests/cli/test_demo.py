@@ -88,3 +88,36 @@ def test_gpu_without_a_device_says_why(plugin_system: PluginSystem, capsys) -> N
         pytest.skip("a GPU and GPU kernels are available here")
     assert main(["demo", "--device", "gpu"]) == 3
     assert "--device gpu is not available" in capsys.readouterr().err
+
+
+def test_without_data_the_bundled_sample_is_used(
+    shapes: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from feedline.cli import demo_data
+
+    package = tmp_path / "feedline"
+    (package / "data").mkdir(parents=True)
+    (package / "data" / demo_data.BUNDLED).symlink_to(shapes, target_is_directory=True)
+    monkeypatch.setattr(demo_data.resources, "files", lambda name: package)
+    sample = demo_data.bundled_sample()
+    assert sample is not None and sample.images == package / "data" / demo_data.BUNDLED / "images"
+    assert sample.num_images == 6 and sample.label_names() == {
+        1: "rectangle",
+        2: "ellipse",
+        3: "triangle",
+    }
+
+
+def test_without_data_or_sample_shapes_are_generated_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plugin_system: PluginSystem, capsys
+) -> None:
+    from feedline.cli import demo_data
+
+    monkeypatch.setattr(demo_data.resources, "files", lambda name: tmp_path / "no-package")
+    monkeypatch.setenv("FEEDLINE_CACHE_DIR", str(tmp_path / "cache"))
+    argv = ["demo", "--out", str(tmp_path / "a.png"), "--batches", "1", "--batch-size", "2"]
+    assert main(argv) == 0
+    assert "generating shapes into" in capsys.readouterr().out
+    assert (tmp_path / "cache" / "demo-coco" / "instances.json").is_file()
+    assert main(argv) == 0
+    assert "generating" not in capsys.readouterr().out

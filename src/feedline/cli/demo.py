@@ -55,7 +55,7 @@ def gpu_problem() -> str | None:
     missing = [
         f"{op} ({device})"
         for op, device in GPU_OPS.items()
-        if device not in registry.operators[op].kernels
+        if op not in registry.operators or device not in registry.operators[op].kernels
     ]
     return f"no GPU kernel is installed for {', '.join(missing)}" if missing else None
 
@@ -104,7 +104,9 @@ def build_pipeline(
             allow_no_crop=True,
             num_attempts=50,
         )
-        images = fn.slice(images, anchor, shape, out_of_bounds_policy="trim_to_shape")
+        images = fn.slice(
+            images, anchor, shape, out_of_bounds_policy="trim_to_shape", device=on("slice")
+        )
         images = fn.resize(images, resize_x=size, resize_y=size, device=on("resize"))
         flip = fn.random.coin_flip(probability=0.5)
         images = fn.flip(images, horizontal=flip, device=on("flip"))
