@@ -121,3 +121,14 @@ def test_without_data_or_sample_shapes_are_generated_once(
     assert (tmp_path / "cache" / "demo-coco" / "instances.json").is_file()
     assert main(argv) == 0
     assert "generating" not in capsys.readouterr().out
+
+
+def test_an_image_missing_from_the_data_set_is_named(
+    tmp_path: Path, plugin_system: PluginSystem, capsys
+) -> None:
+    data = generate_coco(tmp_path, num_images=2, seed=1)
+    (data.images / "0002.jpg").unlink()
+    argv = ["demo", "--data", str(tmp_path), "--out", str(tmp_path / "x.png"), "--batches", "1"]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "0002.jpg" in err and "Traceback" not in err

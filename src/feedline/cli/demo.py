@@ -198,7 +198,7 @@ def _run(args: argparse.Namespace) -> int:
                     image = denormalize(outputs[0][i], MEAN, STD)
                     shown.append(Sample(image, outputs[1][i], outputs[2][i], mask))
         elapsed = time.perf_counter() - start
-    except (OperatorError, PipelineError) as error:
+    except (OperatorError, PipelineError, ValueError, OSError) as error:
         raise CommandError(str(error)) from None
     count = args.batches * args.batch_size
     print(

@@ -8,6 +8,8 @@
   ``pad_last_batch``, and checkpoints that resume exactly where they were taken.
 * :func:`isolated_plugins` — a plugin system (and registry) of its own for a block of code.
 * :func:`has_gpu` and the ``gpu`` marker, skipped without a device by the pytest plugin.
+
+The kit raises ``AssertionError`` naming the operator and the defect, and needs pytest.
 """
 
 from feedline.testing.gpu import has_gpu, requires_gpu
