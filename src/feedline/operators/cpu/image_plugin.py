@@ -143,7 +143,6 @@ DECODERS_IMAGE = OpSchema(
     f"Decodes images.\n\n{_DECODE_DOC}",
     inputs=_ENCODED,
     args=_DECODE_ARGS,
-    devices=("cpu", "mixed"),
 )
 DECODERS_IMAGE_CROP = OpSchema(
     "decoders.image_crop",
@@ -151,7 +150,6 @@ DECODERS_IMAGE_CROP = OpSchema(
     "the header's size; codecs that support it decode only the window.\n\n" + _DECODE_DOC,
     inputs=_ENCODED,
     args=(*_DECODE_ARGS, *_CROP_WINDOW_ARGS),
-    devices=("cpu", "mixed"),
 )
 DECODERS_IMAGE_RANDOM_CROP = OpSchema(
     "decoders.image_random_crop",
@@ -161,7 +159,6 @@ DECODERS_IMAGE_RANDOM_CROP = OpSchema(
     + _DECODE_DOC,
     inputs=_ENCODED,
     args=(*_DECODE_ARGS, *_RANDOM_WINDOW_ARGS),
-    devices=("cpu", "mixed"),
 )
 DECODERS_IMAGE_SLICE = OpSchema(
     "decoders.image_slice",
@@ -169,7 +166,6 @@ DECODERS_IMAGE_SLICE = OpSchema(
     "(coordinates default to x, y: ``axis_names='WH'``).\n\n" + _DECODE_DOC,
     inputs=(*_ENCODED, *SLICE.inputs[1:]),
     args=(*_DECODE_ARGS, *(a for a in SLICE.args if a.name != "dtype")),
-    devices=("cpu", "mixed"),
 )
 PEEK_IMAGE_SHAPE = OpSchema(
     "peek_image_shape",
