@@ -68,9 +68,7 @@ class _Broken:
         raise RuntimeError("the schema file is missing")
 
 
-SPLIT = OpSchema(
-    "split.op", "Owned by one plugin, GPU kernel from another.", devices=("cpu", "gpu")
-)
+SPLIT = OpSchema("split.op", "Owned by one plugin, GPU kernel from another.")
 
 
 class _Owner:

@@ -112,11 +112,11 @@ PLUGINS = Command(
 def _describe_kernels(entry: OperatorEntry, system: PluginSystem) -> list[str]:
     dists = {info.name: f"{info.distribution} {info.version}".strip() for info in system.plugins}
     lines = []
-    for device in ("cpu", "mixed", "gpu"):
-        if device in entry.kernels:
-            owner = entry.kernel_owners.get(device, entry.owner)
-            where = dists.get(owner, "")
-            lines.append(f"    {device:6s} plugin {owner}" + (f" ({where})" if where else ""))
+    for kernel in entry.kernel_entries:
+        where = dists.get(kernel.owner, "")
+        lines.append(
+            f"    {kernel.device:6s} plugin {kernel.owner}" + (f" ({where})" if where else "")
+        )
     return lines
 
 
@@ -140,7 +140,7 @@ def _run_ops(args: argparse.Namespace) -> int:
             f"no operator named {args.name!r}{hint}{system.missing_operator_hint()}", EXIT_USAGE
         )
     print(f"fn.{args.name}{entry.schema.signature()}\n")
-    print(plain_text(entry.schema.docstring()))
+    print(plain_text(entry.docstring()))
     print(f"\nKernels (registered by plugin {entry.owner}, which owns the schema):")
     print("\n".join(_describe_kernels(entry, system)) or "    none")
     return EXIT_OK
