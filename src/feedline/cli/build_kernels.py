@@ -24,15 +24,31 @@ def _run(_: argparse.Namespace) -> int:
             else:
                 print(f"error: {error}", file=sys.stderr)
                 status = EXIT_FAILED
-    return status
+    return status | _build_gpu_kernels()
+
+
+def _build_gpu_kernels() -> int:
+    """Build the GPU plugin's CUDA library (a note, not a failure, where there is no nvcc)."""
+    from feedline.operators.gpu.build import GpuUnavailableError, cuda_library_path
+    from feedline.operators.native import NativeBuildError
+
+    try:
+        print(cuda_library_path())
+    except GpuUnavailableError as error:
+        print(f"note: GPU kernels skipped: {error}", file=sys.stderr)
+    except NativeBuildError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK
 
 
 COMMAND = Command(
     "build-kernels",
-    "compile the native kernels for this machine now (else on first use)",
-    "Compile the C kernels for this CPU into the cache folder ($FEEDLINE_CACHE_DIR,\n"
-    "default ~/.cache/feedline) and print the path of each library. Exits with\n"
-    "status 1 when a required library cannot be built.",
+    "compile the C (and, with nvcc, the CUDA) kernels now (else on first use)",
+    "Compile the C kernels for this CPU, and the CUDA kernels where nvcc is\n"
+    "installed, into the cache folder ($FEEDLINE_CACHE_DIR, default\n"
+    "~/.cache/feedline) and print the path of each library. Exits with status 1\n"
+    "when a required library cannot be built (no nvcc is a note, not a failure).",
     lambda parser: None,
     _run,
 )

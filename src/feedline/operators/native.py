@@ -25,11 +25,18 @@ import shutil
 import subprocess
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["NativeBuildError", "NativeLibrary", "cache_dir", "native_enabled"]
+__all__ = [
+    "NativeBuildError",
+    "NativeLibrary",
+    "cache_dir",
+    "cached_build",
+    "native_enabled",
+    "open_library",
+]
 
 _LOG = logging.getLogger("feedline")
 _FLAGS = ("-O3", "-march=native", "-ffp-contract=off", "-fno-math-errno", "-shared", "-fPIC")
@@ -94,6 +101,74 @@ def _compiler_version(compiler: list[str]) -> str:
     return done.stdout
 
 
+def cached_path(name: str, inputs: Sequence[Path], key: Sequence[str]) -> Path:
+    """``<cache>/<name>-<hash>.so``: the hash covers the contents of ``inputs`` (sources,
+    headers) and the ``key`` strings (flags, compiler version, target)."""
+    digest = hashlib.sha256()
+    for part in (*(p.read_bytes() for p in inputs), *(k.encode() for k in key)):
+        digest.update(hashlib.sha256(part).digest())
+    return cache_dir() / f"{name}-{digest.hexdigest()[:20]}.so"
+
+
+def cached_build(
+    name: str,
+    inputs: Sequence[Path],
+    key: Sequence[str],
+    command: Callable[[str], list[str]],
+    timeout: float = 300,
+) -> Path:
+    """Build a library into the cache unless it is there; returns its path.
+
+    Args:
+        name: the library's name (the cache file's prefix).
+        inputs: the files the library is built from (hashed into the file name).
+        key: everything else the result depends on (flags, compiler version, target).
+        command: given the temporary output path, the compiler command line.
+        timeout: seconds the compiler may run.
+
+    Raises:
+        NativeBuildError: the compiler is missing or failed (its output is in the message).
+    """
+    target = cached_path(name, inputs, key)
+    if target.exists():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, partial = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    os.close(fd)
+    try:
+        argv = command(partial)
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+        if done.returncode != 0:
+            raise NativeBuildError(
+                f"building {name} failed ({shlex.join(argv)}):\n{done.stderr.strip()}"
+            )
+        os.replace(partial, target)
+    except (OSError, subprocess.SubprocessError) as error:
+        raise NativeBuildError(f"building {name} failed: {error}") from None
+    finally:
+        if os.path.exists(partial):
+            os.unlink(partial)
+    return target
+
+
+def open_library(name: str, header: Path, build: Callable[[], Path]) -> tuple[Any, Any]:
+    """``(ffi, lib)``: ``header`` read by cffi (ABI mode), the library from ``build()`` opened.
+
+    Raises:
+        NativeBuildError: cffi is missing, the header does not parse, building or opening failed.
+    """
+    try:
+        import cffi
+    except ImportError:
+        raise NativeBuildError(f"{name} needs cffi: pip install cffi") from None
+    ffi = cffi.FFI()
+    try:
+        ffi.cdef(header.read_text())
+        return ffi, ffi.dlopen(str(build()))
+    except (OSError, cffi.CDefError, cffi.FFIError) as error:
+        raise NativeBuildError(f"opening {name} failed: {error}") from None
+
+
 class NativeLibrary:
     """A shared library built from C sources on first use.
 
@@ -125,18 +200,13 @@ class NativeLibrary:
         self._error: NativeBuildError | None = None
         self._warned = False
 
+    def _key(self) -> list[str]:
+        compiler = _compiler()
+        return [" ".join((*_FLAGS, *self.libraries)), _compiler_version(compiler), _cpu_signature()]
+
     def path(self) -> Path:
         """Where this library is (or will be) cached for this compiler and CPU."""
-        compiler = _compiler()
-        digest = hashlib.sha256()
-        for part in (
-            *(p.read_bytes() for p in (*self.sources, self.header)),
-            " ".join((*_FLAGS, *self.libraries)).encode(),
-            _compiler_version(compiler).encode(),
-            _cpu_signature().encode(),
-        ):
-            digest.update(hashlib.sha256(part).digest())
-        return cache_dir() / f"{self.name}-{digest.hexdigest()[:20]}.so"
+        return cached_path(self.name, (*self.sources, self.header), self._key())
 
     def build(self) -> Path:
         """Compile the library unless it is cached; returns its path.
@@ -144,35 +214,20 @@ class NativeLibrary:
         Raises:
             NativeBuildError: no compiler, or the compiler failed (its output is in the message).
         """
-        target = self.path()
-        if target.exists():
-            return target
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, partial = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-        os.close(fd)
-        command = [
-            *_compiler(),
-            *_FLAGS,
-            f"-I{self.header.parent}",
-            "-o",
-            partial,
-            *map(str, self.sources),
-            *(f"-l{library}" for library in self.libraries),
-            "-lm",
-        ]
-        try:
-            done = subprocess.run(command, capture_output=True, text=True, timeout=300)
-            if done.returncode != 0:
-                raise NativeBuildError(
-                    f"building {self.name} failed ({shlex.join(command)}):\n{done.stderr.strip()}"
-                )
-            os.replace(partial, target)
-        except (OSError, subprocess.SubprocessError) as error:
-            raise NativeBuildError(f"building {self.name} failed: {error}") from None
-        finally:
-            if os.path.exists(partial):
-                os.unlink(partial)
-        return target
+
+        def command(partial: str) -> list[str]:
+            return [
+                *_compiler(),
+                *_FLAGS,
+                f"-I{self.header.parent}",
+                "-o",
+                partial,
+                *map(str, self.sources),
+                *(f"-l{library}" for library in self.libraries),
+                "-lm",
+            ]
+
+        return cached_build(self.name, (*self.sources, self.header), self._key(), command)
 
     def load(self) -> tuple[Any, Any]:
         """``(ffi, lib)``: the library opened with cffi, built first if needed.
@@ -196,16 +251,7 @@ class NativeLibrary:
             return self._loaded
 
     def _open(self) -> tuple[Any, Any]:
-        try:
-            import cffi
-        except ImportError:
-            raise NativeBuildError(f"{self.name} needs cffi: pip install cffi") from None
-        ffi = cffi.FFI()
-        try:
-            ffi.cdef(self.header.read_text())
-            return ffi, ffi.dlopen(str(self.build()))
-        except (OSError, cffi.CDefError, cffi.FFIError) as error:
-            raise NativeBuildError(f"opening {self.name} failed: {error}") from None
+        return open_library(self.name, self.header, self.build)
 
     def try_load(self) -> tuple[Any, Any] | None:
         """Like :meth:`load`, but None (after one logged warning) when the library is disabled
