@@ -23,6 +23,12 @@ def feedline_register_operators(registry: Any) -> None:
 
 
 @hookimpl
+def feedline_register_kernels(registry: Any) -> None:
+    """Add the GPU kernel (a separate hook: it could as well extend another plugin's operator)."""
+    registry.add_kernel("example.posterize", "gpu", "feedline_example.gpu:PosterizeGpuKernel")
+
+
+@hookimpl
 def feedline_register_codecs(registry: Any) -> None:
     """Claim files starting with ``farbfeld``."""
     registry.add_codec("farbfeld", (MAGIC,), "feedline_example.farbfeld:FarbfeldCodec")

@@ -1,4 +1,5 @@
-"""``example.posterize``: keep the top ``bits`` bits of every 8-bit value (NumPy CPU kernel)."""
+"""``example.posterize``: keep the top ``bits`` bits of every 8-bit value (NumPy CPU kernel;
+the GPU kernel is in :mod:`feedline_example.gpu`)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,23 @@ POSTERIZE_SCHEMA = OpSchema(
 )
 
 
+def check_input(dtype: Any) -> None:
+    """Raise TypeError unless ``dtype`` is ``uint8``."""
+    if np.dtype(dtype) != np.uint8:
+        raise TypeError(f"example.posterize: expected uint8 data, got {np.dtype(dtype)}")
+
+
+def check_bits(bits: int) -> int:
+    """The mask keeping the top ``bits`` bits.
+
+    Raises:
+        ValueError: ``bits`` is outside 1..8.
+    """
+    if not 1 <= bits <= 8:
+        raise ValueError(f"example.posterize: bits must be in 1..8, got {bits}")
+    return (0xFF << (8 - bits)) & 0xFF
+
+
 def posterize(image: np.ndarray, bits: int) -> np.ndarray:
     """The top ``bits`` bits of every value of a ``uint8`` array.
 
@@ -26,11 +44,8 @@ def posterize(image: np.ndarray, bits: int) -> np.ndarray:
         TypeError: the array is not ``uint8``.
         ValueError: ``bits`` is outside 1..8.
     """
-    if image.dtype != np.uint8:
-        raise TypeError(f"example.posterize: expected uint8 data, got {image.dtype}")
-    if not 1 <= bits <= 8:
-        raise ValueError(f"example.posterize: bits must be in 1..8, got {bits}")
-    return image & np.uint8((0xFF << (8 - bits)) & 0xFF)
+    check_input(image.dtype)
+    return image & np.uint8(check_bits(bits))
 
 
 class PosterizeKernel(SampleKernel):
