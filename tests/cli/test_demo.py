@@ -132,3 +132,22 @@ def test_an_image_missing_from_the_data_set_is_named(
     assert main(argv) == 1
     err = capsys.readouterr().err
     assert "0002.jpg" in err and "Traceback" not in err
+
+
+@pytest.mark.gpu
+def test_demo_on_the_gpu_matches_the_cpu_pipeline(
+    shapes: Path, plugin_system: PluginSystem
+) -> None:
+    data = find_coco(shapes)
+    results = []
+    for device in ("cpu", "gpu"):
+        pipe = build_pipeline(
+            data, batch_size=3, threads=2, size=48, masks=False, device=device, seed=9
+        )
+        pipe.build()
+        images, boxes, _ = (out.as_cpu() for out in pipe.run())
+        results.append(([np.asarray(images.at(i)) for i in range(3)], boxes))
+    for cpu, gpu in zip(results[0][0], results[1][0], strict=True):
+        np.testing.assert_allclose(gpu, cpu, atol=0.05)
+    for i in range(3):
+        np.testing.assert_array_equal(results[0][1].at(i), results[1][1].at(i))
