@@ -14,11 +14,8 @@ EXAMPLE = OperatorExample([IMAGES], ["HWC"])
 
 
 @pytest.fixture(autouse=True)
-def _faulty(isolated_plugins: PluginSystem) -> None:
-    from feedline.operators.cpu import basic
-
-    isolated_plugins.register(basic, "basic")  # external_source feeds the inputs
-    isolated_plugins.register(faulty_plugin, "faulty")
+def _faulty(installed_plugins: PluginSystem) -> None:
+    installed_plugins.register(faulty_plugin, "faulty")  # beside external_source, which feeds it
 
 
 def test_a_sound_operator_passes_every_check() -> None:
