@@ -49,11 +49,10 @@ def _cmd_ops(args: argparse.Namespace) -> int:
 
 
 def _cmd_build_kernels(_: argparse.Namespace) -> int:
-    from feedline.operators.cpu.native_kernels import JPEG_LIBRARY, LIBRARY
-    from feedline.operators.native import NativeBuildError
+    from feedline.operators.native import CPU_LIBRARY, JPEG_LIBRARY, NativeBuildError
 
     status = 0
-    for library in (LIBRARY, JPEG_LIBRARY):
+    for library in (CPU_LIBRARY, JPEG_LIBRARY):
         try:
             print(library.build())
         except NativeBuildError as error:

@@ -1,0 +1,257 @@
+"""The one build module of feedline's compiled kernels: compile sources into a cached ``.so``.
+
+:func:`build_library` serves every native build: the C kernels (system C compiler) and the GPU
+plugin's CUDA kernels (nvcc) alike. A :class:`Compiler` says which commands to try, which
+environment variable replaces them and which flags to pass; the library is cached as
+``<cache>/<name>-<key>.so``, where the key hashes the sources (and headers), the flags, the
+libraries, the compiler's version and the compiler's own fingerprint (e.g. the CPU's features
+for ``-march=native``). A build writes a temporary file and renames it, so processes that build
+at the same time never see a partial library. An override variable (e.g. ``FEEDLINE_CUDA_LIB``)
+may name a prebuilt library instead. When nothing works, one :class:`NativeBuildError` lists
+everything that was tried.
+
+Example (a CUDA build)::
+
+    NVCC = Compiler("CUDA compiler", ("nvcc",), env="NVCC",
+                    flags=("-O3", "-shared", "-Xcompiler", "-fPIC"))
+    path = build_library("feedline_cuda", [kernels_cu], NVCC, headers=[header],
+                         override_env="FEEDLINE_CUDA_LIB")
+
+Environment:
+    ``FEEDLINE_CACHE_DIR``: where libraries are cached (default ``$XDG_CACHE_HOME/feedline``,
+    i.e. ``~/.cache/feedline``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import shlex
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = [
+    "C_COMPILER",
+    "Compiler",
+    "NativeBuildError",
+    "build_library",
+    "cache_dir",
+    "cpu_signature",
+    "library_path",
+]
+
+
+class NativeBuildError(RuntimeError):
+    """A compiled library could not be built or opened."""
+
+
+def cache_dir() -> Path:
+    """The folder compiled libraries are cached in."""
+    configured = os.environ.get("FEEDLINE_CACHE_DIR")
+    if configured:
+        return Path(configured).expanduser()
+    return Path(os.environ.get("XDG_CACHE_HOME", "~/.cache")).expanduser() / "feedline"
+
+
+def cpu_signature() -> str:
+    """What ``-march=native`` depends on: the machine and, on Linux, the CPU's feature flags."""
+    parts = [platform.machine()]
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as info:
+            parts += [line for line in info if line.startswith(("flags", "Features"))][:1]
+    except OSError:
+        parts.append(platform.processor())
+    return "\n".join(parts)
+
+
+@dataclass(frozen=True)
+class Compiler:
+    """A compiler to build shared libraries with.
+
+    Attributes:
+        kind: what it is, for messages (``"C compiler"``, ``"CUDA compiler"``).
+        candidates: commands tried in order when ``env`` is unset: a name looked up on ``PATH``
+            or a path.
+        env: the variable whose value (a command line, split like a shell would) replaces the
+            candidates.
+        flags: passed before the sources (part of the cache key).
+        link_flags: passed after the sources and libraries (part of the cache key).
+        fingerprint: extra text the output depends on (part of the cache key), e.g.
+            :func:`cpu_signature` for ``-march=native``.
+    """
+
+    kind: str
+    candidates: tuple[str, ...]
+    env: str | None = None
+    flags: tuple[str, ...] = ()
+    link_flags: tuple[str, ...] = ()
+    fingerprint: Callable[[], str] | None = None
+
+    def resolve(self, tried: list[str]) -> tuple[list[str], str] | None:
+        """``(command, version)`` of the first candidate that runs ``--version``; None (with
+        each attempt appended to ``tried``) when none does."""
+        configured = os.environ.get(self.env) if self.env else None
+        if configured:
+            commands = [(f"${self.env}={configured!r}", shlex.split(configured))]
+        else:
+            if self.env:
+                tried.append(f"${self.env}: not set")
+            commands = [(name, [name]) for name in self.candidates]
+        for label, command in commands:
+            program = shutil.which(command[0]) if command else None
+            if program is None:
+                tried.append(f"{self.kind} {label}: not found")
+                continue
+            try:
+                done = subprocess.run(
+                    [program, *command[1:], "--version"],
+                    capture_output=True,
+                    text=True,
+                    timeout=60,
+                    check=True,
+                )
+            except (OSError, subprocess.SubprocessError) as error:
+                tried.append(f"{self.kind} {label}: does not run ({error})")
+                continue
+            return [program, *command[1:]], done.stdout
+        return None
+
+
+def _cpu_c_flags() -> tuple[str, ...]:
+    flags = ("-O3", "-march=native", "-ffp-contract=off", "-fno-math-errno", "-shared", "-fPIC")
+    if platform.machine().lower() in ("x86_64", "amd64"):
+        # Full-width AVX-512 where the CPU has it (gcc defaults to 256 bits): the resampler's
+        # vertical pass runs ~40% faster; the option is ignored on CPUs without AVX-512.
+        flags += ("-mprefer-vector-width=512",)
+    return flags
+
+
+#: The system C compiler, building for this CPU.
+C_COMPILER = Compiler(
+    "C compiler",
+    ("cc", "gcc", "clang"),
+    env="CC",
+    flags=_cpu_c_flags(),
+    link_flags=("-lm",),
+    fingerprint=cpu_signature,
+)
+
+
+def _cache_key(
+    sources: Sequence[Path],
+    headers: Sequence[Path],
+    compiler: Compiler,
+    version: str,
+    libraries: Sequence[str],
+) -> str:
+    digest = hashlib.sha256()
+    for part in (
+        *(path.read_bytes() for path in (*sources, *headers)),
+        shlex.join((*compiler.flags, *compiler.link_flags, *libraries)).encode(),
+        version.encode(),
+        (compiler.fingerprint() if compiler.fingerprint else "").encode(),
+    ):
+        digest.update(hashlib.sha256(part).digest())
+    return digest.hexdigest()[:20]
+
+
+def _failure(name: str, tried: Sequence[str]) -> NativeBuildError:
+    return NativeBuildError(
+        f"building {name} failed; tried:\n" + "\n".join(f"  - {t}" for t in tried)
+    )
+
+
+def library_path(
+    name: str,
+    sources: Sequence[Path],
+    compiler: Compiler,
+    *,
+    headers: Sequence[Path] = (),
+    libraries: Sequence[str] = (),
+) -> Path:
+    """Where :func:`build_library` caches this library for this compiler (built or not).
+
+    Raises:
+        NativeBuildError: no candidate compiler runs.
+    """
+    tried: list[str] = []
+    resolved = compiler.resolve(tried)
+    if resolved is None:
+        raise _failure(name, tried)
+    key = _cache_key(sources, headers, compiler, resolved[1], libraries)
+    return cache_dir() / f"{name}-{key}.so"
+
+
+def build_library(
+    name: str,
+    sources: Sequence[Path],
+    compiler: Compiler,
+    *,
+    headers: Sequence[Path] = (),
+    include_dirs: Sequence[Path] = (),
+    libraries: Sequence[str] = (),
+    override_env: str | None = None,
+) -> Path:
+    """The path of the compiled library, built now unless it is cached (or overridden).
+
+    Args:
+        name: the library's name (the cache file's prefix).
+        sources: the files to compile.
+        compiler: what compiles them.
+        headers: files the sources include (their content is part of the cache key).
+        include_dirs: ``-I`` folders (default: the folders of ``headers``).
+        libraries: system libraries to link (``-l<name>``).
+        override_env: a variable that, when set, names a prebuilt library to use instead.
+
+    Raises:
+        NativeBuildError: the override names no file, no candidate compiler runs, or the
+            compiler failed; the message lists each attempt (with the compiler's output).
+    """
+    tried: list[str] = []
+    if override_env:
+        override = os.environ.get(override_env)
+        if override:
+            path = Path(override).expanduser()
+            if path.is_file():
+                return path
+            raise _failure(name, [f"${override_env}={override!r}: no such file"])
+        tried.append(f"${override_env}: not set")
+    resolved = compiler.resolve(tried)
+    if resolved is None:
+        raise _failure(name, tried)
+    command_prefix, version = resolved
+    target = cache_dir() / f"{name}-{_cache_key(sources, headers, compiler, version, libraries)}.so"
+    if target.exists():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, partial = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    os.close(fd)
+    folders = dict.fromkeys(include_dirs or [h.parent for h in headers])
+    command = [
+        *command_prefix,
+        *compiler.flags,
+        *(f"-I{folder}" for folder in folders),
+        "-o",
+        partial,
+        *map(str, sources),
+        *(f"-l{library}" for library in libraries),
+        *compiler.link_flags,
+    ]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+        if done.returncode != 0:
+            tried.append(f"{shlex.join(command)}: failed:\n{done.stderr.strip()}")
+            raise _failure(name, tried)
+        os.replace(partial, target)
+    except (OSError, subprocess.SubprocessError) as error:
+        tried.append(f"{shlex.join(command)}: {error}")
+        raise _failure(name, tried) from None
+    finally:
+        if os.path.exists(partial):
+            os.unlink(partial)
+    return target
