@@ -23,7 +23,7 @@ def test_ops_lists_and_documents(
 def test_plugins_command(plugin_system: PluginSystem, capsys: pytest.CaptureFixture[str]) -> None:
     status = main(["plugins"])
     out = capsys.readouterr().out
-    assert "basic" in out and "external_source" in out
+    assert "python" in out and "external_source" in out
     assert status == (1 if plugin_system.failures else 0)
 
 

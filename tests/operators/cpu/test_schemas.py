@@ -1,4 +1,5 @@
-"""The transforms plugin: registration, lazy kernels, DALI argument names and defaults, docs."""
+"""The CPU families' schemas: registration, light plugin modules, lazy kernels, DALI argument
+names and defaults, docs."""
 
 from __future__ import annotations
 
@@ -13,10 +14,12 @@ from feedline.core.plugins import PluginSystem
 from feedline.core.registry import load_object
 from feedline.core.schema import REQUIRED
 from feedline.core.types import DataType, ImageType, InterpType
-from feedline.operators.cpu import transforms_plugin
-from feedline.operators.cpu.color import color_twist, twist_matrix
-from feedline.operators.cpu.warp import rotate_matrix, rotated_size, warp_affine
+from feedline.operators.cpu.color.adjust import color_twist, twist_matrix
+from feedline.operators.cpu.geometry.warp import rotate_matrix, rotated_size, warp_affine
+from tests.operators.cpu.families import FAMILIES
 from tests.operators.cpu.image_samples import use_transforms
+
+SCHEMAS = {s.name: s for family in FAMILIES.values() for s in family.SCHEMAS}
 
 # name -> {argument: default} as listed by DALI 2.4's schemas (REQUIRED = no default; None =
 # optional without a default); common arguments and bytes_per_sample_hint left out
@@ -133,27 +136,31 @@ def test_every_operator_is_registered_with_a_loadable_kernel(
 
 @pytest.mark.parametrize("name", sorted(DALI_DEFAULTS))
 def test_argument_names_and_defaults_follow_dali(name: str) -> None:
-    schema = {s.name: s for s in transforms_plugin.SCHEMAS}[name]
+    schema = SCHEMAS[name]
     assert {a.name: a.default for a in schema.args} == DALI_DEFAULTS[name]
     tensor = {a.name for a in schema.args if a.tensor}
     assert tensor == DALI_TENSOR_ARGS.get(name, set())
 
 
 def test_deprecated_aliases_and_docs() -> None:
-    schemas = {s.name: s for s in transforms_plugin.SCHEMAS}
-    for name in ("rotate", "warp_affine", "slice"):
-        assert schemas[name].deprecated == {"output_dtype": "dtype"}
-    for schema in schemas.values():
+    for name in ("rotate", "warp_affine", "slice", "crop", "crop_mirror_normalize"):
+        assert SCHEMAS[name].deprecated == {"output_dtype": "dtype"}
+    for schema in (SCHEMAS[name] for name in DALI_DEFAULTS):
         doc = schema.docstring()
         assert all(arg.name in doc for arg in schema.args)
         assert len(schema.doc.splitlines()[0]) <= 100
 
 
-def test_plugin_import_is_light() -> None:
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_plugin_modules_import_no_kernel(family: str) -> None:
+    """A family's plugin module loads only the core and schema modules: no kernel, no NumPy
+    operator code, no Pillow, cffi or codec library."""
     code = (
-        "import sys, feedline.operators.cpu.transforms_plugin\n"
-        "heavy = [m for m in ('feedline.operators.cpu.warp', 'feedline.operators.cpu.color', "
-        "'cv2', 'PIL') if m in sys.modules]\n"
+        f"import sys, {FAMILIES[family].__name__}\n"
+        "ops = [m for m in sys.modules if m.startswith('feedline.operators.')]\n"
+        "heavy = [m for m in ops if not m.endswith(('.schemas', '.cpu', '.operators')) and "
+        "m.rsplit('.', 1)[0] not in ('feedline.operators.cpu',)]\n"
+        "heavy += [m for m in ('PIL', 'cffi', 'simplejpeg', 'cv2') if m in sys.modules]\n"
         "print(heavy)"
     )
     result = subprocess.run(

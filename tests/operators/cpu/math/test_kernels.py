@@ -15,9 +15,9 @@ from hypothesis.extra import numpy as hnp
 from feedline.core.kernel import Batch, KernelContext
 from feedline.core.schema import InputSpec, OpSchema
 from feedline.core.tensor import TensorListCPU
-from feedline.operators.cpu.math_kernels import ArithmeticKernel, evaluate, output_layout
-from feedline.operators.cpu.math_plugin import SCHEMAS
-from feedline.operators.cpu.promotion import OPS
+from feedline.operators.cpu.math.kernels import ArithmeticKernel, evaluate, output_layout
+from feedline.operators.cpu.math.promotion import OPS
+from feedline.operators.cpu.math.schemas import SCHEMAS
 
 INT_TYPES = [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64]
 SCHEMA_BY_NAME = {s.name.removeprefix("arithmetic."): s for s in SCHEMAS}

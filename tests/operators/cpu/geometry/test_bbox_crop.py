@@ -15,8 +15,9 @@ from feedline import fn
 from feedline.core.errors import OperatorError
 from feedline.core.kernel import KernelContext, SampleContext
 from feedline.core.plugins import PluginSystem
-from feedline.operators.cpu import bbox_crop, boxes_plugin
-from feedline.operators.cpu.bbox_crop import (
+from feedline.operators.cpu.geometry import bbox_crop
+from feedline.operators.cpu.geometry import schemas as geometry_schemas
+from feedline.operators.cpu.geometry.bbox_crop import (
     CropParams,
     RandomBBoxCropKernel,
     find_crop,
@@ -341,9 +342,9 @@ def test_real_coco_boxes_satisfy_the_constraints() -> None:
 
 
 def crop_kernel(**kwargs: Any) -> RandomBBoxCropKernel:
-    static, _ = boxes_plugin.RANDOM_BBOX_CROP.validate(kwargs)
+    static, _ = geometry_schemas.RANDOM_BBOX_CROP.validate(kwargs)
     context = KernelContext(
-        "crop", boxes_plugin.RANDOM_BBOX_CROP, static, frozenset(), "cpu", 1, 1, 3, None
+        "crop", geometry_schemas.RANDOM_BBOX_CROP, static, frozenset(), "cpu", 1, 1, 3, None
     )
     kernel = RandomBBoxCropKernel(context)
     kernel.setup()

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from feedline import fn
 from feedline.core.plugins import PluginSystem
-from feedline.operators.cpu.box_encoder import encode_boxes, prepare_anchors
+from feedline.operators.cpu.geometry.box_encoder import encode_boxes, prepare_anchors
 from tests.conftest import shared_data
 from tests.operators.cpu.boxes_testing import run_pipeline, use_boxes
 

@@ -14,7 +14,7 @@ from feedline import fn, types
 from feedline.core.errors import OperatorError
 from feedline.core.plugins import PluginSystem, get_registry
 from feedline.core.schema import REQUIRED
-from feedline.operators.cpu.python_op import PythonOperator, operator
+from feedline.operators.cpu.python.function import PythonOperator, operator
 from tests.operators.cpu.boxes_testing import run_pipeline, use_boxes
 
 DATA = [np.full((2, 3), i, np.int32) for i in range(6)]

@@ -13,18 +13,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from feedline.core.types import InterpType
-from feedline.operators.cpu import native_kernels
-from feedline.operators.cpu.cmn import crop_mirror_normalize
-from feedline.operators.cpu.resample import (
+from feedline.operators.cpu.image import native as native_kernels
+from feedline.operators.cpu.image.cmn import crop_mirror_normalize
+from feedline.operators.cpu.image.resample import (
     axis_weights,
     resample,
     resample_native,
     resample_reference,
 )
-from feedline.operators.native import native_enabled
-from tests.operators.native_testing import require_library
+from feedline.operators.native import CPU_LIBRARY, native_enabled
+from tests.operators.native.native_testing import require_library
 
-require_library(native_kernels.LIBRARY, "the compiled CPU kernels")
+require_library(CPU_LIBRARY, "the compiled CPU kernels")
 
 FILTERS = [
     InterpType.INTERP_NN,

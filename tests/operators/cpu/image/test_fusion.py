@@ -11,8 +11,9 @@ from PIL import Image
 from feedline import fn, pipeline_def, types
 from feedline.core.errors import OperatorError
 from feedline.core.plugins import PluginSystem
-from feedline.operators.cpu import native_kernels
-from feedline.operators.cpu.geometry_utils import resize_plan
+from feedline.operators.cpu.image import codecs
+from feedline.operators.cpu.image.windows import resize_plan
+from feedline.operators.native import JPEG_LIBRARY
 from tests.conftest import shared_data
 from tests.operators.cpu.image_ops_testing import (
     PIL_TOLERANCE,
@@ -164,16 +165,16 @@ def test_normalize_is_folded_into_the_fused_decoder(
 def test_folded_normalize_runs_in_the_decoders_compiled_call(
     jpeg_files: list[str], rotated_jpeg: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if native_kernels.JPEG_LIBRARY.try_load() is None:
+    if JPEG_LIBRARY.try_load() is None:
         pytest.skip("feedline's region JPEG decoder cannot be built here")
     calls = []
-    original = native_kernels.decode_jpeg_resampled
+    original = codecs.decode_jpeg_resampled
 
     def spy(data, *args):
         calls.append((len(data), args[-1] is not None))
         return original(data, *args)
 
-    monkeypatch.setattr(native_kernels, "decode_jpeg_resampled", spy)
+    monkeypatch.setattr(codecs, "decode_jpeg_resampled", spy)
     run([*jpeg_files, rotated_jpeg], rrc_then_cmn, keep_decoded=False, batch=6)
     sizes = {Path(f).stat().st_size for f in jpeg_files}
     # Every upright file is decoded, resampled and normalised in the one call; the rotated one

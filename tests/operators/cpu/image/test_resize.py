@@ -14,7 +14,7 @@ from feedline import fn, pipeline_def, types
 from feedline.core.errors import OperatorError
 from feedline.core.kernel import sample_rng
 from feedline.core.plugins import PluginSystem
-from feedline.operators.cpu.geometry_utils import random_crop_window, resize_plan
+from feedline.operators.cpu.image.windows import random_crop_window, resize_plan
 from tests.operators.cpu.image_ops_testing import (
     PIL_TOLERANCE,
     dali_round,

@@ -14,8 +14,8 @@ from feedline import fn, types
 from feedline.core.errors import OperatorError
 from feedline.core.kernel import KernelContext, SampleContext
 from feedline.core.plugins import PluginSystem, get_registry
-from feedline.operators.cpu import boxes_plugin
-from feedline.operators.cpu.random_ops import (
+from feedline.operators.cpu.random import schemas as random_schemas
+from feedline.operators.cpu.random.distributions import (
     ChoiceKernel,
     NormalKernel,
     UniformKernel,
@@ -152,7 +152,7 @@ def test_uniform_values_stay_in_range(
     low: float, width: float, shape: list[int], seed: int
 ) -> None:
     kernel = make_kernel(
-        UniformKernel, boxes_plugin.RANDOM_UNIFORM, range=[low, low + width], shape=shape
+        UniformKernel, random_schemas.RANDOM_UNIFORM, range=[low, low + width], shape=shape
     )
     out = kernel.run_sample((), kernel.args, SampleContext(0, 0, "", (), seed))
     assert out.shape == tuple(shape) and out.dtype == np.float32
@@ -166,7 +166,7 @@ def test_choice_only_draws_elements_with_probability(weights: list[float], seed:
     if total == 0:
         weights, total = [1.0] * len(weights), float(len(weights))
     p = [w / total for w in weights]
-    kernel = make_kernel(ChoiceKernel, boxes_plugin.RANDOM_CHOICE, p=p, shape=[50])
+    kernel = make_kernel(ChoiceKernel, random_schemas.RANDOM_CHOICE, p=p, shape=[50])
     elements = np.arange(len(p), dtype=np.uint16) * 7
     out = kernel.run_sample((elements,), kernel.args, SampleContext(0, 0, "", ("",), seed))
     assert out.dtype == np.uint16 and out.shape == (50,)

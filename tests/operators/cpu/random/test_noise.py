@@ -7,7 +7,7 @@ import pytest
 
 from feedline import OperatorError
 from feedline.core.plugins import PluginSystem
-from feedline.operators.cpu.noise import NOISE_TYPES, add_gaussian_noise
+from feedline.operators.cpu.random.noise import NOISE_TYPES, add_gaussian_noise
 from tests.operators.cpu.image_samples import PerSample, real_images, run_op, use_transforms
 
 

@@ -13,7 +13,7 @@ from PIL import Image
 from feedline import OperatorError, types
 from feedline.core.plugins import PluginSystem
 from feedline.core.types import InterpType
-from feedline.operators.cpu import warp
+from feedline.operators.cpu.geometry import warp
 from tests.operators.cpu.image_samples import (
     PerSample,
     generated_image,

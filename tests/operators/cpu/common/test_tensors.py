@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from feedline.core.types import DataType
-from feedline.operators.cpu.transforms_common import output_dtype, resolve_layout, saturate_cast
+from feedline.operators.cpu.common.tensors import output_dtype, resolve_layout, saturate_cast
 
 INT_TYPES = [np.uint8, np.int8, np.uint16, np.int16, np.uint32, np.int32]
 

@@ -12,7 +12,7 @@ from hypothesis.extra import numpy as hnp
 
 from feedline import fn, types
 from feedline.core.plugins import PluginSystem
-from feedline.operators.cpu.coords import flip_coords, transform_matrix, transform_points
+from feedline.operators.cpu.geometry.coords import flip_coords, transform_matrix, transform_points
 from tests.operators.cpu.boxes_testing import run_pipeline, use_boxes
 
 coordinate = st.floats(-100, 100, allow_nan=False, width=32)

@@ -12,18 +12,18 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from feedline.core.types import ImageType, InterpType
-from feedline.operators.cpu.codecs import JpegCodec
-from feedline.operators.cpu.native_kernels import (
-    JPEG_LIBRARY,
+from feedline.operators.cpu.image.codecs import JpegCodec
+from feedline.operators.cpu.image.native import (
     Normalization,
     decode_jpeg_region,
     decode_jpeg_resampled,
     normalize_u8,
 )
-from feedline.operators.cpu.resample import FILTER_IDS, resample_native
+from feedline.operators.cpu.image.resample import FILTER_IDS, resample_native
+from feedline.operators.native import JPEG_LIBRARY
 from tests.conftest import shared_data
 from tests.operators.cpu.image_samples import generated_image
-from tests.operators.native_testing import require_library
+from tests.operators.native.native_testing import require_library
 
 require_library(JPEG_LIBRARY, "feedline's region JPEG decoder")
 

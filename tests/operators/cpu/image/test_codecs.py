@@ -16,8 +16,8 @@ from feedline.core.hookspecs import hookimpl
 from feedline.core.plugins import PluginSystem
 from feedline.core.registry import Registry
 from feedline.core.types import ImageType
-from feedline.operators.cpu import image_plugin
-from feedline.operators.cpu.codecs import (
+from feedline.operators.cpu.image import schemas as image_plugin
+from feedline.operators.cpu.image.codecs import (
     ImageCodec,
     JpegCodec,
     PillowCodec,
@@ -229,7 +229,7 @@ def test_unrecognised_format_names_the_codecs(empty_plugin_system: PluginSystem)
 
 
 def test_jpeg_without_simplejpeg_falls_back_to_pillow(monkeypatch: pytest.MonkeyPatch) -> None:
-    from feedline.operators.cpu import codecs
+    from feedline.operators.cpu.image import codecs
 
     monkeypatch.setattr(codecs, "_simplejpeg", None)
     data = _with_exif(IMAGE, 6)

@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from feedline import OperatorError
 from feedline.core.plugins import PluginSystem
-from feedline.operators.cpu.flip import FLIP_LAYOUTS, flip
+from feedline.operators.cpu.geometry.flip import FLIP_LAYOUTS, flip
 from tests.operators.cpu.image_samples import (
     PerSample,
     generated_image,

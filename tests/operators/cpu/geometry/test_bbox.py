@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from feedline import fn
 from feedline.core.errors import OperatorError
 from feedline.core.plugins import PluginSystem
-from feedline.operators.cpu.bbox import (
+from feedline.operators.cpu.geometry.bbox import (
     flip_boxes,
     iou,
     paste_boxes,

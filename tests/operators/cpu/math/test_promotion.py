@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from feedline.core.types import DataType
-from feedline.operators.cpu.promotion import OPS, infer_dtype, promote, result_dtype
+from feedline.operators.cpu.math.promotion import OPS, infer_dtype, promote, result_dtype
 
 SHORT = {
     "b": np.bool_,

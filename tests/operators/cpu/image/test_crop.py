@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from feedline import types
 from feedline.core.errors import OperatorError
 from feedline.core.plugins import PluginSystem
-from feedline.operators.cpu.geometry_utils import crop_anchor
+from feedline.operators.cpu.image.windows import crop_anchor
 from tests.operators.cpu.image_ops_testing import dali_round, use_image_plugins
 from tests.operators.cpu.image_samples import PerSample, generated_image, real_images, run_op
 
