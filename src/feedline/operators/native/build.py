@@ -179,12 +179,25 @@ def library_path(
     Raises:
         NativeBuildError: no candidate compiler runs.
     """
-    tried: list[str] = []
+    return _locate(name, sources, compiler, headers, libraries, [])[1]
+
+
+def _locate(
+    name: str,
+    sources: Sequence[Path],
+    compiler: Compiler,
+    headers: Sequence[Path],
+    libraries: Sequence[str],
+    tried: list[str],
+) -> tuple[list[str], Path]:
+    """The compiler command and the cache path; raises what was ``tried`` when no compiler
+    runs."""
     resolved = compiler.resolve(tried)
     if resolved is None:
         raise _failure(name, tried)
-    key = _cache_key(sources, headers, compiler, resolved[1], libraries)
-    return cache_dir() / f"{name}-{key}.so"
+    command, version = resolved
+    key = _cache_key(sources, headers, compiler, version, libraries)
+    return command, cache_dir() / f"{name}-{key}.so"
 
 
 def build_library(
@@ -221,11 +234,7 @@ def build_library(
                 return path
             raise _failure(name, [f"${override_env}={override!r}: no such file"])
         tried.append(f"${override_env}: not set")
-    resolved = compiler.resolve(tried)
-    if resolved is None:
-        raise _failure(name, tried)
-    command_prefix, version = resolved
-    target = cache_dir() / f"{name}-{_cache_key(sources, headers, compiler, version, libraries)}.so"
+    command_prefix, target = _locate(name, sources, compiler, headers, libraries, tried)
     if target.exists():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -140,6 +140,16 @@ def _arg(args: Mapping[str, Any], name: str, default: float) -> float:
     return default if value is None else float(value)
 
 
+def _checked_output_type(
+    op: str, image: np.ndarray, args: Mapping[str, Any], types: tuple[type, ...]
+) -> np.dtype:
+    """The output type of ``op`` on ``image`` after checking the image is non-empty and of one
+    of ``types``."""
+    check_not_empty(op, image)
+    check_dtype(op, image, types)
+    return output_dtype(op, args.get("dtype"), image.dtype, types)
+
+
 class BrightnessContrastKernel(SampleKernel):
     """``brightness``, ``contrast`` and ``brightness_contrast`` (elementwise, any layout)."""
 
@@ -149,9 +159,7 @@ class BrightnessContrastKernel(SampleKernel):
         """Adjust one sample."""
         (image,) = inputs
         op = self.ctx.schema.name
-        check_not_empty(op, image)
-        check_dtype(op, image, BC_TYPES)
-        out_type = output_dtype(op, args.get("dtype"), image.dtype, BC_TYPES)
+        out_type = _checked_output_type(op, image, args, BC_TYPES)
         center = args.get("contrast_center")
         return brightness_contrast(
             image,
@@ -172,9 +180,7 @@ class ColorTwistKernel(SampleKernel):
         """Twist the colours of one sample."""
         (image,) = inputs
         op = self.ctx.schema.name
-        check_not_empty(op, image)
-        check_dtype(op, image, TWIST_TYPES)
-        out_type = output_dtype(op, args.get("dtype"), image.dtype, TWIST_TYPES)
+        out_type = _checked_output_type(op, image, args, TWIST_TYPES)
         axis = channel_axis(op, sample.layouts[0], image)
         if image.shape[axis] != 3:
             raise ValueError(

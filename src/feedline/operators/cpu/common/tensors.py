@@ -10,8 +10,10 @@ import numpy as np
 from feedline.core.types import DataType, from_numpy_dtype, to_numpy_dtype
 
 __all__ = [
+    "axes_in_range",
     "check_dtype",
     "check_not_empty",
+    "named_axes",
     "output_dtype",
     "per_sample",
     "resolve_layout",
@@ -49,6 +51,35 @@ def resolve_layout(
     if len(layout) != ndim:
         raise ValueError(f"{op}: layout {layout!r} does not match a {ndim}-D input")
     return layout
+
+
+def named_axes(op: str, layout: str, names: str) -> list[int]:
+    """The indices in ``layout`` of the axes ``names`` names (``axis_names`` arguments).
+
+    Raises:
+        ValueError: a name is not in the layout (naming the operator and the missing axes).
+    """
+    missing = [a for a in names if a not in layout]
+    if missing:
+        raise ValueError(
+            f"{op}: axis_names {names!r} name {''.join(missing)!r}, which the input layout "
+            f"{layout!r} does not have"
+        )
+    return [layout.index(a) for a in names]
+
+
+def axes_in_range(op: str, axes: Iterable[int], ndim: int) -> list[int]:
+    """``axes`` of an ``ndim``-D input made non-negative (negative ones count from the back).
+
+    Raises:
+        ValueError: an axis is out of range (naming the operator).
+    """
+    result = []
+    for axis in axes:
+        if not -ndim <= axis < ndim:
+            raise ValueError(f"{op}: axis {axis} is out of range for a {ndim}-D input")
+        result.append(axis % ndim)
+    return result
 
 
 def check_not_empty(op: str, array: np.ndarray) -> None:

@@ -1,7 +1,7 @@
 """``crop_mirror_normalize``: crop, mirror, normalise, change layout and type in one pass.
 
 ``out = (in - mean) / std * scale + shift`` per channel, computed in float32, then converted to
-``dtype`` (integers rounded to nearest and saturated). The crop follows :mod:`crop`'s rules;
+``dtype`` (integers rounded to nearest and saturated). The crop follows :mod:`.crop`'s rules;
 ``mirror`` flips the window horizontally. ``pad_output`` pads the channels to the next power of
 two with the fill value (0 by default).
 """

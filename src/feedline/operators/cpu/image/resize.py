@@ -1,5 +1,5 @@
-"""``resize`` and ``random_resized_crop`` kernels (geometry in :mod:`geometry_utils`, pixels in
-:mod:`resample`)."""
+"""``resize`` and ``random_resized_crop`` kernels (geometry in :mod:`.windows`, pixels in
+:mod:`.resample`)."""
 
 from __future__ import annotations
 

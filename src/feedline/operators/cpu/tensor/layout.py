@@ -10,6 +10,8 @@ import numpy as np
 from feedline.core.kernel import Batch, Kernel, SampleContext, SampleKernel
 from feedline.core.tensor import TensorListCPU
 from feedline.operators.cpu.common.tensors import (
+    axes_in_range,
+    named_axes,
     per_sample,
     type_range,
 )
@@ -79,21 +81,10 @@ def _axes_of(
     if axes and axis_names:
         raise ValueError(f"{op}: arguments 'axes' and 'axis_names' are mutually exclusive")
     if axis_names:
-        missing = [a for a in axis_names if a not in layout]
-        if missing:
-            raise ValueError(
-                f"{op}: axis_names {axis_names!r} name {''.join(missing)!r}, which the input "
-                f"layout {layout!r} does not have"
-            )
-        return [layout.index(a) for a in axis_names]
+        return named_axes(op, layout, axis_names)
     if not axes:
         return list(range(ndim))
-    result = []
-    for axis in axes:
-        if not -ndim <= axis < ndim:
-            raise ValueError(f"{op}: axis {axis} is out of range for a {ndim}-D input")
-        result.append(axis % ndim)
-    return result
+    return axes_in_range(op, axes, ndim)
 
 
 def _spread(op: str, name: str, values: Any, count: int) -> list[int] | None:

@@ -16,7 +16,13 @@ import numpy as np
 
 from feedline.core.kernel import Batch, Kernel
 from feedline.core.tensor import TensorListCPU
-from feedline.operators.cpu.common.tensors import check_dtype, output_dtype, saturate_cast
+from feedline.operators.cpu.common.tensors import (
+    axes_in_range,
+    check_dtype,
+    named_axes,
+    output_dtype,
+    saturate_cast,
+)
 
 __all__ = ["NormalizeKernel", "normalize"]
 
@@ -30,21 +36,10 @@ def _reduced_axes(
     if axes is not None and axis_names is not None:
         raise ValueError("normalize: arguments 'axes' and 'axis_names' are mutually exclusive")
     if axis_names is not None:
-        missing = [a for a in axis_names if a not in layout]
-        if missing:
-            raise ValueError(
-                f"normalize: axis_names {axis_names!r} name {''.join(missing)!r}, which the "
-                f"input layout {layout!r} does not have"
-            )
-        return tuple(sorted(layout.index(a) for a in axis_names))
+        return tuple(sorted(named_axes("normalize", layout, axis_names)))
     if axes is None:
         return tuple(range(ndim))
-    result = set()
-    for axis in axes:
-        if not -ndim <= axis < ndim:
-            raise ValueError(f"normalize: axis {axis} is out of range for a {ndim}-D input")
-        result.add(axis % ndim)
-    return tuple(sorted(result))
+    return tuple(sorted(set(axes_in_range("normalize", axes, ndim))))
 
 
 def _stat_array(name: str, value: Any, data: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:

@@ -15,7 +15,12 @@ from typing import Any
 import numpy as np
 
 from feedline.core.kernel import SampleContext, SampleKernel
-from feedline.operators.cpu.common.tensors import output_dtype, saturate_cast
+from feedline.operators.cpu.common.tensors import (
+    axes_in_range,
+    named_axes,
+    output_dtype,
+    saturate_cast,
+)
 
 __all__ = ["SliceKernel", "slice_indices", "slice_window"]
 
@@ -139,18 +144,8 @@ class SliceKernel(SampleKernel):
         if names is None and axes is None and "W" in layout and "H" in layout:
             names = "WH"
         if names:
-            missing = [a for a in names if a not in layout]
-            if missing:
-                raise ValueError(
-                    f"slice: axis_names {names!r} name {''.join(missing)!r}, which the input "
-                    f"layout {layout!r} does not have"
-                )
-            return [layout.index(a) for a in names]
-        result = []
-        for axis in axes if axes is not None else (1, 0):
-            if not -ndim <= axis < ndim:
-                raise ValueError(f"slice: axis {axis} is out of range for a {ndim}-D input")
-            result.append(axis % ndim)
+            return named_axes("slice", layout, names)
+        result = axes_in_range("slice", axes if axes is not None else (1, 0), ndim)
         if len(set(result)) != len(result):
             raise ValueError(f"slice: axes {tuple(result)} repeat an axis")
         return result
