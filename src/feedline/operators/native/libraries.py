@@ -3,7 +3,7 @@
 ``feedline_cpu`` (``feedline_cpu.c``) holds the resampler and the normaliser; ``feedline_jpeg``
 (``feedline_jpeg.c`` with ``feedline_cpu.c``) decodes JPEG regions with libjpeg(-turbo) and
 resamples/normalises them on the fly. Their Python bindings are the image family's
-:mod:`feedline.operators.cpu.image.native`.
+:mod:`feedline.operators.cpu.image.bindings`.
 """
 
 from __future__ import annotations

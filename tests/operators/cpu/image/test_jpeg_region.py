@@ -12,13 +12,13 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from feedline.core.types import ImageType, InterpType
-from feedline.operators.cpu.image.codecs import JpegCodec
-from feedline.operators.cpu.image.native import (
+from feedline.operators.cpu.image.bindings import (
     Normalization,
     decode_jpeg_region,
     decode_jpeg_resampled,
     normalize_u8,
 )
+from feedline.operators.cpu.image.codecs import JpegCodec
 from feedline.operators.cpu.image.resample import FILTER_IDS, resample_native
 from feedline.operators.native import JPEG_LIBRARY
 from tests.conftest import shared_data

@@ -21,8 +21,8 @@ from feedline.operators.cpu.common.tensors import (
     resolve_layout,
     saturate_cast,
 )
+from feedline.operators.cpu.image.bindings import normalize_u8
 from feedline.operators.cpu.image.crop import crop_image
-from feedline.operators.cpu.image.native import normalize_u8
 
 __all__ = [
     "CMN_LAYOUTS",

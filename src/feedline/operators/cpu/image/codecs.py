@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from feedline.core.types import ImageType
-from feedline.operators.cpu.image.native import (
+from feedline.operators.cpu.image.bindings import (
     Normalization,
     decode_jpeg_region,
     decode_jpeg_resampled,

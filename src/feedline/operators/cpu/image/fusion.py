@@ -34,6 +34,7 @@ import numpy as np
 from feedline.core.graph import DataNode, OpNode
 from feedline.core.kernel import SampleContext
 from feedline.core.types import DataType, ImageType
+from feedline.operators.cpu.image.bindings import Normalization
 from feedline.operators.cpu.image.cmn import (
     crop_mirror_normalize,
     fill_value,
@@ -44,7 +45,6 @@ from feedline.operators.cpu.image.cmn import (
 )
 from feedline.operators.cpu.image.crop import crop_window
 from feedline.operators.cpu.image.decoders import DecoderKernel, encoded_bytes
-from feedline.operators.cpu.image.native import Normalization
 from feedline.operators.cpu.image.resample import (
     FILTER_IDS,
     pil_filter,

@@ -25,7 +25,7 @@ import numpy as np
 
 from feedline.core.types import InterpType
 from feedline.operators.cpu.common.tensors import saturate_cast
-from feedline.operators.cpu.image.native import axis_weights_native, resample_u8
+from feedline.operators.cpu.image.bindings import axis_weights_native, resample_u8
 from feedline.operators.cpu.image.windows import Source
 
 __all__ = [

@@ -5,7 +5,7 @@ Only schemas live here (no Pillow, NumPy kernels or codecs are imported at plugi
 codecs and the graph pass are ``"module:attr"`` strings imported on first use: :mod:`.decoders`
 and :mod:`.codecs` (decoding), :mod:`.resize` with :mod:`.resample` and :mod:`.windows`
 (resizing), :mod:`.crop`, :mod:`.cmn`, :mod:`.fusion` (the fused decode operators and their
-graph pass) and :mod:`.native` (bindings of the compiled kernels).
+graph pass) and :mod:`.bindings` (cffi bindings of the compiled kernels).
 """
 
 from __future__ import annotations

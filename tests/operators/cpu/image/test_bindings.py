@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from feedline.core.types import InterpType
-from feedline.operators.cpu.image import native as native_kernels
+from feedline.operators.cpu.image import bindings
 from feedline.operators.cpu.image.cmn import crop_mirror_normalize
 from feedline.operators.cpu.image.resample import (
     axis_weights,
@@ -55,9 +55,7 @@ def axes(draw: st.DrawFn) -> tuple[int, int, float, float]:
 def test_axis_weights_match_numpy(axis, interp, antialias) -> None:
     in_size, out_size, start, end = axis
     first, weights = axis_weights(in_size, out_size, start, end, interp, antialias)
-    got = native_kernels.axis_weights_native(
-        in_size, out_size, start, end, FILTER_IDS[interp], antialias
-    )
+    got = bindings.axis_weights_native(in_size, out_size, start, end, FILTER_IDS[interp], antialias)
     assert got is not None
     got_first, got_weights = got
     np.testing.assert_array_equal(got_first, first)
@@ -133,7 +131,7 @@ def test_more_output_than_input_channels_is_refused() -> None:
     out = np.zeros((5, 5, 4), np.uint8)
     weights = np.ones((5, 1), np.float32)
     first = np.zeros(5, np.int32)
-    assert not native_kernels.resample_u8(image, out, first, weights, first, weights)
+    assert not bindings.resample_u8(image, out, first, weights, first, weights)
 
 
 CMN_ARGS = {"crop": None, "crop_h": None, "crop_w": None, "crop_d": None}
