@@ -14,8 +14,11 @@ from feedline.operators.native.build import (
     Compiler,
     NativeBuildError,
     build_library,
+    cached_build,
+    cached_path,
     library_path,
 )
+from feedline.operators.native.library import open_library
 
 needs_cc = pytest.mark.skipif(
     not any(shutil.which(name) for name in C_COMPILER.candidates),
@@ -124,3 +127,29 @@ def test_compiler_output_is_in_the_error(cache: Path, tmp_path: Path) -> None:
     with pytest.raises(NativeBuildError, match=r"(?s)building bad failed; tried:.*-O1.*oops"):
         build_library("bad", [bad], plain_cc("-O1"))
     assert not list(cache.glob("*bad*")) and not list(cache.glob(".bad*"))
+
+
+@needs_cc
+def test_cached_build_takes_any_command_line(cache: Path, source: Path) -> None:
+    """The primitive a build with a computed command line (nvcc and its architectures) uses."""
+    cc = next(shutil.which(name) for name in C_COMPILER.candidates if shutil.which(name))
+    calls: list[str] = []
+
+    def command(output: str) -> list[str]:
+        calls.append(output)
+        return [cc, "-shared", "-fPIC", "-o", output, str(source)]
+
+    path = cached_build("probe", [source], ["arch 75"], command)
+    assert path == cached_path("probe", [source], ["arch 75"]) and path.is_file()
+    assert cached_build("probe", [source], ["arch 75"], command) == path and len(calls) == 1
+    assert cached_path("probe", [source], ["arch 90"]) != path
+    _, lib = open_library("probe", _header(source), lambda: path)
+    assert lib.probe() == 7
+    with pytest.raises(NativeBuildError, match=r"(?s)tried:\n  - earlier: no\n  - .*false"):
+        cached_build("bad", [source], [], lambda out: ["false", out], tried=["earlier: no"])
+
+
+def _header(source: Path) -> Path:
+    header = source.with_suffix(".h")
+    header.write_text("int probe(void);\n")
+    return header

@@ -41,6 +41,8 @@ __all__ = [
     "NativeBuildError",
     "build_library",
     "cache_dir",
+    "cached_build",
+    "cached_path",
     "cpu_signature",
     "library_path",
 ]
@@ -142,28 +144,73 @@ C_COMPILER = Compiler(
 )
 
 
-def _cache_key(
-    sources: Sequence[Path],
-    headers: Sequence[Path],
-    compiler: Compiler,
-    version: str,
-    libraries: Sequence[str],
-) -> str:
-    digest = hashlib.sha256()
-    for part in (
-        *(path.read_bytes() for path in (*sources, *headers)),
-        shlex.join((*compiler.flags, *compiler.link_flags, *libraries)).encode(),
-        version.encode(),
-        (compiler.fingerprint() if compiler.fingerprint else "").encode(),
-    ):
-        digest.update(hashlib.sha256(part).digest())
-    return digest.hexdigest()[:20]
+def _compiler_key(compiler: Compiler, version: str, libraries: Sequence[str]) -> list[str]:
+    """What a library built by ``compiler`` depends on besides its files."""
+    return [
+        shlex.join((*compiler.flags, *compiler.link_flags, *libraries)),
+        version,
+        compiler.fingerprint() if compiler.fingerprint else "",
+    ]
 
 
 def _failure(name: str, tried: Sequence[str]) -> NativeBuildError:
     return NativeBuildError(
         f"building {name} failed; tried:\n" + "\n".join(f"  - {t}" for t in tried)
     )
+
+
+def cached_path(name: str, inputs: Sequence[Path], key: Sequence[str]) -> Path:
+    """``<cache>/<name>-<hash>.so``: the hash covers the contents of ``inputs`` (sources,
+    headers) and the ``key`` strings (flags, compiler version, target)."""
+    digest = hashlib.sha256()
+    for part in (*(path.read_bytes() for path in inputs), *(k.encode() for k in key)):
+        digest.update(hashlib.sha256(part).digest())
+    return cache_dir() / f"{name}-{digest.hexdigest()[:20]}.so"
+
+
+def cached_build(
+    name: str,
+    inputs: Sequence[Path],
+    key: Sequence[str],
+    command: Callable[[str], list[str]],
+    timeout: float = 600,
+    *,
+    tried: Sequence[str] = (),
+) -> Path:
+    """Build a library into the cache unless it is there; returns its path.
+
+    The primitive under :func:`build_library`, for builds whose command line is not one
+    :class:`Compiler` call (e.g. nvcc flags that depend on the architectures it lists).
+
+    Args:
+        name: the library's name (the cache file's prefix).
+        inputs: the files the library is built from (hashed into the file name).
+        key: everything else the result depends on (flags, compiler version, target).
+        command: given the temporary output path, the compiler command line.
+        timeout: seconds the compiler may run.
+        tried: earlier attempts, listed before this one if it fails.
+
+    Raises:
+        NativeBuildError: the compiler did not run or failed (its output is in the message).
+    """
+    target = cached_path(name, inputs, key)
+    if target.exists():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, partial = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    os.close(fd)
+    argv = command(partial)
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+        if done.returncode != 0:
+            raise _failure(name, [*tried, f"{shlex.join(argv)}: failed:\n{done.stderr.strip()}"])
+        os.replace(partial, target)
+    except (OSError, subprocess.SubprocessError) as error:
+        raise _failure(name, [*tried, f"{shlex.join(argv)}: {error}"]) from None
+    finally:
+        if os.path.exists(partial):
+            os.unlink(partial)
+    return target
 
 
 def library_path(
@@ -179,25 +226,11 @@ def library_path(
     Raises:
         NativeBuildError: no candidate compiler runs.
     """
-    return _locate(name, sources, compiler, headers, libraries, [])[1]
-
-
-def _locate(
-    name: str,
-    sources: Sequence[Path],
-    compiler: Compiler,
-    headers: Sequence[Path],
-    libraries: Sequence[str],
-    tried: list[str],
-) -> tuple[list[str], Path]:
-    """The compiler command and the cache path; raises what was ``tried`` when no compiler
-    runs."""
+    tried: list[str] = []
     resolved = compiler.resolve(tried)
     if resolved is None:
         raise _failure(name, tried)
-    command, version = resolved
-    key = _cache_key(sources, headers, compiler, version, libraries)
-    return command, cache_dir() / f"{name}-{key}.so"
+    return cached_path(name, (*sources, *headers), _compiler_key(compiler, resolved[1], libraries))
 
 
 def build_library(
@@ -234,33 +267,23 @@ def build_library(
                 return path
             raise _failure(name, [f"${override_env}={override!r}: no such file"])
         tried.append(f"${override_env}: not set")
-    command_prefix, target = _locate(name, sources, compiler, headers, libraries, tried)
-    if target.exists():
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, partial = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    os.close(fd)
+    resolved = compiler.resolve(tried)
+    if resolved is None:
+        raise _failure(name, tried)
+    program, version = resolved
     folders = dict.fromkeys(include_dirs or [h.parent for h in headers])
-    command = [
-        *command_prefix,
-        *compiler.flags,
-        *(f"-I{folder}" for folder in folders),
-        "-o",
-        partial,
-        *map(str, sources),
-        *(f"-l{library}" for library in libraries),
-        *compiler.link_flags,
-    ]
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=600)
-        if done.returncode != 0:
-            tried.append(f"{shlex.join(command)}: failed:\n{done.stderr.strip()}")
-            raise _failure(name, tried)
-        os.replace(partial, target)
-    except (OSError, subprocess.SubprocessError) as error:
-        tried.append(f"{shlex.join(command)}: {error}")
-        raise _failure(name, tried) from None
-    finally:
-        if os.path.exists(partial):
-            os.unlink(partial)
-    return target
+
+    def command(output: str) -> list[str]:
+        return [
+            *program,
+            *compiler.flags,
+            *(f"-I{folder}" for folder in folders),
+            "-o",
+            output,
+            *map(str, sources),
+            *(f"-l{library}" for library in libraries),
+            *compiler.link_flags,
+        ]
+
+    key = _compiler_key(compiler, version, libraries)
+    return cached_build(name, (*sources, *headers), key, command, tried=tried)

@@ -2,7 +2,8 @@
 
 A :class:`NativeLibrary` names its sources and a header of plain declarations. On first use it
 builds them with :func:`~feedline.operators.native.build.build_library` (or finds them cached)
-and opens the result with cffi in ABI mode. CPU kernels call :meth:`NativeLibrary.try_load` and
+and opens the result with cffi in ABI mode (:func:`open_library`, which any other build, e.g.
+the GPU plugin's, may use on its own). CPU kernels call :meth:`NativeLibrary.try_load` and
 take their NumPy/Pillow path when it returns None.
 
 Environment:
@@ -16,7 +17,7 @@ import functools
 import logging
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,7 @@ from feedline.operators.native.build import (
     library_path,
 )
 
-__all__ = ["NativeLibrary", "native_enabled"]
+__all__ = ["NativeLibrary", "native_enabled", "open_library"]
 
 _LOG = logging.getLogger("feedline")
 
@@ -41,6 +42,24 @@ def native_enabled() -> bool:
     after changing the variable at run time.
     """
     return os.environ.get("FEEDLINE_NATIVE", "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def open_library(name: str, header: Path, build: Callable[[], Path]) -> tuple[Any, Any]:
+    """``(ffi, lib)``: ``header`` read by cffi (ABI mode), the library from ``build()`` opened.
+
+    Raises:
+        NativeBuildError: cffi is missing, the header does not parse, building or opening failed.
+    """
+    try:
+        import cffi
+    except ImportError:
+        raise NativeBuildError(f"{name} needs cffi: pip install cffi") from None
+    ffi = cffi.FFI()
+    try:
+        ffi.cdef(header.read_text())
+        return ffi, ffi.dlopen(str(build()))
+    except (OSError, cffi.CDefError, cffi.FFIError) as error:
+        raise NativeBuildError(f"opening {name} failed: {error}") from None
 
 
 class NativeLibrary:
@@ -131,16 +150,7 @@ class NativeLibrary:
             return self._loaded
 
     def _open(self) -> tuple[Any, Any]:
-        try:
-            import cffi
-        except ImportError:
-            raise NativeBuildError(f"{self.name} needs cffi: pip install cffi") from None
-        ffi = cffi.FFI()
-        try:
-            ffi.cdef(self.header.read_text())
-            return ffi, ffi.dlopen(str(self.build()))
-        except (OSError, cffi.CDefError, cffi.FFIError) as error:
-            raise NativeBuildError(f"opening {self.name} failed: {error}") from None
+        return open_library(self.name, self.header, self.build)
 
     def try_load(self) -> tuple[Any, Any] | None:
         """Like :meth:`load`, but None (after one logged warning) when the library is disabled
