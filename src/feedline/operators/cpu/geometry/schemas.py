@@ -46,7 +46,6 @@ __all__ = [
 _FLIP_LAYOUTS = ("FDHWC", "FHWC", "DHWC", "HWC", "FCDHW", "FCHW", "CDHW", "CHW", "HW")
 _WARP_LAYOUTS = ("HWC", "FHWC", "HW", "CHW")
 
-
 _GEOMETRY_NOTE = (
     "Coordinates: ``(0, 0)`` is the top-left corner of the first pixel, pixel centres are at "
     "``+0.5``. Points outside the input take ``fill_value`` or, without it, the nearest border "
