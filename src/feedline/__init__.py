@@ -10,10 +10,9 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from feedline.core import types
+from feedline import types
 from feedline.core.errors import OperatorError, PipelineError, PluginError
-from feedline.core.pipeline import Pipeline
-from feedline.core.pipeline_def import pipeline_def
+from feedline.core.pipeline import Pipeline, pipeline_def
 from feedline.core.tensor import TensorCPU, TensorListCPU
 
 __version__ = "0.1.0"

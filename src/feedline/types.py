@@ -1,10 +1,11 @@
 """``feedline.types``: data types, enums and constants (DALI's ``nvidia.dali.types``).
 
-This module is :mod:`feedline.core.types` itself, published under the short DALI-like name.
+Everything of :mod:`feedline.core.types`, plus ``Constant`` from the graph layer (a constant
+that is not a plain scalar becomes a ``constant`` node of the pipeline being defined).
 """
 
-import sys
-
 from feedline.core import types as _core_types
+from feedline.core.graph import Constant
+from feedline.core.types import *  # noqa: F403 (the DALI-style names, enum members included)
 
-sys.modules[__name__] = _core_types
+__all__ = [*_core_types.__all__, "Constant"]

@@ -69,9 +69,11 @@ def test_required_and_tensor_arguments() -> None:
 
 
 def test_docstring_and_signature() -> None:
-    doc = SCHEMA.docstring()
+    doc = SCHEMA.docstring({"cpu": "image", "gpu": "gpu-kernels"})
     assert doc.startswith("Resize things.")
-    assert "Supported devices: ``cpu``." in doc
+    assert "Supported devices: ``cpu`` (image), ``gpu`` (gpu-kernels)." in doc
+    assert "where to run it, one of cpu, gpu." in doc
+    assert "Supported devices" not in SCHEMA.docstring()
     assert "images (TensorList): The images. Layouts: 'HWC', 'CHW'." in doc
     assert "size (float or list of float or TensorList, default None)" in doc
     assert "interp_type (feedline.types.InterpType, default types.INTERP_LINEAR)" in doc

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from feedline.core.threads import ThreadPool
+from feedline.core.execution.threads import ThreadPool
 
 
 @pytest.fixture

@@ -1,5 +1,8 @@
 """The ``fn`` namespace: one function per registered operator, built lazily from the registry.
 
+Part of the core's top layer (beside the pipeline): it only turns registry entries into functions
+that call :func:`~feedline.core.graph.make_operator_call`.
+
 ``fn.readers.file`` resolves the dotted operator name ``"readers.file"``. Plugins load on the first
 attribute access (not at import); ``dir(fn)`` lists what is registered. Each function carries the
 docstring and signature generated from its schema.
@@ -10,25 +13,29 @@ from __future__ import annotations
 import types as _pytypes
 from typing import Any
 
-from feedline.core.schema import OpSchema
+from feedline.core.graph import make_operator_call, resolve_schema
+from feedline.core.plugins import get_registry
+from feedline.core.registry import OperatorEntry
 
 __all__ = ["FnNamespace", "make_function"]
 
 
-def make_function(schema: OpSchema) -> Any:
-    """The user-facing function of an operator (validates and adds a graph node when called)."""
+def make_function(entry: OperatorEntry) -> Any:
+    """The user-facing function of an operator (validates and adds a graph node when called).
+
+    Its docstring lists the devices that have kernels and the plugin providing each.
+    """
+    schema = entry.schema
     op_name = schema.name
 
     def operator_function(*inputs: Any, **kwargs: Any) -> Any:
-        from feedline.core.graph import make_operator_call
-
         return make_operator_call(op_name, inputs, kwargs)
 
     short = op_name.rsplit(".", 1)[-1]
     operator_function.__name__ = short
     operator_function.__qualname__ = op_name
     operator_function.__module__ = "feedline.fn"
-    operator_function.__doc__ = schema.docstring()
+    operator_function.__doc__ = entry.docstring()
     operator_function.__signature__ = schema.signature()  # type: ignore[attr-defined]
     return operator_function
 
@@ -41,11 +48,9 @@ class FnNamespace(_pytypes.ModuleType):
         self._prefix = prefix
         self.__doc__ = __doc__ if not prefix else f"Operators under ``fn.{prefix}``."
 
-    def _names(self) -> tuple[dict[str, OpSchema], set[str]]:
-        from feedline.core.plugins import get_registry
-
+    def _names(self) -> tuple[dict[str, OperatorEntry], set[str]]:
         prefix = f"{self._prefix}." if self._prefix else ""
-        ops: dict[str, OpSchema] = {}
+        ops: dict[str, OperatorEntry] = {}
         subspaces: set[str] = set()
         for name, entry in get_registry().operators.items():
             if not name.startswith(prefix):
@@ -56,7 +61,7 @@ class FnNamespace(_pytypes.ModuleType):
                 if not entry.schema.hidden:
                     subspaces.add(head)
             else:
-                ops[head] = entry.schema
+                ops[head] = entry
         return ops, subspaces
 
     def __getattr__(self, attr: str) -> Any:
@@ -68,18 +73,14 @@ class FnNamespace(_pytypes.ModuleType):
         full = f"{self._prefix}.{attr}" if self._prefix else attr
         if attr in subspaces or any(name.startswith(full + ".") for name in _all_operator_names()):
             return FnNamespace(full)
-        from feedline.core.graph import resolve_schema
-
         resolve_schema(full)
         raise AttributeError(full)
 
     def __dir__(self) -> list[str]:
         ops, subspaces = self._names()
-        visible = {name for name, schema in ops.items() if not schema.hidden}
+        visible = {name for name, entry in ops.items() if not entry.schema.hidden}
         return sorted(visible | subspaces)
 
 
 def _all_operator_names() -> list[str]:
-    from feedline.core.plugins import get_registry
-
     return list(get_registry().operators)

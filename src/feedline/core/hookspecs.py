@@ -44,7 +44,8 @@ def feedline_register_kernels(registry: Registry) -> None:
     """Add kernels to operators registered by any plugin (``registry.add_kernel``).
 
     Runs after every plugin's ``feedline_register_operators``, so a GPU plugin can add ``gpu``
-    kernels to operators owned by another plugin.
+    kernels to operators owned by another plugin (or to the core's CPU/GPU transfers). An
+    operator runs on exactly the devices that have a kernel.
     """
 
 

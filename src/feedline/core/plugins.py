@@ -1,9 +1,10 @@
 """Plugin discovery and loading (pluggy over the ``feedline.plugins`` entry-point group).
 
 Plugins load lazily, on the first ``fn.<name>`` access or ``Pipeline.build()``, never at
-``import feedline``. Each plugin loads and registers inside its own ``try``: a broken plugin is
-recorded (distribution, version, entry point, cause), warned about, and named in the error raised
-when someone asks for an operator that is missing; the others load normally.
+``import feedline`` (pluggy itself is only imported then). Each plugin loads and registers
+inside its own ``try``: a broken plugin is recorded (distribution, version, entry point, cause),
+warned about, and named in the error raised when someone asks for an operator that is missing;
+the others load normally.
 
 Environment variables:
     FEEDLINE_DISABLE_PLUGIN_AUTOLOAD: ``1`` loads no entry point except those in FEEDLINE_PLUGINS.
@@ -23,9 +24,6 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
 
-import pluggy
-
-from feedline.core import hookspecs
 from feedline.core.registry import Registry
 
 __all__ = [
@@ -172,6 +170,11 @@ class PluginSystem:
         warnings.warn(failure.describe(), PluginWarning, stacklevel=4)
 
     def _apply(self, candidates: list[tuple[Any, PluginInfo]]) -> None:
+        # Imported here so that ``import feedline`` stays light: pluggy loads with the plugins.
+        import pluggy
+
+        from feedline.core import hookspecs
+
         manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
         manager.add_hookspecs(hookspecs)
         accepted: list[tuple[Any, PluginInfo]] = []

@@ -1,7 +1,12 @@
 """The registry: operators, their kernels per device, image codecs, iterators and graph passes.
 
 A registry is an object (never module globals). Plugins fill it through the hooks in
-:mod:`feedline.core.hookspecs`; everything else reads it through read-only views.
+:mod:`feedline.core.hookspecs`; everything else reads it through read-only views. The devices an
+operator runs on are exactly those with a registered kernel, each recorded with the plugin that
+registered it, so one plugin can add a ``gpu`` kernel to an operator that another one owns.
+
+The core owns two operators itself, the CPU/GPU transfers that ``DataNode.gpu()`` and
+``DataNode.cpu()`` insert; they have no kernel until a plugin adds one (``add_kernel``).
 """
 
 from __future__ import annotations
@@ -14,9 +19,30 @@ from typing import Any
 
 from feedline.core.schema import OpSchema
 
-__all__ = ["CodecEntry", "OperatorEntry", "Registry", "load_object"]
+__all__ = [
+    "CORE_OPERATORS",
+    "DEVICES",
+    "TRANSFER_TO_CPU",
+    "TRANSFER_TO_GPU",
+    "CodecEntry",
+    "KernelEntry",
+    "OperatorEntry",
+    "Registry",
+    "load_object",
+]
 
 DEVICES = ("cpu", "mixed", "gpu")
+"""Every device a kernel can be registered for, in stage order."""
+
+CORE_OWNER = "feedline.core"
+TRANSFER_TO_GPU = OpSchema(
+    "_transfer_to_gpu", "Copy a CPU batch to the GPU.", outputs=("output",), hidden=True
+)
+TRANSFER_TO_CPU = OpSchema(
+    "_transfer_to_cpu", "Copy a GPU batch to the CPU.", outputs=("output",), hidden=True
+)
+CORE_OPERATORS = {s.name: s for s in (TRANSFER_TO_GPU, TRANSFER_TO_CPU)}
+"""Operators the core defines (the transfers): plugins only add their kernels."""
 
 
 def load_object(ref: str | Any) -> Any:
@@ -32,6 +58,16 @@ def load_object(ref: str | Any) -> Any:
     return obj
 
 
+@dataclass(frozen=True)
+class KernelEntry:
+    """One kernel of an operator: its device, its ``"module:attr"`` reference (or class) and the
+    plugin that registered it."""
+
+    device: str
+    kernel: str | type
+    owner: str
+
+
 @dataclass
 class OperatorEntry:
     """A registered operator: its schema, kernels by device and who registered what."""
@@ -41,16 +77,33 @@ class OperatorEntry:
     kernels: dict[str, str | type] = field(default_factory=dict)
     kernel_owners: dict[str, str] = field(default_factory=dict)
 
+    @property
+    def devices(self) -> tuple[str, ...]:
+        """The devices with a registered kernel, in stage order (cpu, mixed, gpu)."""
+        return tuple(d for d in DEVICES if d in self.kernels)
+
+    @property
+    def kernel_entries(self) -> tuple[KernelEntry, ...]:
+        """Every kernel with its device and providing plugin, in stage order."""
+        return tuple(KernelEntry(d, self.kernels[d], self.kernel_owners[d]) for d in self.devices)
+
+    def docstring(self) -> str:
+        """The generated docs, listing each device and the plugin that provides its kernel."""
+        return self.schema.docstring({k.device: k.owner for k in self.kernel_entries})
+
+    def check_device(self, device: str) -> None:
+        """Raise ValueError, naming the available devices, if ``device`` has no kernel."""
+        if device not in self.kernels:
+            available = ", ".join(self.devices) or "none"
+            raise ValueError(
+                f"operator {self.schema.name!r} has no {device!r} kernel registered "
+                f"(available: {available})"
+            )
+
     def kernel_class(self, device: str) -> Callable[..., Any]:
         """Import and return the kernel class (or factory) for ``device``."""
-        try:
-            ref = self.kernels[device]
-        except KeyError:
-            available = ", ".join(sorted(self.kernels)) or "none"
-            raise ValueError(
-                f"operator {self.schema.name!r} has no {device!r} kernel (available: {available})"
-            ) from None
-        return load_object(ref)
+        self.check_device(device)
+        return load_object(self.kernels[device])
 
 
 @dataclass(frozen=True)
@@ -91,10 +144,15 @@ class Registry:
         """Register an operator schema with its kernels (device → ``"module:attr"`` or class).
 
         Raises:
-            ValueError: the name is taken (naming both owners) and ``override`` is False, or a
-                kernel is given for a device the schema does not list.
+            ValueError: the name is taken (naming both owners, the core included) and
+                ``override`` is False, or a kernel's device is unknown.
         """
         owner = owner or self.current_owner
+        if schema.name in CORE_OPERATORS:
+            raise ValueError(
+                f"operator {schema.name!r} is defined by {CORE_OWNER}; {owner!r} may only add "
+                "kernels to it (add_kernel)"
+            )
         existing = self._operators.get(schema.name)
         if existing is not None and not override:
             raise ValueError(
@@ -115,18 +173,15 @@ class Registry:
         override: bool = False,
         owner: str | None = None,
     ) -> None:
-        """Add a kernel for ``device`` to an operator registered earlier (by any plugin)."""
+        """Add a kernel for ``device`` to an operator registered earlier (by any plugin) or to
+        one of the :data:`CORE_OPERATORS`; the operator then runs on ``device``."""
         owner = owner or self.current_owner
         if device not in DEVICES:
             raise ValueError(f"unknown device {device!r}; expected one of {', '.join(DEVICES)}")
-        entry = self._operators.get(op_name)
+        entry = self.entry(op_name)
         if entry is None:
             raise ValueError(f"cannot add a {device} kernel to unknown operator {op_name!r}")
-        if device not in entry.schema.devices:
-            raise ValueError(
-                f"operator {op_name!r} does not list device {device!r} in its schema "
-                f"({', '.join(entry.schema.devices)})"
-            )
+        self._operators[op_name] = entry
         if device in entry.kernels and not override:
             raise ValueError(
                 f"operator {op_name!r} already has a {device} kernel from "
@@ -200,8 +255,15 @@ class Registry:
 
     @property
     def operators(self) -> Mapping[str, OperatorEntry]:
-        """Registered operators by name (read-only)."""
+        """Registered operators by name (read-only; a core operator once it has a kernel)."""
         return MappingProxyType(self._operators)
+
+    def entry(self, op_name: str) -> OperatorEntry | None:
+        """The operator ``op_name``: a registered one, or a core operator (maybe kernel-less)."""
+        entry = self._operators.get(op_name)
+        if entry is None and op_name in CORE_OPERATORS:
+            entry = OperatorEntry(CORE_OPERATORS[op_name], CORE_OWNER)
+        return entry
 
     @property
     def codecs(self) -> Mapping[str, CodecEntry]:
@@ -251,7 +313,9 @@ class Registry:
             if name not in before_ops or device not in before_ops[name][2]
         ]
         return {
-            "operators": [n for n in self._operators if n not in before_ops],
+            "operators": [
+                n for n in self._operators if n not in before_ops and n not in CORE_OPERATORS
+            ],
             "kernels": kernels,
             "codecs": [n for n in self._codecs if n not in snapshot["codecs"]],
             "iterators": [n for n in self._iterators if n not in snapshot["iterators"]],

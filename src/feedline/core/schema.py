@@ -1,4 +1,9 @@
-"""Operator schemas: what an operator accepts, how a call is validated, and its generated docs."""
+"""Operator schemas: what an operator computes and accepts, how a call is validated, its docs.
+
+A schema says nothing about where an operator runs: the devices are those that plugins register
+kernels for (:class:`~feedline.core.registry.OperatorEntry`), and the generated docs are given
+them by the caller.
+"""
 
 from __future__ import annotations
 
@@ -213,7 +218,6 @@ class OpSchema:
         outputs: output names, or a function of the resolved arguments (and optionally the
             keyword ``num_inputs``) returning them.
         args: keyword arguments (``name``, ``device``, ``preserve`` and ``seed`` are implicit).
-        devices: the devices that have kernels (``cpu``, ``mixed``, ``gpu``).
         deprecated: old argument name → new name.
         no_prune: never prune the operator, even when its outputs are unused.
         serializable: whether pipelines using it can be serialized.
@@ -225,7 +229,6 @@ class OpSchema:
     inputs: tuple[InputSpec, ...] = ()
     outputs: tuple[str, ...] | Callable[[Mapping[str, Any]], tuple[str, ...]] = ("output",)
     args: tuple[ArgSpec, ...] = ()
-    devices: tuple[str, ...] = ("cpu",)
     deprecated: Mapping[str, str] = field(default_factory=dict)
     no_prune: bool = False
     serializable: bool = True
@@ -354,11 +357,19 @@ class OpSchema:
             static[spec.name] = spec.default
         return static, tensor
 
-    def docstring(self) -> str:
-        """The Google-style docstring of the generated ``fn`` function."""
+    def docstring(self, providers: Mapping[str, str] | None = None) -> str:
+        """The Google-style docstring of the generated ``fn`` function.
+
+        Args:
+            providers: device → the plugin that registered its kernel, listed as the supported
+                devices (omitted when None).
+        """
         lines = [inspect.cleandoc(self.doc), ""]
-        devices = ", ".join(f"``{d}``" for d in self.devices)
-        lines += [f"Supported devices: {devices}.", ""]
+        device_doc = "where to run it."
+        if providers is not None:
+            listed = ", ".join(f"``{d}`` ({owner})" for d, owner in providers.items()) or "none"
+            lines += [f"Supported devices: {listed}.", ""]
+            device_doc = f"where to run it, one of {', '.join(providers) or 'none'}."
         if self.inputs:
             lines.append("Args:")
             lines += [f"    {i.doc_line()}" for i in self.inputs]
@@ -367,7 +378,7 @@ class OpSchema:
         lines += [f"    {a.doc_line()}" for a in self.args]
         lines += [
             "    name (str, optional): unique name of this operator in the pipeline.",
-            f"    device (str, optional): where to run it, one of {', '.join(self.devices)}.",
+            f"    device (str, optional): {device_doc}",
             "    preserve (bool, default False): keep the operator even if its outputs are unused.",
             "    seed (int, optional): random seed of this operator (derived from the pipeline's).",
         ]

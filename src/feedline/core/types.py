@@ -1,8 +1,9 @@
-"""Data types, enums and small value types shared by the whole framework.
+"""Data types, enums and small value types shared by the whole framework (the core's ground floor).
 
 The names follow NVIDIA DALI's ``nvidia.dali.types`` so ported code keeps working: the enums are
 also reachable under their DALI names (``DALIDataType``…) and every member is exported at module
-level (``types.FLOAT``, ``types.RGB``, ``types.INTERP_LINEAR``…).
+level (``types.FLOAT``, ``types.RGB``, ``types.INTERP_LINEAR``…). ``types.Constant``, which may
+create a graph node, is added by the graph layer in the public :mod:`feedline.types`.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import numpy as np
 
 __all__ = [
     "BatchInfo",
-    "Constant",
     "DALIDataType",
     "DALIImageType",
     "DALIInterpType",
@@ -228,37 +228,13 @@ class ScalarConstant:
         return ScalarConstant(python_value, chosen)
 
 
-def Constant(
-    value: Any,
-    dtype: DataType | None = None,
-    shape: Any = None,
-    layout: str | None = None,
-    device: str | None = None,
-    **kwargs: Any,
-) -> Any:
-    """A constant for a pipeline: a :class:`ScalarConstant` or a constant-producing graph node.
-
-    A Python or NumPy scalar with no ``shape``, ``layout``, ``device`` or other keyword becomes a
-    :class:`ScalarConstant` (used inline in expressions). Anything else (lists, arrays, a shape)
-    becomes a ``constant`` operator node (default device ``cpu``); that form must be called inside
-    a pipeline definition.
-    """
-    is_scalar = isinstance(value, bool | int | float | np.generic) or (
-        isinstance(value, np.ndarray) and value.ndim == 0
-    )
-    if is_scalar and shape is None and layout is None and device is None and not kwargs:
-        return ScalarConstant.from_value(value, dtype)
-    from feedline.core.graph import constant_node
-
-    return constant_node(value, dtype=dtype, shape=shape, layout=layout, device=device, **kwargs)
-
-
 def _export_members() -> None:
     module_globals = globals()
     for enum_type in (DataType, InterpType, ImageType):
         for name, member in enum_type.__members__.items():
             if not name.startswith("_"):
                 module_globals[name] = member
+                __all__.append(name)
 
 
 _export_members()
@@ -269,3 +245,4 @@ NFHWC = "NFHWC"
 NFCHW = "NFCHW"
 SAME = "SAME"
 CPU_ONLY_DEVICE_ID = None
+__all__ += ["CPU_ONLY_DEVICE_ID", "NCHW", "NFCHW", "NFHWC", "NHWC", "SAME"]

@@ -130,7 +130,7 @@ def test_every_operator_is_registered_with_a_loadable_kernel(
     registry = empty_plugin_system.ensure_loaded()
     for name in DALI_DEFAULTS:
         entry = registry.operators[name]
-        assert entry.schema.devices == ("cpu",)
+        assert entry.devices == ("cpu",)
         assert load_object(entry.kernels["cpu"]).__name__.endswith("Kernel")
 
 

@@ -1,21 +1,18 @@
-"""Pipeline serialization (JSON), checkpoints parsing and Graphviz export."""
+"""Pipeline serialization (JSON) and Graphviz export."""
 
 from __future__ import annotations
 
 import enum
 import json
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from feedline.core.graph import DataNode, OpNode
+from feedline.core.graph import DataNode, OpNode, resolve_schema
 from feedline.core.types import DataType, ImageType, InterpType
 
-if TYPE_CHECKING:
-    from feedline.core.pipeline import Pipeline
-
-__all__ = ["dump_pipeline", "load_pipeline", "parse_checkpoint", "to_dot"]
+__all__ = ["dump_pipeline", "load_pipeline", "to_dot"]
 
 FORMAT = "feedline-pipeline"
 VERSION = 1
@@ -76,8 +73,9 @@ def _ref(node: DataNode) -> list[Any]:
     return [node.source.name, node.index]
 
 
-def dump_pipeline(pipe: Pipeline, ops: Sequence[OpNode]) -> str:
-    """The JSON document of a pipeline's (pruned) graph and parameters.
+def dump_pipeline(pipe: Any, ops: Sequence[OpNode]) -> str:
+    """The JSON document of a :class:`~feedline.core.pipeline.Pipeline`'s (pruned) graph and
+    parameters.
 
     Raises:
         RuntimeError: an operator is not serializable (e.g. ``python_function``).
@@ -116,12 +114,12 @@ def dump_pipeline(pipe: Pipeline, ops: Sequence[OpNode]) -> str:
 
 
 def load_pipeline(
-    cls: type[Pipeline],
+    cls: type,
     serialized: str | bytes | None,
     filename: str | None,
     overrides: Mapping[str, Any],
-) -> Pipeline:
-    """Rebuild and build a pipeline from :func:`dump_pipeline` output."""
+) -> Any:
+    """Rebuild and build a pipeline of class ``cls`` from :func:`dump_pipeline` output."""
     if (serialized is None) == (filename is None):
         raise ValueError("deserialize needs exactly one of serialized_pipeline and filename")
     if filename is not None:
@@ -148,8 +146,6 @@ def load_pipeline(
     params.update({k: v for k, v in overrides.items() if k != "prefetch_queue_depth"})
     pipe = cls(**params)
     nodes: dict[str, OpNode] = {}
-    from feedline.core.graph import resolve_schema
-
     for record in document["ops"]:
         schema = resolve_schema(record["op"])
         args = {k: _decode(v) for k, v in record["args"].items()}
@@ -157,7 +153,7 @@ def load_pipeline(
         arg_inputs = {
             k: nodes[name].outputs[index] for k, (name, index) in record["arg_inputs"].items()
         }
-        nodes[record["name"]] = pipe._add_op(
+        nodes[record["name"]] = pipe._graph.add_op(
             schema,
             record["device"],
             inputs,
@@ -170,18 +166,6 @@ def load_pipeline(
     pipe._outputs = [nodes[name].outputs[index] for name, index in document["outputs"]]
     pipe.build()
     return pipe
-
-
-def parse_checkpoint(checkpoint: str | Mapping[str, Any]) -> dict[str, Any]:
-    """A checkpoint given as JSON text or a dict, validated."""
-    if isinstance(checkpoint, str):
-        try:
-            checkpoint = json.loads(checkpoint)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"checkpoint is not valid JSON: {exc}") from None
-    if not isinstance(checkpoint, Mapping) or checkpoint.get("version") != 1:
-        raise ValueError("not a feedline checkpoint (expected a dict with version 1)")
-    return dict(checkpoint)
 
 
 def to_dot(

@@ -1,15 +1,84 @@
-"""Read-only properties and output checks of :class:`~feedline.core.pipeline.Pipeline`."""
+"""The parameters of :class:`~feedline.core.pipeline.Pipeline`: checked at construction, read
+back as DALI's read-only properties, and the declared output checks (dtype, ndim, layout)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import warnings
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+import numpy as np
 
 from feedline.core.errors import PipelineError
 from feedline.core.tensor import TensorListCPU
 from feedline.core.types import DataType
 
-__all__ = ["PipelineProperties"]
+__all__ = [
+    "PipelineProperties",
+    "check_device_id",
+    "check_positive_int",
+    "check_py_workers",
+    "check_queue_depth",
+    "check_seed",
+]
+
+
+def check_positive_int(name: str, value: Any) -> int:
+    """``value`` as an int >= 1, or TypeError/ValueError naming parameter ``name``."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise TypeError(f"Pipeline: {name} must be an int, got {type(value).__name__}")
+    if value < 1:
+        raise ValueError(f"Pipeline: {name} must be at least 1, got {value}")
+    return int(value)
+
+
+def check_device_id(device_id: Any) -> None:
+    """Raise ValueError unless ``device_id`` is None or an int >= 0."""
+    if device_id is not None and (not isinstance(device_id, int) or device_id < 0):
+        raise ValueError(f"Pipeline: device_id must be None or an int >= 0, got {device_id!r}")
+
+
+def check_seed(seed: Any) -> int | None:
+    """The pipeline seed as an int, or None (a negative seed is deprecated and means none)."""
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, int | np.integer):
+        raise TypeError(f"Pipeline: seed must be an int or None, got {type(seed).__name__}")
+    if seed < 0:
+        warnings.warn(
+            "a negative pipeline seed is deprecated and means 'no seed'",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        return None
+    return int(seed)
+
+
+def check_queue_depth(depth: int | Mapping[str, int], exec_async: bool) -> tuple[int, int, bool]:
+    """``(cpu_size, gpu_size, separated)`` of ``prefetch_queue_depth`` (an int or a dict)."""
+    if not isinstance(depth, Mapping):
+        size = check_positive_int("prefetch_queue_depth", depth)
+        return size, size, False
+    if set(depth) - {"cpu_size", "gpu_size"} or len(depth) != 2:
+        raise ValueError(
+            "Pipeline: prefetch_queue_depth as a dict needs exactly the keys "
+            f"'cpu_size' and 'gpu_size', got {sorted(depth)}"
+        )
+    if not exec_async:
+        raise ValueError("Pipeline: separate CPU/GPU queues need exec_async=True")
+    cpu_size = check_positive_int("prefetch_queue_depth['cpu_size']", depth["cpu_size"])
+    gpu_size = check_positive_int("prefetch_queue_depth['gpu_size']", depth["gpu_size"])
+    return cpu_size, gpu_size, True
+
+
+def check_py_workers(py_num_workers: Any, py_start_method: Any) -> None:
+    """Raise ValueError for a bad ``py_num_workers`` or ``py_start_method``."""
+    if py_start_method not in ("fork", "spawn"):
+        raise ValueError(
+            f"Pipeline: py_start_method must be 'fork' or 'spawn', got {py_start_method!r}"
+        )
+    if not isinstance(py_num_workers, int) or py_num_workers < 0:
+        raise ValueError(f"Pipeline: py_num_workers must be an int >= 0, got {py_num_workers!r}")
 
 
 class PipelineProperties:

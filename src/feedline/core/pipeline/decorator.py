@@ -1,4 +1,4 @@
-"""The ``@pipeline_def`` decorator (spec §4.4)."""
+"""The ``@pipeline_def`` decorator: a graph-defining function becomes a pipeline factory."""
 
 from __future__ import annotations
 
@@ -8,15 +8,12 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from feedline.core.pipeline.pipeline import Pipeline
+
 __all__ = ["pipeline_def"]
 
 _UNSUPPORTED = ("enable_conditionals", "debug")
-
-
-def _pipeline_params() -> set[str]:
-    from feedline.core.pipeline import Pipeline
-
-    return set(inspect.signature(Pipeline.__init__).parameters) - {"self"}
+_PIPELINE_PARAMS = set(inspect.signature(Pipeline.__init__).parameters) - {"self"}
 
 
 def pipeline_def(fn: Callable[..., Any] | None = None, **pipeline_kwargs: Any) -> Any:
@@ -44,9 +41,7 @@ def pipeline_def(fn: Callable[..., Any] | None = None, **pipeline_kwargs: Any) -
 
         @functools.wraps(func)
         def create(*args: Any, **kwargs: Any) -> Any:
-            from feedline.core.pipeline import Pipeline
-
-            ctor_params = _pipeline_params()
+            ctor_params = _PIPELINE_PARAMS
             fn_kwargs = {k: v for k, v in kwargs.items() if k in func_params}
             pipe_kwargs = {**pipeline_kwargs}
             for key, value in kwargs.items():

@@ -1,8 +1,8 @@
 """Runs a built graph, one iteration at a time. Knows nothing of plugins.
 
 Per-sample CPU work runs on a pool of ``num_threads`` threads; consecutive per-sample operators
-(:class:`~feedline.core.kernel.SampleKernel`) form a *chain* (:mod:`feedline.core.chains`) that
-runs back to back on one sample in one task, so a batch meets one barrier per chain rather than
+(:class:`~feedline.core.kernel.SampleKernel`) form a *chain* (:mod:`.chains`) that runs back to
+back on one sample in one task, so a batch meets one barrier per chain rather than
 one per operator. Batch kernels (readers, vectorised arithmetic…) run on whole batches. Any
 failure is re-raised as an :class:`~feedline.core.errors.OperatorError` naming the operator,
 iteration, sample and source.
@@ -27,12 +27,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from feedline.core.buffers import BufferPool
-from feedline.core.chains import Chain, ChainRun, Key
 from feedline.core.errors import OperatorError
+from feedline.core.execution.chains import Chain, ChainRun, Key
+from feedline.core.execution.threads import Job, ThreadPool
 from feedline.core.graph import DataNode, OpNode
 from feedline.core.kernel import Batch, Kernel, SampleKernel
 from feedline.core.tensor import TensorListCPU
-from feedline.core.threads import Job, ThreadPool
 
 __all__ = ["EndOfData", "Executor", "IterationResult", "OpStats"]
 

@@ -11,8 +11,8 @@ The executor owns one :class:`WorkerPool` per pipeline::
     pool.close()
 
 Task descriptions go to the workers pickled through a pipe; results come back through shared
-memory (:mod:`feedline.core.shm`) with only their layout pickled. Lifetime rule: ``receive``
-copies every result out into arrays the parent owns, so they stay valid for as long as the caller
+memory (:mod:`.segments`) with only their layout pickled. Lifetime rule: ``receive`` copies
+every result out into arrays the parent owns, so they stay valid for as long as the caller
 keeps them, and the shared memory is reused at once. Workers never outlive the pool: ``close()``
 (also run by ``weakref.finalize`` at garbage collection or interpreter exit) stops, joins or
 terminates them and unlinks every segment. A dying worker is noticed through its process
@@ -28,84 +28,40 @@ import secrets
 import signal
 import time
 import weakref
-from collections import deque
-from collections.abc import Sequence
 from contextlib import suppress
-from dataclasses import dataclass, field
 from multiprocessing import resource_tracker
 from multiprocessing.connection import wait
 from multiprocessing.reduction import ForkingPickler
-from typing import Any, Literal, NoReturn
+from typing import Any, NoReturn
 
-import numpy as np
-
-from feedline.core.shm import (
+from feedline.core.workers.handles import (
     GRACE_S,
-    ParentSegments,
+    BatchRecord,
     PoolResources,
+    SourceRecord,
+    TaskRecord,
     WorkerHandle,
     callback_name,
     pickle_sources,
     pickler_parts,
-    worker_main,
+)
+from feedline.core.workers.process import worker_main
+from feedline.core.workers.segments import ParentSegments
+from feedline.core.workers.tasks import (
+    BatchTask,
+    CallbackError,
+    Cycle,
+    Kind,
+    SampleBatchTask,
+    WorkerDiedError,
+    WorkerError,
 )
 
-__all__ = [
-    "BatchTask",
-    "CallbackError",
-    "SampleBatchTask",
-    "WorkerDiedError",
-    "WorkerError",
-    "WorkerPool",
-]
+__all__ = ["WorkerPool"]
 
-Kind = Literal["sample", "batch", "iterable"]
-Cycle = Literal["no", "quiet", "raise"]
 _KINDS = ("sample", "batch", "iterable")
 _CYCLES = ("no", "quiet", "raise")
 _START_METHODS = ("fork", "spawn")
-
-
-class WorkerError(RuntimeError):
-    """A worker of a :class:`WorkerPool` failed; ``worker`` is its index, ``pid`` its process."""
-
-    def __init__(self, message: str, *, worker: int, pid: int | None) -> None:
-        super().__init__(message)
-        self.worker = worker
-        self.pid = pid
-
-
-class CallbackError(WorkerError):
-    """A callback raised in a worker; the message holds the worker's formatted traceback.
-
-    Attributes:
-        source_id: the source whose callback raised.
-        sample_index: index of the failing sample in its batch (None in batch/iterable mode).
-        remote_traceback: the traceback as formatted in the worker.
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        worker: int,
-        pid: int | None,
-        source_id: int,
-        sample_index: int | None,
-        remote_traceback: str,
-    ) -> None:
-        super().__init__(message, worker=worker, pid=pid)
-        self.source_id = source_id
-        self.sample_index = sample_index
-        self.remote_traceback = remote_traceback
-
-
-class WorkerDiedError(WorkerError):
-    """A worker process ended unexpectedly; ``exitcode`` < 0 means killed by that signal."""
-
-    def __init__(self, message: str, *, worker: int, pid: int | None, exitcode: int | None):
-        super().__init__(message, worker=worker, pid=pid)
-        self.exitcode = exitcode
 
 
 def _exit_text(code: int | None) -> str:
@@ -118,58 +74,6 @@ def _exit_text(code: int | None) -> str:
 def _check_int(name: str, value: Any, minimum: int) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
-
-
-@dataclass(frozen=True)
-class SampleBatchTask:
-    """One batch of a per-sample source: the ``SampleInfo`` of each sample, in batch order."""
-
-    samples: Sequence[Any]
-
-
-@dataclass(frozen=True)
-class BatchTask:
-    """One batch of a batch or iterable source.
-
-    ``info`` (an iteration number or ``BatchInfo``) is the argument of a batch callback; an
-    iterable source takes no argument and ``info`` only names the batch in error messages.
-    """
-
-    info: Any = None
-
-
-@dataclass(eq=False)
-class _Source:
-    id: int
-    index: int
-    kind: str
-    callback: Any
-    prefetch: int
-    num_outputs: int | None
-    cycle: str
-    worker: int
-    pending: deque[_Batch] = field(default_factory=deque)
-
-
-@dataclass(eq=False)
-class _Batch:
-    source: _Source
-    what: Any
-    parts: list[list[tuple[np.ndarray, ...]]]
-    remaining: int
-    stop: bool = False
-    errors: list[tuple[int, CallbackError]] = field(default_factory=list)
-    dropped: bool = False
-
-
-@dataclass(eq=False)
-class _Task:
-    batch: _Batch
-    part: int
-    worker: WorkerHandle
-    slot: int
-    first: int
-    payload: Any
 
 
 class WorkerPool:
@@ -200,8 +104,8 @@ class WorkerPool:
         self._num_workers = num_workers
         self._start_method = start_method
         self._pickler = pickler_parts(pickle if callback_pickler is None else callback_pickler)
-        self._sources: dict[int, _Source] = {}
-        self._tasks: dict[int, _Task] = {}
+        self._sources: dict[int, SourceRecord] = {}
+        self._tasks: dict[int, TaskRecord] = {}
         self._next_key = 0
         self._res: PoolResources | None = None
         self._finalizer: weakref.finalize | None = None
@@ -268,7 +172,7 @@ class WorkerPool:
         if num_outputs is not None:
             _check_int(f"num_outputs of source {source_id}", num_outputs, 1)
         iterables = sum(source.kind == "iterable" for source in self._sources.values())
-        self._sources[source_id] = _Source(
+        self._sources[source_id] = SourceRecord(
             source_id,
             len(self._sources),
             kind,
@@ -361,7 +265,7 @@ class WorkerPool:
             raise WorkerDiedError(str(b), worker=b.worker, pid=b.pid, exitcode=b.exitcode)
         return self._res
 
-    def _source(self, source_id: int) -> _Source:
+    def _source(self, source_id: int) -> SourceRecord:
         if source_id not in self._sources:
             raise KeyError(f"unknown source_id {source_id!r}; added: {sorted(self._sources)}")
         return self._sources[source_id]
@@ -398,10 +302,10 @@ class WorkerPool:
             chunks, workers = [(0, task.info)], by_load[:1]
         else:
             chunks, workers = [(0, None)], [res.workers[source.worker]]
-        batch = _Batch(source, getattr(task, "info", None), [[] for _ in chunks], len(chunks))
+        batch = BatchRecord(source, getattr(task, "info", None), [[] for _ in chunks], len(chunks))
         tasks, messages = [], []
         for part, ((first, payload), worker) in enumerate(zip(chunks, workers, strict=True)):
-            tasks.append(_Task(batch, part, worker, worker.take_slot(), first, payload))
+            tasks.append(TaskRecord(batch, part, worker, worker.take_slot(), first, payload))
             epoch = res.epochs[source.index]
             message = (self._next_key + part, source.index, epoch, tasks[-1].slot, payload)
             try:
@@ -527,7 +431,7 @@ class WorkerPool:
             batch.remaining -= 1
 
     def _callback_error(
-        self, task: _Task, position: int | None, trace: str, pickled: bytes | None
+        self, task: TaskRecord, position: int | None, trace: str, pickled: bytes | None
     ) -> tuple[int, CallbackError]:
         source, worker, index = task.batch.source, task.worker, None
         if source.kind != "sample":

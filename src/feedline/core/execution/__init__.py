@@ -1,0 +1,1 @@
+"""The execution layer: runs a built graph (threads, chains, executor, prefetch queue)."""

@@ -1,0 +1,36 @@
+"""The graph layer: what a pipeline definition builds, and the passes run on it at build.
+
+``nodes`` (data and operator nodes, the graph being defined, operator calls and placement),
+``constants`` (the data of constant nodes), ``passes`` (pruning, registered rewrites, checks).
+"""
+
+from feedline.core.graph.nodes import (
+    Constant,
+    DataNode,
+    Graph,
+    OpNode,
+    arithmetic_node,
+    constant_node,
+    current_graph,
+    make_operator_call,
+    resolve_operator,
+    resolve_schema,
+)
+from feedline.core.graph.passes import check_placement, ordered_ops, prepare, prune
+
+__all__ = [
+    "Constant",
+    "DataNode",
+    "Graph",
+    "OpNode",
+    "arithmetic_node",
+    "check_placement",
+    "constant_node",
+    "current_graph",
+    "make_operator_call",
+    "ordered_ops",
+    "prepare",
+    "prune",
+    "resolve_operator",
+    "resolve_schema",
+]

@@ -1,0 +1,62 @@
+"""Build-time work on a defined graph: pruning, the registered graph passes, ordering checks.
+
+This is where a graph rewrite hooks in: a plugin registers a pass with
+:meth:`Registry.add_graph_pass <feedline.core.registry.Registry.add_graph_pass>` (the CPU
+plugin's decoder fusion does), and :func:`prepare` runs every registered pass after pruning.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from feedline.core.errors import PipelineError
+from feedline.core.graph.nodes import DataNode, OpNode
+from feedline.core.registry import Registry, load_object
+
+__all__ = ["check_placement", "ordered_ops", "prepare", "prune"]
+
+
+def prune(ops: Sequence[OpNode], outputs: Sequence[DataNode]) -> list[OpNode]:
+    """The operators needed for ``outputs`` plus sinks (``preserve``/``no_prune``), in order."""
+    keep: set[int] = set()
+    stack = [node.source for node in outputs]
+    stack += [op for op in ops if op.preserve or op.schema.no_prune]
+    while stack:
+        op = stack.pop()
+        if id(op) in keep:
+            continue
+        keep.add(id(op))
+        stack.extend(node.source for node in op.upstream())
+    return [op for op in ops if id(op) in keep]
+
+
+def ordered_ops(ops: Sequence[OpNode]) -> list[OpNode]:
+    """Topological order (creation order already is one; checked for foreign nodes)."""
+    seen: set[int] = set()
+    for op in ops:
+        for node in op.upstream():
+            if id(node.source) not in seen:
+                raise ValueError(
+                    f"operator {op.name!r} reads {node.name!r}, which belongs to another pipeline"
+                )
+        seen.add(id(op))
+    return list(ops)
+
+
+def prepare(ops: Sequence[OpNode], outputs: Sequence[DataNode], registry: Registry) -> list[OpNode]:
+    """The operators to build for ``outputs``: pruned, rewritten by every graph pass registered
+    in ``registry`` (in registration order), and checked to be in topological order."""
+    kept = prune(ops, outputs)
+    for graph_pass, _owner in registry.graph_passes.values():
+        kept = list(load_object(graph_pass)(kept, outputs))
+    return ordered_ops(kept)
+
+
+def check_placement(ops: Sequence[OpNode], device_id: int | None) -> None:
+    """Raise PipelineError if a GPU-side operator is in a CPU-only pipeline (no ``device_id``)."""
+    for op in ops:
+        if op.device in ("gpu", "mixed") and device_id is None:
+            raise PipelineError(
+                f"operator {op.name!r} ({op.schema.name}) runs on {op.device}, but the "
+                "pipeline is CPU-only (device_id=None); pass device_id or use device='cpu'"
+            )

@@ -1,0 +1,206 @@
+"""The parent's records of a :class:`~feedline.core.workers.WorkerPool`: each worker's handle,
+the sources, batches and tasks under way, the resources a finalizer must release, and how
+callbacks are pickled for ``spawn``."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import time
+import types
+from collections import deque
+from collections.abc import Sequence
+from contextlib import suppress
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
+from multiprocessing.process import BaseProcess
+from typing import Any
+
+import numpy as np
+
+from feedline.core.workers.segments import ParentSegments
+from feedline.core.workers.tasks import CallbackError, Spec
+
+__all__ = [
+    "GRACE_S",
+    "BatchRecord",
+    "PoolResources",
+    "SourceRecord",
+    "TaskRecord",
+    "WorkerHandle",
+    "callback_name",
+    "pickle_sources",
+    "pickler_parts",
+]
+
+GRACE_S = 1.0
+"""Seconds the parent waits for a worker to stop (or to show its exit code) before acting."""
+
+
+def callback_name(callback: Any) -> str:
+    """A short name for error messages: ``module.qualname`` or a trimmed repr."""
+    qualname = getattr(callback, "__qualname__", None)
+    if qualname:
+        return f"{getattr(callback, '__module__', '?')}.{qualname}"
+    text = repr(callback)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def pickler_parts(pickler: Any) -> tuple[Any, dict[str, Any], dict[str, Any]]:
+    """Normalize ``callback_pickler`` to ``(pickler, dumps_kwargs, loads_kwargs)``."""
+    parts = pickler if isinstance(pickler, tuple) else (pickler, {}, {})
+    if len(parts) != 3 or not all(isinstance(kwargs, dict) for kwargs in parts[1:]):
+        raise TypeError(
+            "callback_pickler: expected an object with dumps/loads or a tuple "
+            f"(pickler, dumps_kwargs, loads_kwargs), got {pickler!r}"
+        )
+    if not all(callable(getattr(parts[0], attr, None)) for attr in ("dumps", "loads")):
+        raise TypeError(f"callback_pickler: {parts[0]!r} has no callable dumps() and loads()")
+    return parts
+
+
+def pickle_sources(
+    sources: Sequence[tuple[int, Spec]], pickler: tuple[Any, dict[str, Any], dict[str, Any]]
+) -> tuple[list[tuple[str, bytes, int | None, str]], tuple[str, Any, dict[str, Any]]]:
+    """Serialize ``(source_id, spec)`` pairs for ``spawn``; errors name the callback."""
+    dumper, dumps_kwargs, loads_kwargs = pickler
+    blobs = []
+    for source_id, (kind, callback, num_outputs, cycle) in sources:
+        try:
+            blob = dumper.dumps(callback, **dumps_kwargs)
+        except Exception as exc:
+            raise TypeError(
+                f"the callback {callback_name(callback)} of source {source_id} cannot be pickled "
+                f"for start_method='spawn' ({type(exc).__name__}: {exc}); define it at module "
+                "level, pass callback_pickler (e.g. cloudpickle) or use start_method='fork'"
+            ) from exc
+        blobs.append((kind, blob, num_outputs, cycle))
+    if isinstance(dumper, types.ModuleType):
+        return blobs, ("module", dumper.__name__, loads_kwargs)
+    try:
+        return blobs, ("object", pickle.dumps(dumper), loads_kwargs)
+    except Exception as exc:
+        raise TypeError(f"callback_pickler {dumper!r} cannot be pickled: {exc}") from exc
+
+
+@dataclass(eq=False)
+class WorkerHandle:
+    """The parent's record of one worker: its process, pipe ends, load and free slots."""
+
+    index: int
+    process: BaseProcess
+    tasks: Connection
+    results: Connection
+    pid: int | None = None
+    outstanding: int = 0
+    slots: int = 0
+    free: list[int] = field(default_factory=list)
+
+    def take_slot(self) -> int:
+        """A free slot of this worker's ring, or a new one."""
+        if self.free:
+            return self.free.pop()
+        self.slots += 1
+        return self.slots - 1
+
+
+@dataclass(eq=False)
+class SourceRecord:
+    """A source added to the pool, with its batches scheduled and not yet received."""
+
+    id: int
+    index: int
+    kind: str
+    callback: Any
+    prefetch: int
+    num_outputs: int | None
+    cycle: str
+    worker: int
+    pending: deque[BatchRecord] = field(default_factory=deque)
+
+
+@dataclass(eq=False)
+class BatchRecord:
+    """One scheduled batch: its parts (one per task) as they come back."""
+
+    source: SourceRecord
+    what: Any
+    parts: list[list[tuple[np.ndarray, ...]]]
+    remaining: int
+    stop: bool = False
+    errors: list[tuple[int, CallbackError]] = field(default_factory=list)
+    dropped: bool = False
+
+
+@dataclass(eq=False)
+class TaskRecord:
+    """One task sent to a worker: a part of a batch, in a slot of the worker's ring."""
+
+    batch: BatchRecord
+    part: int
+    worker: WorkerHandle
+    slot: int
+    first: int
+    payload: Any
+
+
+class PoolResources:
+    """Processes, pipes and segments of a pool: what its finalizer must release.
+
+    Kept apart from the pool object so that ``weakref.finalize`` can hold it without keeping
+    the pool alive. In a forked child (which inherits a copy) :meth:`shutdown` does nothing.
+    """
+
+    def __init__(self, segments: ParentSegments, epochs: Any) -> None:
+        self.owner = os.getpid()
+        self.segments = segments
+        self.epochs = epochs
+        self.workers: list[WorkerHandle] = []
+        self.closed = False
+
+    def apply(self, worker: WorkerHandle, updates: list[tuple[int, int]]) -> None:
+        """Install the segments a worker reported as created."""
+        for slot, seq in updates:
+            self.segments.install(worker.index, slot, seq)
+
+    def _drain_updates(self, worker: WorkerHandle, open_conns: set[Connection]) -> None:
+        try:
+            while worker.results.poll():
+                self.apply(worker, worker.results.recv()[2])
+        except (EOFError, OSError, pickle.UnpicklingError):
+            open_conns.discard(worker.results)
+
+    def shutdown(self) -> None:
+        """Stop the workers (terminating stragglers) and unlink every segment; idempotent."""
+        if self.closed or os.getpid() != self.owner:
+            return
+        self.closed = True
+        for index in range(len(self.epochs)):
+            self.epochs[index] += 1
+        started = [w for w in self.workers if w.pid is not None]
+        for worker in started:
+            with suppress(OSError):
+                worker.tasks.send(None)
+        open_conns = {w.results for w in started}
+        deadline = time.monotonic() + GRACE_S
+        alive = [w for w in started if w.process.exitcode is None]
+        while alive and (left := deadline - time.monotonic()) > 0:
+            watched: dict[Any, WorkerHandle] = {w.process.sentinel: w for w in alive}
+            watched.update({w.results: w for w in alive if w.results in open_conns})
+            for ready in wait(list(watched), left):
+                self._drain_updates(watched[ready], open_conns)
+            alive = [w for w in alive if w.process.exitcode is None]
+        for worker in alive:
+            worker.process.terminate()
+            worker.process.join(GRACE_S)
+            if worker.process.exitcode is None:
+                worker.process.kill()
+        for worker in self.workers:
+            if worker.results in open_conns:
+                self._drain_updates(worker, open_conns)
+            worker.tasks.close()
+            worker.results.close()
+            if worker.pid is not None:
+                worker.process.join()
+                worker.process.close()
+        self.segments.release_all()
