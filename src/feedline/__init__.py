@@ -11,12 +11,13 @@ import importlib
 from typing import Any
 
 from feedline import types
-from feedline.core.errors import OperatorError, PipelineError, PluginError
+from feedline.core.errors import CorruptDataWarning, OperatorError, PipelineError, PluginError
 from feedline.core.pipeline import Pipeline, pipeline_def
 from feedline.core.tensor import TensorCPU, TensorListCPU
 
 __version__ = "0.1.0"
 __all__ = [
+    "CorruptDataWarning",
     "OperatorError",
     "Pipeline",
     "PipelineError",

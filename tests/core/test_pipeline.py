@@ -138,7 +138,8 @@ def test_run_with_named_inputs_needs_depth_one() -> None:
 def test_pruning_and_preserve() -> None:
     source, _ = counter_source()
 
-    @pipeline_def(batch_size=2, num_threads=1, device_id=None)
+    # No iteration computed ahead, so the run counts below are exact.
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None, prefetch_queue_depth=1)
     def graph():
         data = fn.external_source(source=source, batch=True)
         fn.copy(data, name="unused")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["OperatorError", "PipelineError", "PluginError"]
+__all__ = ["CorruptDataWarning", "OperatorError", "PipelineError", "PluginError"]
 
 
 class PipelineError(RuntimeError):
@@ -11,6 +11,12 @@ class PipelineError(RuntimeError):
 
 class PluginError(RuntimeError):
     """A plugin failed to load or registered something invalid."""
+
+
+class CorruptDataWarning(UserWarning):
+    """A sample was decoded despite recoverable damage (e.g. libjpeg's "Corrupt JPEG data");
+    the message names the sample's source. Turn it into an error with
+    ``warnings.simplefilter("error", CorruptDataWarning)``."""
 
 
 class OperatorError(PipelineError):

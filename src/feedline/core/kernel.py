@@ -9,6 +9,7 @@ pipeline's thread pool (fusing chains of per-sample operators into one task per 
 from __future__ import annotations
 
 import threading
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
@@ -16,6 +17,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 import numpy as np
 
 from feedline.core.buffers import BufferPool, unreferenced
+from feedline.core.errors import CorruptDataWarning
 from feedline.core.tensor import TensorListCPU
 
 if TYPE_CHECKING:
@@ -201,6 +203,27 @@ class BatchArena:
             ):
                 return None
         return buffer
+
+
+_ACTIVE = threading.local()
+
+
+def set_active_source(source_info: str) -> None:
+    """Record the source of the sample this thread is processing (set by the executor)."""
+    _ACTIVE.source_info = source_info
+
+
+def active_source() -> str:
+    """The source (file path) of the sample this thread is processing, or ``""``: lets a
+    kernel's helpers name the sample in a warning without passing the context down."""
+    return getattr(_ACTIVE, "source_info", "")
+
+
+def warn_corrupt_data(message: str) -> None:
+    """Warn (:class:`~feedline.core.errors.CorruptDataWarning`) that the active sample was
+    decoded despite recoverable damage described by ``message``; the warning names the sample."""
+    where = active_source() or "a sample without source information"
+    warnings.warn(CorruptDataWarning(f"{where}: {message}"), stacklevel=3)
 
 
 class SampleContext:

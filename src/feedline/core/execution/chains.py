@@ -18,7 +18,7 @@ import numpy as np
 from feedline.core.buffers import BufferPool
 from feedline.core.errors import OperatorError
 from feedline.core.graph import OpNode
-from feedline.core.kernel import BatchArena, SampleContext, SampleKernel
+from feedline.core.kernel import BatchArena, SampleContext, SampleKernel, set_active_source
 from feedline.core.tensor import TensorListCPU
 
 __all__ = ["Chain", "ChainRun"]
@@ -180,6 +180,7 @@ class ChainRun:
                         args[name] = _sample_arg(value, kind)
                 start = time.perf_counter()
                 context = SampleContext(i, iteration, source, in_layouts, seed, self.arenas[id(op)])
+                set_active_source(source)
                 result = kernel.run_sample(ins, args, context)
                 context.release()
                 self.timings[position][i] = time.perf_counter() - start

@@ -349,6 +349,11 @@ class Executor:
         """The kernel that runs ``op``."""
         return self.kernels[id(op)]
 
+    def abort(self) -> None:
+        """Stop starting per-sample work (the samples running finish); the iteration under way
+        then fails. For a pipeline that is shutting down."""
+        self.pool.abort()
+
     def close(self) -> None:
         """Drop the work started early, stop the thread pool and close every kernel."""
         self.discard_overlapped()

@@ -6,19 +6,88 @@ and ``next_result()`` waits for the oldest. With ``background=True`` they are co
 background thread while the consumer works on earlier ones; otherwise at once, in ``schedule()``.
 The end of the input (:class:`~feedline.core.execution.executor.EndOfData`) stops the epoch; any
 other failure stops the queue for good and is re-raised to the consumer.
+
+Shutting down never runs queued work: :meth:`IterationQueue.close` cancels the iterations not
+started yet and waits only for the one being computed (or for none, with ``wait=False``), and a
+consumer interrupted while it waits (Ctrl-C) cancels them too. The background thread is a daemon
+that holds the queue only weakly between iterations, so neither a dropped pipeline nor
+interpreter exit waits for it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import threading
+import weakref
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import CancelledError, Future
 
 from feedline.core.errors import PipelineError
 from feedline.core.execution.executor import EndOfData, IterationResult
 
 __all__ = ["IterationQueue"]
+
+
+class _Runner:
+    """A daemon thread computing requested iterations one after another, in request order.
+
+    It holds the computation (:meth:`IterationQueue._compute`) weakly, so it keeps nothing alive;
+    it ends when closed or when its queue is collected.
+    """
+
+    def __init__(self, compute: Callable[[], IterationResult]) -> None:
+        self._compute = weakref.WeakMethod(compute)  # type: ignore[arg-type]
+        self._lock = threading.Condition()
+        self._todo: deque[Future[IterationResult]] = deque()
+        self._running: Future[IterationResult] | None = None
+        self._closed = False
+        self._thread = threading.Thread(target=self._loop, name="feedline-pipeline", daemon=True)
+        self._thread.start()
+
+    def submit(self) -> Future[IterationResult]:
+        """Request the next iteration; its future completes when it is computed."""
+        future: Future[IterationResult] = Future()
+        with self._lock:
+            self._todo.append(future)
+            self._lock.notify()
+        return future
+
+    def _loop(self) -> None:
+        while True:
+            with self._lock:
+                while not self._todo and not self._closed:
+                    self._lock.wait(timeout=0.5)
+                    if self._compute() is None:
+                        return
+                if self._closed:
+                    return
+                future = self._running = self._todo.popleft()
+            if future.set_running_or_notify_cancel():
+                self._run_one(future)
+            with self._lock:
+                self._running = None
+                self._lock.notify_all()
+
+    def _run_one(self, future: Future[IterationResult]) -> None:
+        compute = self._compute()
+        if compute is None:
+            future.set_exception(EndOfData("the pipeline was closed"))
+            return
+        try:
+            future.set_result(compute())
+        except BaseException as exc:  # delivered to the consumer, never lost in this thread
+            future.set_exception(exc)
+
+    def close(self, wait: bool) -> None:
+        """Cancel what has not started; with ``wait``, wait for the iteration being computed."""
+        with self._lock:
+            self._closed = True
+            while self._todo:
+                self._todo.popleft().cancel()
+            self._lock.notify_all()
+            while wait and self._running is not None:
+                self._lock.wait()
 
 
 class IterationQueue:
@@ -42,7 +111,7 @@ class IterationQueue:
         self._discard = discard
         self._depth = depth
         self._background = background
-        self._runner: ThreadPoolExecutor | None = None
+        self._runner: _Runner | None = None
         self._pending: deque[Future[IterationResult]] = deque()
         self._first_in_epoch = True
         self.iteration = 0
@@ -80,8 +149,8 @@ class IterationQueue:
         for _ in range(count):
             if self._background:
                 if self._runner is None:
-                    self._runner = ThreadPoolExecutor(1, thread_name_prefix="feedline-pipeline")
-                self._pending.append(self._runner.submit(self._compute))
+                    self._runner = _Runner(self._compute)
+                self._pending.append(self._runner.submit())
                 continue
             future: Future[IterationResult] = Future()
             try:
@@ -100,17 +169,31 @@ class IterationQueue:
         self._raise_if_failed()
         if not self._pending:
             raise StopIteration
-        future = self._pending.popleft()
+        future = self._pending[0]
         try:
-            return future.result()
+            result = future.result()
+        except CancelledError:
+            self._pending.popleft()
+            raise PipelineError(
+                "the iteration was cancelled: the pipeline was interrupted or closed (build() "
+                "again after close())"
+            ) from None
+        except (KeyboardInterrupt, SystemExit):
+            # Interrupted while waiting: drop the work queued behind, keep this one for a retry.
+            self.stop()
+            raise
         except EndOfData:
+            self._pending.popleft()
             self._drain()
             self.end_reached = True
             raise StopIteration from None
         except BaseException as exc:
+            self._pending.popleft()
             self._drain()
             self.failure = exc
             raise
+        self._pending.popleft()
+        return result
 
     def new_epoch(self) -> bool:
         """Start a new epoch if the input had ended; whether it had."""
@@ -122,13 +205,21 @@ class IterationQueue:
         return True
 
     def close(self, wait: bool = True) -> None:
-        """Stop computing: the background thread ends (after its current iteration if ``wait``)
-        and nothing scheduled is handed out any more."""
+        """Stop computing: iterations not started are cancelled, the background thread ends
+        (after the iteration it is computing, which ``wait`` waits for) and nothing scheduled is
+        handed out any more."""
         self.stopped = True
         if self._runner is not None:
-            self._runner.shutdown(wait=wait, cancel_futures=True)
+            self._runner.close(wait)
             self._runner = None
         self._pending.clear()
+
+    def stop(self) -> None:
+        """Cancel the scheduled iterations that have not started; the one being computed goes
+        on (the consumer gave up, or the pipeline is closing)."""
+        self.stopped = True
+        for future in self._pending:
+            future.cancel()
 
     def _compute(self) -> IterationResult:
         if self.stopped:
@@ -153,6 +244,6 @@ class IterationQueue:
         while self._pending:
             future = self._pending.popleft()
             with contextlib.suppress(BaseException):
-                future.result()
+                future.cancel() or future.result()
         self._discard()
         self.requested = self.iteration

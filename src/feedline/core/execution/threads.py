@@ -62,6 +62,7 @@ class _Shared:
         self.finished = threading.Condition(self.lock)
         self.open: deque[Job[Any]] = deque()
         self.closed = False
+        self.aborted = False
 
     def claim(self, job: Job[Any]) -> int:
         """Hand out ``job``'s next item (the lock is held)."""
@@ -98,19 +99,33 @@ class _Shared:
             self.closed = True
             self.has_work.notify_all()
 
+    def abort(self) -> None:
+        """Hand out no item of any job any more; joins fail once their running items end."""
+        with self.lock:
+            self.aborted = True
+            for job in list(self.open):
+                self.drop(job)
+            self.finished.notify_all()
+
     def helper_loop(self, pin: Callable[[], None] | None) -> None:
         """A helper thread's life: take the oldest open job's next item until closed."""
         if pin is not None:
             pin()
-        while True:
-            with self.lock:
-                while not self.open and not self.closed:
-                    self.has_work.wait()
-                if self.closed:
-                    return
-                job = self.open[0]
-                index = self.claim(job)
-            self.execute(job, index)
+        while self._work_once():
+            pass
+
+    def _work_once(self) -> bool:
+        """Wait for an item and run it; False once closed. The job is a local of this call, so
+        an idle helper holds no reference to it (nor, through it, to a dropped pipeline)."""
+        with self.lock:
+            while not self.open and not self.closed:
+                self.has_work.wait()
+            if self.closed:
+                return False
+            job = self.open[0]
+            index = self.claim(job)
+        self.execute(job, index)
+        return True
 
 
 class ThreadPool:
@@ -149,7 +164,9 @@ class ThreadPool:
         handed out. :meth:`join` (or :meth:`cancel`) must follow."""
         shared = self._shared
         job = Job(fn, n, next(self._seq))
-        if n > 0:
+        if shared.aborted:
+            job.cancelled = True
+        elif n > 0:
             with shared.lock:
                 shared.open.append(job)
                 if self._threads and n > 1:
@@ -187,6 +204,8 @@ class ThreadPool:
             shared.execute(target, index)
         if job.failure is not None:
             raise job.failure
+        if job.cancelled and job.completed < job.n:
+            raise RuntimeError("the thread pool was aborted before the job finished")
         return job.results
 
     def cancel(self, job: Job[Any]) -> None:
@@ -200,6 +219,11 @@ class ThreadPool:
     def map(self, fn: Callable[[int], T], n: int) -> list[T]:
         """``fn(i)`` for ``i < n``, run on the pool and the calling thread; results in order."""
         return self.join(self.open(fn, n))
+
+    def abort(self) -> None:
+        """Stop handing out items of every job, without waiting: a pipeline that is shutting
+        down waits only for the items already running, not for the ones queued."""
+        self._shared.abort()
 
     def close(self) -> None:
         """Stop the helper threads once they finish the item in hand."""

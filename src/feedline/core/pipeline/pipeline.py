@@ -135,6 +135,7 @@ class Pipeline(PipelineProperties, ReaderState):
         self._graph = Graph(owner=self)
         self._outputs: list[DataNode] | None = None
         self._built = False
+        self._built_before_with: list[bool] = []
         self._executor: Executor | None = None
         self._built_ops: list[OpNode] = []
         self._seeds: dict[str, int] = {}
@@ -175,16 +176,22 @@ class Pipeline(PipelineProperties, ReaderState):
         return pipeline
 
     def __enter__(self) -> Pipeline:
+        """Define the graph in this block (as in DALI); a pipeline built inside the block is
+        closed when it ends, so ``with my_pipeline() as pipe: pipe.build(); ...`` frees its
+        threads, worker processes and memory maps however the block is left."""
         self._graph.__enter__()
+        self._built_before_with.append(self._built)
         return self
 
     def __exit__(self, *exc: Any) -> None:
         self._graph.__exit__(*exc)
+        if not self._built_before_with.pop() and self._built:
+            self.close()
 
     def set_outputs(self, *outputs: Any) -> None:
         """Set the pipeline outputs (DataNodes, or constants that become constant nodes)."""
         nodes: list[DataNode] = []
-        with self:
+        with self._graph:
             for index, value in enumerate(outputs):
                 if isinstance(value, DataNode):
                     nodes.append(value)
@@ -210,7 +217,7 @@ class Pipeline(PipelineProperties, ReaderState):
     def _ensure_defined(self) -> None:
         if self._outputs is not None:
             return
-        with self:
+        with self._graph:
             result = self.define_graph()
         outputs = result if isinstance(result, tuple) else (() if result is None else (result,))
         self.set_outputs(*outputs)
@@ -456,7 +463,14 @@ class Pipeline(PipelineProperties, ReaderState):
     # -- lifetime ---------------------------------------------------------------------------
 
     def close(self) -> None:
-        """Stop background threads and worker processes; idempotent."""
+        """Stop background threads and worker processes; idempotent.
+
+        Iterations and samples not started yet are dropped; only the work already running is
+        waited for.
+        """
+        self._queue.stop()
+        if self._executor is not None:
+            self._executor.abort()
         self._queue.close()
         if self._executor is not None:
             self._executor.close()

@@ -28,6 +28,9 @@ from feedline.core.workers.tasks import Spec
 
 __all__ = ["worker_main"]
 
+#: How often (seconds) an idle worker checks that its parent process is still alive.
+_ORPHAN_CHECK_S = 0.5
+
 
 def _load_sources(blobs: list[tuple[str, bytes, int | None, str]], pickler: tuple) -> list[Spec]:
     how, ref, loads_kwargs = pickler
@@ -132,10 +135,15 @@ def _run(spec: Spec, state: _IterState, epoch: int, payload: Any, ring: WorkerSe
         return "error", (position, "".join(trace), pickled)
 
 
-def _read_tasks(conn: Connection, inbox: queue.SimpleQueue) -> None:
-    """Keep the task pipe drained so that the parent never blocks on a busy worker."""
+def _read_tasks(conn: Connection, inbox: queue.SimpleQueue, parent: int) -> None:
+    """Keep the task pipe drained so that the parent never blocks on a busy worker; stop when
+    the pipe closes or the parent process ``parent`` is gone (a forked sibling may hold a copy
+    of the pipe, so its end of file alone cannot be relied on to end an orphaned worker)."""
     while True:
         try:
+            while not conn.poll(_ORPHAN_CHECK_S):
+                if os.getppid() != parent:
+                    raise EOFError
             message = conn.recv()
         except (EOFError, OSError):
             message = None
@@ -185,7 +193,7 @@ def worker_main(
     if not _reply(results, ("ready", None, [], os.getpid())):
         return
     inbox: queue.SimpleQueue = queue.SimpleQueue()
-    threading.Thread(target=_read_tasks, args=(tasks, inbox), daemon=True).start()
+    threading.Thread(target=_read_tasks, args=(tasks, inbox, os.getppid()), daemon=True).start()
     ring = WorkerSegments(prefix, index)
     states: dict[int, _IterState] = {}
     try:

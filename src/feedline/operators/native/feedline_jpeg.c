@@ -3,8 +3,10 @@
  * Rows above the region are entropy-decoded but not transformed, rows below it are never
  * decoded, and only the iMCU columns that cover the region go through the inverse DCT, colour
  * upsampling and conversion. The pixels are those of a full decode. Recoverable corruption
- * (libjpeg warnings) is an error, as in simplejpeg's strict mode. Re-entrant: each call has its
- * own decoder state.
+ * (libjpeg warnings) is decoded as libjpeg recovers it and reported: the call returns 1 with the
+ * first warning in the error buffer, as the full decoder does in feedline, so a damaged file is
+ * accepted or refused alike whichever region is read. Re-entrant: each call has its own decoder
+ * state.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -27,6 +29,7 @@ struct error_manager {
     jmp_buf jump;
     char *message;
     int message_size;
+    int warned;
 };
 
 static void record_and_jump(j_common_ptr info) {
@@ -37,8 +40,14 @@ static void record_and_jump(j_common_ptr info) {
     longjmp(errors->jump, 1);
 }
 
+/* A warning (level < 0: corrupt data libjpeg recovers from): keep the first message. */
 static void on_message(j_common_ptr info, int level) {
-    if (level < 0) record_and_jump(info); /* a warning: corrupt data */
+    struct error_manager *errors = (struct error_manager *)info->err;
+    if (level >= 0 || errors->warned) return;
+    char text[JMSG_LENGTH_MAX];
+    errors->base.format_message(info, text);
+    snprintf(errors->message, (size_t)errors->message_size, "%s", text);
+    errors->warned = 1;
 }
 
 /* Per-thread buffers that grow as needed and are freed when the thread ends: decoded regions
@@ -92,7 +101,7 @@ struct destination {
 };
 
 /* Decode rows y .. y + height - 1, columns x .. x + width - 1 of the image (raw orientation)
- * into `to`. Returns 0, or -1 with a message in `error`. */
+ * into `to`. Returns 0, 1 after a warning (its message in `error`), or -1 with a message. */
 static int decode_rows(const uint8_t *data, size_t size, int y, int x, int height, int width,
                        int format, struct destination *to, char *error, int error_size) {
     struct jpeg_decompress_struct info;
@@ -103,6 +112,7 @@ static int decode_rows(const uint8_t *data, size_t size, int y, int x, int heigh
     errors.base.emit_message = on_message;
     errors.message = error;
     errors.message_size = error_size;
+    errors.warned = 0;
     if (setjmp(errors.jump)) {
         jpeg_destroy_decompress(&info);
         free(row);
@@ -172,12 +182,12 @@ static int decode_rows(const uint8_t *data, size_t size, int y, int x, int heigh
     jpeg_abort_decompress(&info);
     jpeg_destroy_decompress(&info);
     free(row);
-    return 0;
+    return errors.warned;
 }
 
 /* Decode rows y .. y + height - 1, columns x .. x + width - 1 of the image (raw orientation)
  * into `out` (rows `out_stride` bytes apart, 3, 4 or 1 bytes per pixel for RGB, RGBX, GRAY).
- * Returns 0, or -1 with a message in `error`. */
+ * Returns 0, 1 after a warning (its message in `error`), or -1 with a message. */
 int fl_jpeg_decode_region(const uint8_t *data, size_t size, int y, int x, int height, int width,
                           int format, uint8_t *out, ptrdiff_t out_stride, char *error,
                           int error_size) {
@@ -199,7 +209,7 @@ static int axis_taps(int in_size, int out_size, double start, double end, int fi
 
 /* Resample rows [y0, y1) x columns [x0, x1) of a JPEG (raw orientation, image_h x image_w) to
  * out_h x out_w RGB (see resample.py), decoding only the pixels the filters read: the same
- * result as decoding the whole image and resampling it. Returns 0, or -1 with a message. */
+ * result as decoding the whole image and resampling it. Returns 0, 1 after a warning, or -1. */
 int fl_jpeg_decode_resample(const uint8_t *data, size_t size, int image_h, int image_w,
                             double y0, double y1, double x0, double x1, int row_filter,
                             int col_filter, int antialias, uint8_t *out, ptrdiff_t out_stride,
@@ -226,16 +236,16 @@ int fl_jpeg_decode_resample(const uint8_t *data, size_t size, int image_h, int i
     for (int i = 0; i < out_h; ++i) row_first[i] -= top;
     for (int i = 0; i < out_w; ++i) col_first[i] -= left;
     struct destination band = {NULL, 0, NULL, 0, 0};
-    if (decode_rows(data, size, top, left, bottom - top, right - left, FORMAT_RGBX, &band, error,
-                    error_size) != 0)
-        goto done;
+    const int decoded = decode_rows(data, size, top, left, bottom - top, right - left,
+                                    FORMAT_RGBX, &band, error, error_size);
+    if (decoded < 0) goto done;
     if (fl_resample_u8(band.band + (ptrdiff_t)band.offset * 4, band.band_stride, 4, right - left,
                        out, out_stride, out_h, out_w, 3, row_first, row_taps, row_weights,
                        col_first, col_taps, col_weights) != 0) {
         snprintf(error, (size_t)error_size, "out of memory resampling");
         goto done;
     }
-    status = 0;
+    status = decoded;
 done:
     free(row_first);
     free(row_weights);
@@ -247,7 +257,7 @@ done:
 /* fl_jpeg_decode_resample followed by fl_normalize_u8 (crop_mirror_normalize without a crop):
  * out = resampled * gain[c] + offset[c], mirrored when `mirror`, written as float32 CHW
  * (planar) or HWC with `out_channels` channels, those past 3 set to `fill`. The resampled
- * 8-bit image lives in a per-thread buffer. Returns 0, or -1 with a message in `error`. */
+ * 8-bit image lives in a per-thread buffer. Returns 0, 1 after a warning, or -1 with a message. */
 int fl_jpeg_decode_resample_normalize(const uint8_t *data, size_t size, int image_h,
                                       int image_w, double y0, double y1, double x0, double x1,
                                       int row_filter, int col_filter, int antialias, int out_h,
@@ -260,11 +270,11 @@ int fl_jpeg_decode_resample_normalize(const uint8_t *data, size_t size, int imag
         snprintf(error, (size_t)error_size, "out of memory for the resampled image");
         return -1;
     }
-    if (fl_jpeg_decode_resample(data, size, image_h, image_w, y0, y1, x0, x1, row_filter,
-                                col_filter, antialias, resampled, stride, out_h, out_w, error,
-                                error_size) != 0)
-        return -1;
+    const int status = fl_jpeg_decode_resample(data, size, image_h, image_w, y0, y1, x0, x1,
+                                               row_filter, col_filter, antialias, resampled,
+                                               stride, out_h, out_w, error, error_size);
+    if (status < 0) return -1;
     fl_normalize_u8(resampled, stride, out_h, out_w, 3, mirror, gain, offset, out, planar,
                     out_channels, fill);
-    return 0;
+    return status;
 }

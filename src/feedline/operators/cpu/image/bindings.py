@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from feedline.core.kernel import warn_corrupt_data
 from feedline.operators.cpu.image.windows import Source
 from feedline.operators.native.libraries import CPU_LIBRARY, JPEG_LIBRARY
 
@@ -66,14 +67,18 @@ def _float_pointer(ffi: Any, values: Any) -> Any:
 
 
 def _call_decoder(ffi: Any, function: Any, *args: Any) -> None:
-    """Call a ``fl_jpeg_*`` entry point, which takes an error buffer and its size last.
+    """Call a ``fl_jpeg_*`` entry point, which takes an error buffer and its size last; a
+    recoverable corruption it decoded through is warned about (:func:`warn_corrupt_data`).
 
     Raises:
         ValueError: the call failed; the message is the decoder's.
     """
     error = ffi.new("char[]", 200)
-    if function(*args, error, len(error)) != 0:
+    status = function(*args, error, len(error))
+    if status < 0:
         raise ValueError(ffi.string(error).decode(errors="replace"))
+    if status > 0:
+        warn_corrupt_data(f"corrupt JPEG data: {ffi.string(error).decode(errors='replace')}")
 
 
 def _interleaved(image: np.ndarray) -> bool:

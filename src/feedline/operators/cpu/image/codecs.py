@@ -26,6 +26,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from feedline.core.kernel import warn_corrupt_data
 from feedline.core.types import ImageType
 from feedline.operators.cpu.image.bindings import (
     Normalization,
@@ -114,6 +115,22 @@ _SOF_MARKERS = frozenset(
 )
 #: libjpeg's colour space names by component count, as simplejpeg reports them.
 _COLORSPACE_OF = {1: "Gray", 3: "YCbCr", 4: "CMYK"}
+#: Largest image (height × width) a decoder allocates: Pillow's own limit, about 179 megapixels.
+#: A header that claims more is refused before any pixel memory is allocated.
+MAX_IMAGE_PIXELS = 178_956_970
+
+
+def check_image_size(height: int, width: int) -> None:
+    """Refuse an image whose header claims more than :data:`MAX_IMAGE_PIXELS` pixels.
+
+    Raises:
+        ValueError: naming the claimed size and the limit.
+    """
+    if height * width > MAX_IMAGE_PIXELS:
+        raise ValueError(
+            f"image of {width}x{height} = {height * width / 1e6:.1f} megapixels exceeds the "
+            f"decoder's limit of {MAX_IMAGE_PIXELS / 1e6:.1f} megapixels"
+        )
 
 
 def _scan_jpeg(data: Any) -> tuple[tuple[int, int, int] | None, int]:
@@ -229,9 +246,13 @@ class PillowCodec(ImageCodec):
         from PIL import Image
 
         try:
-            return Image.open(io.BytesIO(data))
+            image = Image.open(io.BytesIO(data))
+        except Image.DecompressionBombError as exc:  # Pillow's own size limit, before decoding
+            raise ValueError(f"image too large: {exc}") from None
         except (OSError, SyntaxError, ValueError, struct.error) as exc:
             raise ValueError(f"unrecognised or corrupt image data: {exc}") from None
+        check_image_size(image.height, image.width)
+        return image
 
     @staticmethod
     def _orientation(image: Any) -> int:
@@ -294,11 +315,13 @@ class JpegCodec(PillowCodec):
             return None
         frame, orientation = _scan_jpeg(data)
         if frame is not None and frame[0] > 0 and frame[1] > 0 and frame[2] in _COLORSPACE_OF:
+            check_image_size(frame[0], frame[1])
             return frame[0], frame[1], _COLORSPACE_OF[frame[2]], orientation
         try:
             height, width, colorspace, _ = _simplejpeg.decode_jpeg_header(data)
         except ValueError as exc:
             raise ValueError(f"corrupt JPEG header: {exc}") from None
+        check_image_size(height, width)
         return height, width, colorspace, orientation
 
     def probe(self, data: Any) -> JpegProbe:
@@ -360,7 +383,13 @@ class JpegCodec(PillowCodec):
         try:
             return _simplejpeg.decode_jpeg(data, colorspace, strict=True)
         except ValueError as exc:
+            damage = str(exc)
+        try:  # a libjpeg warning is recoverable: decode as libjpeg recovers, and say so
+            image = _simplejpeg.decode_jpeg(data, colorspace, strict=False)
+        except ValueError as exc:
             raise ValueError(f"corrupt or truncated JPEG data: {exc}") from None
+        warn_corrupt_data(f"corrupt JPEG data: {damage}")
+        return image
 
     def decode_resampled(
         self,
