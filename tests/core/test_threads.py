@@ -104,6 +104,29 @@ def test_the_first_failure_is_raised_and_the_remaining_items_are_not_run(pool2) 
     assert pool2.map(lambda i: i + 1, 5) == [1, 2, 3, 4, 5]  # the pool is still usable
 
 
+@settings(max_examples=25, deadline=None)
+@given(
+    num_threads=st.integers(2, 4),
+    failing=st.sets(st.integers(0, 15), min_size=1, max_size=6),
+    delays=st.lists(st.floats(0, 0.004), min_size=16, max_size=16),
+)
+def test_of_several_failures_the_lowest_index_is_raised_whatever_the_timing(
+    num_threads: int, failing: set[int], delays: list[float]
+) -> None:
+    def item(i: int) -> int:
+        time.sleep(delays[i])  # later items may fail first
+        if i in failing:
+            raise ValueError(f"item {i}")
+        return i
+
+    pool = ThreadPool(num_threads)
+    try:
+        with pytest.raises(ValueError, match=rf"^item {min(failing)}$"):
+            pool.map(item, 16)
+    finally:
+        pool.close()
+
+
 def test_cancel_waits_for_running_items_and_drops_the_rest(pool2) -> None:
     release = threading.Event()
     started = threading.Event()

@@ -29,7 +29,17 @@ T = TypeVar("T")
 class Job(Generic[T]):
     """One map over the pool: items ``0 … n-1`` handed out in order, results kept by index."""
 
-    __slots__ = ("cancelled", "claimed", "completed", "failure", "fn", "n", "results", "seq")
+    __slots__ = (
+        "cancelled",
+        "claimed",
+        "completed",
+        "failure",
+        "failure_index",
+        "fn",
+        "n",
+        "results",
+        "seq",
+    )
 
     def __init__(self, fn: Callable[[int], T], n: int, seq: int) -> None:
         self.fn = fn
@@ -39,6 +49,7 @@ class Job(Generic[T]):
         self.claimed = 0
         self.completed = 0
         self.failure: BaseException | None = None
+        self.failure_index = n
         self.cancelled = False
 
     @property
@@ -73,15 +84,18 @@ class _Shared:
         return index
 
     def execute(self, job: Job[Any], index: int) -> None:
-        """Run one item and record its result or failure; the first failure cancels the rest."""
+        """Run one item and record its result or failure. A failure stops the handing out of
+        the job's items; the job keeps the failure of the lowest index (items are handed out in
+        order and the join waits for those running, so that is the lowest failing item overall,
+        whatever the threads' timing)."""
         try:
             job.results[index] = job.fn(index)
             failure = None
         except BaseException as exc:
             failure = exc
         with self.lock:
-            if failure is not None and job.failure is None:
-                job.failure = failure
+            if failure is not None and index < job.failure_index:
+                job.failure, job.failure_index = failure, index
                 self.drop(job)
             job.completed += 1
             if job.finished:

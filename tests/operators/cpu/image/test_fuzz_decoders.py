@@ -249,3 +249,23 @@ def test_recoverable_damage_is_a_warning_that_names_the_file(corpus_dir: Path) -
         with pytest.warns(CorruptDataWarning, match=str(cut)):
             outcome = decode_one(cut, decoder)
         assert isinstance(outcome, np.ndarray), (decoder, outcome)
+
+
+def test_the_lowest_failing_sample_is_reported_every_time(tmp_path: Path) -> None:
+    good = base_images()["baseline.jpg"]
+    names = ["0_good.jpg", "1_bad.jpg", "2_good.jpg", "3_bad.jpg", "4_bad.jpg", "5_good.jpg"]
+    for name in names:
+        (tmp_path / name).write_bytes(good if "good" in name else b"\xff\xd8\xff garbage")
+
+    @pipeline_def(batch_size=6, num_threads=3, device_id=None, seed=1, prefetch_queue_depth=1)
+    def graph() -> Any:
+        jpegs, _ = fn.readers.file(files=[str(tmp_path / n) for n in names])
+        return fn.decoders.image(jpegs)
+
+    for _ in range(10):
+        pipe = graph()
+        with pytest.raises(Exception, match="1_bad.jpg") as info:
+            pipe.build()
+            pipe.run()
+        assert "3_bad" not in str(info.value) and "4_bad" not in str(info.value)
+        pipe.close()
