@@ -1,0 +1,29 @@
+"""Processing steps: the base contract, sub-tree wrappers and a few ready steps."""
+
+from feedline.plugins.structured.steps.affine import AffineTransformer
+from feedline.plugins.structured.steps.base import (
+    DataGroupArrayInPathElementsAppliedStep,
+    DataGroupArrayWithNameElementsAppliedStep,
+    DataGroupInPathAppliedStep,
+    DataGroupsWithNameAppliedStep,
+    FormatError,
+    GroupToApplyToSelectedStepBase,
+    PipelineStepBase,
+)
+from feedline.plugins.structured.steps.image import ImageDecoder, PhotoMetricDistorter
+from feedline.plugins.structured.steps.structural import PaddingToUniform, UnneededFieldRemover
+
+__all__ = [
+    "AffineTransformer",
+    "DataGroupArrayInPathElementsAppliedStep",
+    "DataGroupArrayWithNameElementsAppliedStep",
+    "DataGroupInPathAppliedStep",
+    "DataGroupsWithNameAppliedStep",
+    "FormatError",
+    "GroupToApplyToSelectedStepBase",
+    "ImageDecoder",
+    "PaddingToUniform",
+    "PhotoMetricDistorter",
+    "PipelineStepBase",
+    "UnneededFieldRemover",
+]
