@@ -3,6 +3,7 @@ the hypothesis profile."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -38,12 +39,28 @@ def _has_gpu() -> bool:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Skip ``gpu``-marked tests on machines without a CUDA device."""
-    if any("gpu" in item.keywords for item in items) and not _has_gpu():
-        skip = pytest.mark.skip(reason="needs a CUDA device and CuPy")
-        for item in items:
-            if "gpu" in item.keywords:
-                item.add_marker(skip)
+    """Skip ``gpu``-marked tests on machines without a CUDA device (``FEEDLINE_REQUIRE_GPU=1``
+    makes them fail there instead).
+
+    Reads the marker, not ``item.keywords``: keywords also hold the names of the folders above
+    the test, and a checkout in a folder named ``gpu`` would skip every test.
+    """
+    marked = [item for item in items if item.get_closest_marker("gpu") is not None]
+    if not marked or _has_gpu():
+        return
+    if os.environ.get("FEEDLINE_REQUIRE_GPU", "").strip() in ("1", "true", "yes"):
+        fail = pytest.mark.usefixtures("_gpu_required")
+        for item in marked:
+            item.add_marker(fail)
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA device and CuPy")
+    for item in marked:
+        item.add_marker(skip)
+
+
+@pytest.fixture
+def _gpu_required() -> None:
+    pytest.fail("FEEDLINE_REQUIRE_GPU=1 but no CUDA device (or CuPy) is available")
 
 
 @pytest.fixture

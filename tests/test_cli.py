@@ -31,6 +31,7 @@ def test_build_kernels_prints_the_cached_library(
     tmp_path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("FEEDLINE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("FEEDLINE_NVCC", str(tmp_path / "no-nvcc"))  # GPU build: tests/operators/gpu
     status = main(["build-kernels"])
     out, err = capsys.readouterr()
     if status != 0:
@@ -50,5 +51,8 @@ def test_build_kernels_reports_a_missing_compiler(
 ) -> None:
     monkeypatch.setenv("FEEDLINE_CACHE_DIR", str(tmp_path))
     monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
+    monkeypatch.setenv("FEEDLINE_NVCC", str(tmp_path / "no-nvcc"))
     assert main(["build-kernels"]) == 1
-    assert "no-such-cc" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "no-such-cc" in err
+    assert "note: GPU kernels skipped: FEEDLINE_NVCC=" in err

@@ -61,7 +61,22 @@ def _cmd_build_kernels(_: argparse.Namespace) -> int:
             else:
                 print(f"error: {error}", file=sys.stderr)
                 status = 1
-    return status
+    return status | _build_gpu_kernels()
+
+
+def _build_gpu_kernels() -> int:
+    """Build the GPU plugin's CUDA library (a note, not a failure, where there is no nvcc)."""
+    from feedline.operators.gpu.build import GpuUnavailableError, cuda_library_path
+    from feedline.operators.native import NativeBuildError
+
+    try:
+        print(cuda_library_path())
+    except GpuUnavailableError as error:
+        print(f"note: GPU kernels skipped: {error}", file=sys.stderr)
+    except NativeBuildError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -72,7 +87,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ops = commands.add_parser("ops", help="list operators, or show one operator's docs")
     ops.add_argument("name", nargs="?", help="operator name, e.g. readers.file")
     commands.add_parser(
-        "build-kernels", help="compile the C kernels for this machine now (else on first use)"
+        "build-kernels",
+        help="compile the C kernels (and, with nvcc, the CUDA kernels) now (else on first use)",
     )
     args = parser.parse_args(argv)
     handlers = {"plugins": _cmd_plugins, "ops": _cmd_ops, "build-kernels": _cmd_build_kernels}

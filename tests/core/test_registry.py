@@ -27,7 +27,8 @@ def with_gpu_flip(monkeypatch: pytest.MonkeyPatch) -> PluginSystem:
     """Every installed plugin plus the fake one adding a ``gpu`` kernel to ``flip``."""
     monkeypatch.syspath_prepend(str(FAKE_SITE))
     monkeypatch.delenv("FEEDLINE_PLUGINS", raising=False)
-    monkeypatch.setenv("FEEDLINE_DISABLED_PLUGINS", "fake-good,fake-broken,fake-conflict")
+    # The built-in gpu plugin owns flip's real gpu kernel: off, so the fake one can add its own.
+    monkeypatch.setenv("FEEDLINE_DISABLED_PLUGINS", "fake-good,fake-broken,fake-conflict,gpu")
     monkeypatch.delitem(sys.modules, "fake_gpu_flip_plugin", raising=False)
     with use_plugin_system(PluginSystem()) as system:
         system.ensure_loaded()
@@ -81,8 +82,15 @@ def test_a_device_without_a_kernel_is_refused_naming_those_with_one(
         fn.flip(fn.constant(idata=[1]), device="mixed")
 
 
-def test_without_the_plugin_flip_has_only_its_cpu_kernel(plugin_system: PluginSystem) -> None:
-    assert plugin_system.ensure_loaded().operators["flip"].devices == ("cpu",)
+def test_without_the_plugin_flip_has_only_its_cpu_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FEEDLINE_DISABLED_PLUGINS", "gpu")  # the built-in GPU kernels
+    monkeypatch.delenv("FEEDLINE_PLUGINS", raising=False)
+    with use_plugin_system(PluginSystem()) as plugin_system:
+        assert plugin_system.ensure_loaded().operators["flip"].devices == ("cpu",)
+        _refuses_missing_devices()
+
+
+def _refuses_missing_devices() -> None:
     with (
         Pipeline(batch_size=1, num_threads=1, device_id=0),
         pytest.raises(ValueError, match=r"no 'gpu' kernel registered \(available: cpu\)"),

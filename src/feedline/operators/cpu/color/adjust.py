@@ -41,10 +41,13 @@ __all__ = [
     "YIQ2RGB",
     "BrightnessContrastKernel",
     "ColorTwistKernel",
+    "bc_affine",
+    "bc_args",
     "brightness_contrast",
     "channel_axis",
     "color_twist",
     "twist_matrix",
+    "twist_params",
 ]
 
 RGB2YIQ = np.array(
@@ -64,6 +67,38 @@ def _default_center(dtype: np.dtype) -> float:
     return 0.5 if dtype.kind == "f" else (type_range(dtype)[1] + 1) / 2
 
 
+def bc_affine(
+    in_dtype: np.dtype,
+    out_type: np.dtype,
+    brightness: float = 1.0,
+    brightness_shift: float = 0.0,
+    contrast: float = 1.0,
+    contrast_center: float | None = None,
+) -> tuple[np.floating, np.floating, type]:
+    """``(gain, offset, work type)`` of brightness/contrast: ``out = in * gain + offset``
+    computed in the work type (float64 for 32/64-bit integer inputs, else float32)."""
+    center = _default_center(in_dtype) if contrast_center is None else contrast_center
+    wide = in_dtype.kind in "iu" and in_dtype.itemsize >= 4
+    work = np.float64 if wide else np.float32
+    b, c, center_w = work(brightness), work(contrast), work(center)
+    gain = b * c
+    offset = work(brightness_shift) * work(_positive_range(out_type)) + b * (
+        center_w - c * center_w
+    )
+    return gain, offset, work
+
+
+def bc_args(args: Mapping[str, Any]) -> dict[str, Any]:
+    """The keyword arguments of :func:`bc_affine` given an operator's (per-sample) arguments."""
+    center = args.get("contrast_center")
+    return {
+        "brightness": _arg(args, "brightness", 1.0),
+        "brightness_shift": _arg(args, "brightness_shift", 0.0),
+        "contrast": _arg(args, "contrast", 1.0),
+        "contrast_center": None if center is None else float(center),
+    }
+
+
 def brightness_contrast(
     image: np.ndarray,
     brightness: float = 1.0,
@@ -74,13 +109,8 @@ def brightness_contrast(
 ) -> np.ndarray:
     """Apply DALI's brightness/contrast formula (see the module doc) to any layout."""
     out_type = np.dtype(dtype) if dtype is not None else image.dtype
-    center = _default_center(image.dtype) if contrast_center is None else contrast_center
-    wide = image.dtype.kind in "iu" and image.dtype.itemsize >= 4
-    work = np.float64 if wide else np.float32
-    b, c, center_w = work(brightness), work(contrast), work(center)
-    gain = b * c
-    offset = work(brightness_shift) * work(_positive_range(out_type)) + b * (
-        center_w - c * center_w
+    gain, offset, work = bc_affine(
+        image.dtype, out_type, brightness, brightness_shift, contrast, contrast_center
     )
     if image.dtype == np.uint8:
         table = np.arange(256, dtype=work) * gain + offset
@@ -160,15 +190,7 @@ class BrightnessContrastKernel(SampleKernel):
         (image,) = inputs
         op = self.ctx.schema.name
         out_type = _checked_output_type(op, image, args, BC_TYPES)
-        center = args.get("contrast_center")
-        return brightness_contrast(
-            image,
-            brightness=_arg(args, "brightness", 1.0),
-            brightness_shift=_arg(args, "brightness_shift", 0.0),
-            contrast=_arg(args, "contrast", 1.0),
-            contrast_center=None if center is None else float(center),
-            dtype=out_type,
-        )
+        return brightness_contrast(image, dtype=out_type, **bc_args(args))
 
 
 class ColorTwistKernel(SampleKernel):
@@ -179,34 +201,47 @@ class ColorTwistKernel(SampleKernel):
     ) -> np.ndarray:
         """Twist the colours of one sample."""
         (image,) = inputs
-        op = self.ctx.schema.name
-        out_type = _checked_output_type(op, image, args, TWIST_TYPES)
-        axis = channel_axis(op, sample.layouts[0], image)
-        if image.shape[axis] != 3:
-            raise ValueError(
-                f"{op}: expected 3 colour channels, got {image.shape[axis]} "
-                f"(shape {image.shape}, layout {sample.layouts[0]!r})"
-            )
-        image_type = args.get("image_type", ImageType.RGB)
-        if image_type not in (ImageType.RGB, ImageType.BGR):
-            raise ValueError(
-                f"{op}: argument 'image_type' = {ImageType(image_type).name} is not supported; "
-                "expected RGB or BGR"
-            )
-        for name in ("saturation", "brightness", "contrast"):
-            if _arg(args, name, 1.0) < 0:
-                raise ValueError(f"{op}: argument {name!r} = {args[name]} must be non-negative")
-        brightness = _arg(args, "brightness", 1.0)
-        contrast = _arg(args, "contrast", 1.0)
-        matrix = twist_matrix(
-            _arg(args, "hue", 0.0),
-            _arg(args, "saturation", 1.0),
-            _arg(args, "value", 1.0),
-            brightness,
-            contrast,
+        matrix, offset, axis, out_type = twist_params(
+            self.ctx.schema.name, image, sample.layouts[0], args
         )
-        if image_type == ImageType.BGR:
-            matrix = matrix[::-1, ::-1]
-        half = 0.5 if image.dtype.kind == "f" else 128.0
-        offset = brightness * half * (1.0 - contrast)
         return color_twist(image, matrix, offset, axis, out_type)
+
+
+def twist_params(
+    op: str, image: Any, layout: str, args: Mapping[str, Any]
+) -> tuple[np.ndarray, float, int, np.dtype]:
+    """``(matrix, offset, channel axis, output type)`` of the colour twist of one sample.
+
+    Raises:
+        TypeError: unsupported input or output type.
+        ValueError: not 3 channels, an unsupported ``image_type``, a negative factor.
+    """
+    out_type = _checked_output_type(op, image, args, TWIST_TYPES)
+    axis = channel_axis(op, layout, image)
+    if image.shape[axis] != 3:
+        raise ValueError(
+            f"{op}: expected 3 colour channels, got {image.shape[axis]} "
+            f"(shape {image.shape}, layout {layout!r})"
+        )
+    image_type = args.get("image_type", ImageType.RGB)
+    if image_type not in (ImageType.RGB, ImageType.BGR):
+        raise ValueError(
+            f"{op}: argument 'image_type' = {ImageType(image_type).name} is not supported; "
+            "expected RGB or BGR"
+        )
+    for name in ("saturation", "brightness", "contrast"):
+        if _arg(args, name, 1.0) < 0:
+            raise ValueError(f"{op}: argument {name!r} = {args[name]} must be non-negative")
+    brightness = _arg(args, "brightness", 1.0)
+    contrast = _arg(args, "contrast", 1.0)
+    matrix = twist_matrix(
+        _arg(args, "hue", 0.0),
+        _arg(args, "saturation", 1.0),
+        _arg(args, "value", 1.0),
+        brightness,
+        contrast,
+    )
+    if image_type == ImageType.BGR:
+        matrix = matrix[::-1, ::-1]
+    half = 0.5 if image.dtype.kind == "f" else 128.0
+    return matrix, brightness * half * (1.0 - contrast), axis, out_type

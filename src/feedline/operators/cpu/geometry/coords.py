@@ -13,6 +13,7 @@ from feedline.core.types import DataType, to_numpy_dtype
 __all__ = [
     "CoordFlipKernel",
     "CoordTransformKernel",
+    "check_points",
     "flip_coords",
     "resolve_coord_layout",
     "transform_matrix",
@@ -71,8 +72,8 @@ def transform_matrix(in_dim: int, M: Any, T: Any, MT: Any) -> np.ndarray:
     return np.concatenate([matrix, translation[:, None]], axis=1)
 
 
-def transform_points(points: np.ndarray, affine: np.ndarray, dtype: DataType) -> np.ndarray:
-    """Apply ``[M | T]`` to the last axis of ``points`` and convert to float ``dtype``.
+def check_points(points: Any, affine: np.ndarray, dtype: DataType) -> None:
+    """Check points, matrix and output type of ``coord_transform``.
 
     Raises:
         TypeError: for non-numeric points or a non-floating output type.
@@ -89,6 +90,16 @@ def transform_points(points: np.ndarray, affine: np.ndarray, dtype: DataType) ->
             f"the transform expects {affine.shape[1] - 1}-component points, "
             f"got shape {points.shape}"
         )
+
+
+def transform_points(points: np.ndarray, affine: np.ndarray, dtype: DataType) -> np.ndarray:
+    """Apply ``[M | T]`` to the last axis of ``points`` and convert to float ``dtype``.
+
+    Raises:
+        TypeError: for non-numeric points or a non-floating output type.
+        ValueError: for 0-D points or a matrix whose width does not fit them.
+    """
+    check_points(points, affine, dtype)
     matrix, translation = affine[:, :-1], affine[:, -1]
     out = points.astype(np.float64) @ matrix.T + translation
     return out.astype(to_numpy_dtype(dtype))

@@ -23,9 +23,12 @@ __all__ = [
     "RESIZE_LAYOUTS",
     "RandomResizedCropKernel",
     "ResizeKernel",
+    "check_resample_input",
     "filters_from_args",
     "resample_layout",
     "rrc_size",
+    "rrc_window",
+    "spatial_size",
 ]
 
 RESIZE_LAYOUTS = ("HWC", "HW", "CHW", "FHWC", "FCHW")
@@ -68,7 +71,8 @@ def resample_layout(
     return stacked if layout == "FHWC" else np.ascontiguousarray(stacked.transpose(0, 3, 1, 2))
 
 
-def _spatial(layout: str, shape: tuple[int, ...]) -> tuple[int, int]:
+def spatial_size(layout: str, shape: tuple[int, ...]) -> tuple[int, int]:
+    """``(height, width)`` of a sample of ``shape`` in ``layout``."""
     return shape[layout.index("H")], shape[layout.index("W")]
 
 
@@ -80,16 +84,29 @@ class ResizeKernel(SampleKernel):
     ) -> np.ndarray:
         """Resize one sample."""
         (image,) = inputs
-        layout = resolve_layout("resize", sample.layouts[0], image.ndim, RESIZE_LAYOUTS, _DEFAULTS)
-        check_not_empty("resize", image)
-        out_type = output_dtype("resize", args["dtype"], image.dtype, _TYPES)
-        if image.dtype not in [np.dtype(t) for t in _TYPES]:
-            raise TypeError(
-                f"resize: input type {image.dtype} is not supported; expected uint8, int16, "
-                "uint16, int32 or float32"
-            )
-        out_size, source = resize_plan("resize", _spatial(layout, image.shape), args)
+        layout, out_type = check_resample_input("resize", image, sample.layouts[0], args)
+        out_size, source = resize_plan("resize", spatial_size(layout, image.shape), args)
         return resample_layout(image, layout, out_size, source, args, out_type)
+
+
+def check_resample_input(
+    op: str, image: Any, layout: str, args: Mapping[str, Any]
+) -> tuple[str, np.dtype]:
+    """``(layout, output type)`` of a ``resize``/``random_resized_crop`` sample.
+
+    Raises:
+        ValueError: an unsupported layout or an empty image.
+        TypeError: an unsupported input or output type.
+    """
+    layout = resolve_layout(op, layout, image.ndim, RESIZE_LAYOUTS, _DEFAULTS)
+    check_not_empty(op, image)
+    out_type = output_dtype(op, args["dtype"], image.dtype, _TYPES)
+    if image.dtype not in [np.dtype(t) for t in _TYPES]:
+        raise TypeError(
+            f"{op}: input type {image.dtype} is not supported; expected uint8, int16, "
+            "uint16, int32 or float32"
+        )
+    return layout, out_type
 
 
 def rrc_size(args: Mapping[str, Any]) -> tuple[int, int]:
@@ -156,10 +173,8 @@ class RandomResizedCropKernel(SampleKernel):
         """Crop and resize one sample (all frames of a sequence share the window)."""
         (image,) = inputs
         op = "random_resized_crop"
-        layout = resolve_layout(op, sample.layouts[0], image.ndim, RESIZE_LAYOUTS, _DEFAULTS)
-        check_not_empty(op, image)
-        out_type = output_dtype(op, args["dtype"], image.dtype, _TYPES)
-        height, width = _spatial(layout, image.shape)
+        layout, out_type = check_resample_input(op, image, sample.layouts[0], args)
+        height, width = spatial_size(layout, image.shape)
         y, x, h, w = rrc_window(args, height, width, sample.rng)
         source = ((float(y), float(y + h)), (float(x), float(x + w)))
         return resample_layout(image, layout, self._size, source, args, out_type)

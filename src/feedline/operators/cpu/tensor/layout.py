@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -20,7 +20,9 @@ __all__ = [
     "PadKernel",
     "TransposeKernel",
     "pad_extents",
+    "pad_plan",
     "transpose_layout",
+    "transpose_order",
 ]
 
 
@@ -63,15 +65,23 @@ class TransposeKernel(SampleKernel):
     ) -> np.ndarray:
         """Transpose one sample into a new contiguous array."""
         (data,) = inputs
-        perm = args["perm"]
-        order = _check_perm(perm, data.ndim) if perm else tuple(range(data.ndim - 1, -1, -1))
-        layout = args["output_layout"]
-        if layout is not None and len(layout) not in (0, data.ndim):
-            raise ValueError(
-                f"transpose: argument 'output_layout' = {layout!r} does not match a "
-                f"{data.ndim}-D output"
-            )
-        return np.ascontiguousarray(data.transpose(order))
+        return np.ascontiguousarray(data.transpose(transpose_order(args, data.ndim)))
+
+
+def transpose_order(args: Mapping[str, Any], ndim: int) -> tuple[int, ...]:
+    """The axis order of ``transpose`` for an ``ndim``-D sample (``perm``, default reversed).
+
+    Raises:
+        ValueError: ``perm`` is not a permutation, ``output_layout`` has the wrong length.
+    """
+    perm = args["perm"]
+    order = _check_perm(perm, ndim) if perm else tuple(range(ndim - 1, -1, -1))
+    layout = args["output_layout"]
+    if layout is not None and len(layout) not in (0, ndim):
+        raise ValueError(
+            f"transpose: argument 'output_layout' = {layout!r} does not match a {ndim}-D output"
+        )
+    return order
 
 
 def _axes_of(
@@ -133,6 +143,37 @@ def _fill_scalar(op: str, value: float, dtype: np.dtype) -> Any:
     return int(value) if dtype.kind in "iub" else value
 
 
+def pad_plan(
+    args: Mapping[str, Any],
+    layout: str,
+    shapes: Sequence[tuple[int, ...]],
+    dtype: np.dtype,
+    value: Callable[[str, int], Any],
+) -> tuple[list[tuple[int, ...]], list[Any]]:
+    """``pad``'s output shape and fill value of every sample (``value(name, i)`` reads the
+    per-sample arguments ``shape``, ``align`` and ``fill_value``; samples that need no padding
+    get None).
+
+    Raises:
+        ValueError: bad axes, an ``align`` below 1, a fill value outside the data type.
+    """
+    n = len(shapes)
+    axes = _axes_of("pad", layout, len(shapes[0]), args["axes"], args["axis_names"])
+    shape_args = [_spread("pad", "shape", value("shape", i), len(axes)) for i in range(n)]
+    align_args = [_spread("pad", "align", value("align", i), len(axes)) for i in range(n)]
+    for values in align_args:
+        if values is not None and min(values) < 1:
+            raise ValueError(f"pad: argument 'align' must be positive, got {values}")
+    extents = pad_extents(shapes, axes, shape_args, align_args)
+    fills = [
+        None
+        if extents[i] == tuple(shapes[i])
+        else _fill_scalar("pad", float(np.asarray(value("fill_value", i)).reshape(())), dtype)
+        for i in range(n)
+    ]
+    return extents, fills
+
+
 class PadKernel(Kernel):
     """Batch ``pad``: samples are padded at the end of the chosen axes with ``fill_value``."""
 
@@ -144,29 +185,20 @@ class PadKernel(Kernel):
             return [data]
         args, arg_inputs = self.args, batch.arg_inputs
         layout = data.layout()
-        ndim = samples[0].ndim
-        axes = _axes_of("pad", layout, ndim, args["axes"], args["axis_names"])
-        shapes = [s.shape for s in samples]
         n = len(samples)
-        shape_args = [
-            _spread("pad", "shape", per_sample(args, "shape", i, arg_inputs), len(axes))
-            for i in range(n)
-        ]
-        align_args = [
-            _spread("pad", "align", per_sample(args, "align", i, arg_inputs), len(axes))
-            for i in range(n)
-        ]
-        for values in align_args:
-            if values is not None and min(values) < 1:
-                raise ValueError(f"pad: argument 'align' must be positive, got {values}")
-        extents = pad_extents(shapes, axes, shape_args, align_args)
+        extents, fills = pad_plan(
+            args,
+            layout,
+            [s.shape for s in samples],
+            samples[0].dtype,
+            lambda name, i: per_sample(args, name, i, arg_inputs),
+        )
 
         def one(i: int) -> np.ndarray:
             sample = samples[i]
             if extents[i] == sample.shape:
                 return sample
-            fill = float(np.asarray(per_sample(args, "fill_value", i, arg_inputs)).reshape(()))
-            out = np.full(extents[i], _fill_scalar("pad", fill, sample.dtype), sample.dtype)
+            out = np.full(extents[i], fills[i], sample.dtype)
             out[tuple(slice(0, e) for e in sample.shape)] = sample
             return out
 

@@ -61,10 +61,10 @@ def _stat_array(name: str, value: Any, data: np.ndarray, axes: tuple[int, ...]) 
     return array
 
 
-def _inverse_std(variance: np.ndarray, epsilon: float) -> np.ndarray:
-    total = np.asarray(variance, dtype=np.float64) + epsilon
+def _inverse_std(variance: np.ndarray, epsilon: float, xp: Any = np) -> np.ndarray:
+    total = xp.asarray(variance, dtype=np.float64) + epsilon
     with np.errstate(divide="ignore"):
-        return np.where(total > 0, 1.0 / np.sqrt(np.where(total > 0, total, 1.0)), 0.0)
+        return xp.where(total > 0, 1.0 / xp.sqrt(xp.where(total > 0, total, 1.0)), 0.0)
 
 
 def normalize(
@@ -136,8 +136,10 @@ class NormalizeKernel(Kernel):
         return value
 
     def _statistics(
-        self, batch: Batch, samples: list[np.ndarray], axes: tuple[int, ...]
+        self, batch: Batch, samples: list[np.ndarray], axes: tuple[int, ...], xp: Any = np
     ) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """Per sample, the mean and inverse standard deviation (keepdims, float64), computed
+        with the array module ``xp`` (CuPy for the GPU kernel)."""
         args = self.args
         n = len(samples)
         given_mean = [self._given(batch, "mean", i) for i in range(n)]
@@ -157,15 +159,15 @@ class NormalizeKernel(Kernel):
                 )
             sums = sum(s.astype(np.float64).sum(axis=axes, keepdims=True) for s in samples)
             count = sum(int(np.prod([s.shape[a] for a in axes])) for s in samples)
-            mean = sums / count if given_mean[0] is None else np.asarray(given_mean[0], float)
+            mean = sums / count if given_mean[0] is None else xp.asarray(given_mean[0], float)
             if given_std[0] is None:
                 squares = sum(
                     ((s.astype(np.float64) - mean) ** 2).sum(axis=axes, keepdims=True)
                     for s in samples
                 )
-                inv = _inverse_std(squares / max(count - ddof, 1), epsilon)
+                inv = _inverse_std(squares / max(count - ddof, 1), epsilon, xp)
             else:
-                inv = _inverse_std(np.asarray(given_std[0], float) ** 2, epsilon)
+                inv = _inverse_std(xp.asarray(given_std[0], float) ** 2, epsilon, xp)
             return [mean] * n, [inv] * n
 
         def one(i: int) -> tuple[np.ndarray, np.ndarray]:
@@ -173,14 +175,14 @@ class NormalizeKernel(Kernel):
             if given_mean[i] is None:
                 mean = sample.mean(axis=axes, keepdims=True)
             else:
-                mean = _stat_array("mean", given_mean[i], sample, axes)
+                mean = xp.asarray(_stat_array("mean", given_mean[i], sample, axes))
             if given_std[i] is None:
                 count = int(np.prod([sample.shape[a] for a in axes]))
                 squares = ((sample - mean) ** 2).sum(axis=axes, keepdims=True)
-                inv = _inverse_std(squares / max(count - ddof, 1), epsilon)
+                inv = _inverse_std(squares / max(count - ddof, 1), epsilon, xp)
             else:
                 std = _stat_array("stddev", given_std[i], sample, axes)
-                inv = _inverse_std(std**2, epsilon)
+                inv = _inverse_std(xp.asarray(std) ** 2, epsilon, xp)
             return mean, inv
 
         stats = batch.map(one, n)
