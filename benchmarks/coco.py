@@ -190,7 +190,7 @@ def child(args: argparse.Namespace) -> None:
     if framework == "dali":
         import nvidia.dali.fn  # noqa: F401  (import cost is not build time)
     else:
-        import feedline.readers.coco_json  # noqa: F401
+        import feedline.readers.coco.parse  # noqa: F401
     kw["cache_dir"] = str(ann.parent / "cache") if task in ("warm", "warm_poly", "run") else ""
     if task.endswith("poly"):
         kw["polygon_masks"] = True

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from feedline.core.hookspecs import hookimpl
-from feedline.plugins.iterator import BaseIterator, LastBatchPolicy, check_output_types
+from feedline.plugins.iterator import BaseIterator, LastBatchPolicy, TaggedOutputs
 
 __all__ = [
     "ClassificationIterator",
@@ -39,10 +39,12 @@ def _import_torch() -> Any:
 class GenericIterator(BaseIterator):
     """Batches as ``[{name: torch.Tensor}]``, one dict per pipeline, in ``pipelines`` order.
 
-    Arguments as :class:`~feedline.plugins.iterator.BaseIterator`, plus ``dynamic_shape``, which
-    is accepted for DALI compatibility and has no effect: every batch gets its own tensors, so
-    shapes may always change from batch to batch. Every output must be dense (all samples of a
-    batch of one shape): tensors have shape ``(batch, *sample_shape)``.
+    Arguments as :class:`~feedline.plugins.iterator.BaseIterator` (``last_batch_padded``,
+    ``last_batch_policy`` and ``prepare_first_batch`` come after ``dynamic_shape``, as in DALI),
+    plus ``dynamic_shape``, which is accepted for DALI compatibility and has no effect: every
+    batch gets its own tensors, so shapes may always change from batch to batch. Every output
+    must be dense (all samples of a batch of one shape): tensors have shape
+    ``(batch, *sample_shape)``.
 
     Raises:
         RuntimeError: a ragged output (use :class:`RaggedIterator` or pad the samples).
@@ -61,22 +63,13 @@ class GenericIterator(BaseIterator):
         auto_reset: bool | str | None = False,
         fill_last_batch: bool | None = None,
         dynamic_shape: bool = False,
-        last_batch_padded: bool = False,
-        last_batch_policy: LastBatchPolicy = LastBatchPolicy.FILL,
-        prepare_first_batch: bool = True,
+        *args: Any,
+        **kwargs: Any,
     ) -> None:
         self._torch = _import_torch()
         self.dynamic_shape = bool(dynamic_shape)
         super().__init__(
-            pipelines,
-            output_map,
-            size=size,
-            reader_name=reader_name,
-            auto_reset=auto_reset,
-            fill_last_batch=fill_last_batch,
-            last_batch_padded=last_batch_padded,
-            last_batch_policy=last_batch_policy,
-            prepare_first_batch=prepare_first_batch,
+            pipelines, output_map, size, reader_name, auto_reset, fill_last_batch, *args, **kwargs
         )
 
     def _convert(self, batch: Any, name: str, pipe_index: int) -> Any:
@@ -94,35 +87,14 @@ class GenericIterator(BaseIterator):
 
 
 class ClassificationIterator(GenericIterator):
-    """:class:`GenericIterator` with ``output_map=["data", "label"]``."""
+    """:class:`GenericIterator` with ``output_map=["data", "label"]``; the other arguments in
+    :class:`GenericIterator`'s order, from ``size`` on."""
 
-    def __init__(
-        self,
-        pipelines: Any,
-        size: int = -1,
-        reader_name: str | None = None,
-        auto_reset: bool | str | None = False,
-        fill_last_batch: bool | None = None,
-        dynamic_shape: bool = False,
-        last_batch_padded: bool = False,
-        last_batch_policy: LastBatchPolicy = LastBatchPolicy.FILL,
-        prepare_first_batch: bool = True,
-    ) -> None:
-        super().__init__(
-            pipelines,
-            ["data", "label"],
-            size=size,
-            reader_name=reader_name,
-            auto_reset=auto_reset,
-            fill_last_batch=fill_last_batch,
-            dynamic_shape=dynamic_shape,
-            last_batch_padded=last_batch_padded,
-            last_batch_policy=last_batch_policy,
-            prepare_first_batch=prepare_first_batch,
-        )
+    def __init__(self, pipelines: Any, *args: Any, **kwargs: Any) -> None:
+        super().__init__(pipelines, ["data", "label"], *args, **kwargs)
 
 
-class RaggedIterator(GenericIterator):
+class RaggedIterator(TaggedOutputs, GenericIterator):
     """:class:`GenericIterator` for outputs whose samples differ in shape (boxes per image).
 
     ``output_types`` gives one tag per output (None: all dense):
@@ -131,44 +103,19 @@ class RaggedIterator(GenericIterator):
     * ``SPARSE_LIST_TAG`` (``"sparse_list"``): a list of per-sample tensors (zero-copy);
     * ``SPARSE_COO_TAG`` (``"sparse_coo"``): a sparse COO tensor ``(batch, max_n, *rest)`` of
       samples ``(n_i, *rest)`` (a copy).
+
+    The arguments after ``output_types`` are :class:`GenericIterator`'s, in its order from
+    ``auto_reset`` on.
     """
 
     DENSE_TAG = "dense"
     SPARSE_LIST_TAG = "sparse_list"
     SPARSE_COO_TAG = "sparse_coo"
+    TAGS = (DENSE_TAG, SPARSE_LIST_TAG, SPARSE_COO_TAG)
     ragged_hint = "tag the output 'sparse_list' or 'sparse_coo' in output_types"
 
-    def __init__(
-        self,
-        pipelines: Any,
-        output_map: Sequence[str],
-        size: int = -1,
-        reader_name: str | None = None,
-        output_types: Sequence[str] | None = None,
-        auto_reset: bool | str | None = False,
-        fill_last_batch: bool | None = None,
-        dynamic_shape: bool = False,
-        last_batch_padded: bool = False,
-        last_batch_policy: LastBatchPolicy = LastBatchPolicy.FILL,
-        prepare_first_batch: bool = True,
-    ) -> None:
-        tags = (self.DENSE_TAG, self.SPARSE_LIST_TAG, self.SPARSE_COO_TAG)
-        self._output_types = check_output_types(output_types, output_map, tags)
-        super().__init__(
-            pipelines,
-            output_map,
-            size=size,
-            reader_name=reader_name,
-            auto_reset=auto_reset,
-            fill_last_batch=fill_last_batch,
-            dynamic_shape=dynamic_shape,
-            last_batch_padded=last_batch_padded,
-            last_batch_policy=last_batch_policy,
-            prepare_first_batch=prepare_first_batch,
-        )
-
     def _convert(self, batch: Any, name: str, pipe_index: int) -> Any:
-        tag = self.DENSE_TAG if self._output_types is None else self._output_types[name]
+        tag = self._tag(name)
         if tag == self.DENSE_TAG:
             return super()._convert(batch, name, pipe_index)
         samples = [self._from_dlpack(batch[i], name, pipe_index) for i in range(len(batch))]

@@ -1,8 +1,8 @@
 """DALI's ``readers.coco`` semantics over parsed annotations: the per-sample index.
 
-:func:`build_index` turns :class:`~feedline.readers.coco_raw.RawCoco` (JSON order, unfiltered)
+:func:`build_index` turns :class:`~feedline.readers.coco.raw.RawCoco` (JSON order, unfiltered)
 into :class:`CocoIndex`: the samples in reading order with their annotations stored sample by
-sample — final values (spec §3.2–§3.5: sample order, ``images`` selection, size and crowd
+sample — final values (DALI's rules: sample order, ``images`` selection, size and crowd
 filters, class remapping, ``skip_empty``, ``ltrb`` and ``ratio``) — in a few flat NumPy arrays
 with offsets. The same arrays are what the preprocessed-annotation files and the cache store.
 """
@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from feedline.readers.coco_raw import RawCoco
+from feedline.readers.coco.raw import RawCoco, offsets, ranges
 
-__all__ = ["ARRAY_FIELDS", "CocoIndex", "CocoOptions", "build_index", "ranges"]
+__all__ = ["ARRAY_FIELDS", "CocoIndex", "CocoOptions", "build_index"]
 
 
 @dataclass(frozen=True)
@@ -125,7 +125,7 @@ class CocoIndex:
         return slice(int(self.ann_off[i]), int(self.ann_off[i + 1]))
 
     def polygons(self, i: int, coordinate_units: bool = False) -> tuple[np.ndarray, np.ndarray]:
-        """``(polygons int32 (P, 3), vertices float32 (V, 2))`` of sample ``i`` (spec §3.5).
+        """``(polygons int32 (P, 3), vertices float32 (V, 2))`` of sample ``i``.
 
         Args:
             i: the sample.
@@ -165,22 +165,6 @@ class CocoIndex:
         return vertices
 
 
-def ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
-    """Concatenation of ``arange(s, s + c)`` for each pair, vectorised."""
-    counts = np.asarray(counts, np.int64)
-    total = int(counts.sum())
-    ends = np.cumsum(counts)
-    return np.arange(total, dtype=np.int64) + np.repeat(
-        np.asarray(starts, np.int64) - ends + counts, counts
-    )
-
-
-def _offsets(counts: np.ndarray) -> np.ndarray:
-    out = np.zeros(counts.size + 1, np.int64)
-    np.cumsum(counts, out=out[1:])
-    return out
-
-
 def _sample_order(raw: RawCoco, images: tuple[str, ...] | None) -> np.ndarray:
     if images is None:
         return np.argsort(raw.image_ids, kind="stable")
@@ -194,7 +178,7 @@ def _labels(raw: RawCoco, remap: bool) -> np.ndarray:
         if cats.size and (np.abs(cats) >= 2**31).any():
             raise ValueError("a category_id does not fit in int32")
         return cats.astype(np.int32)
-    # Category entry k (first occurrence of an id) → k + 1; unknown ids → 0 (spec §3.3).
+    # Category entry k (first occurrence of an id) → k + 1; unknown ids → 0.
     unique, first = np.unique(raw.category_ids, return_index=True)
     if unique.size == 0:
         return np.zeros(cats.size, np.int32)
@@ -203,7 +187,7 @@ def _labels(raw: RawCoco, remap: bool) -> np.ndarray:
 
 
 def build_index(raw: RawCoco, options: CocoOptions) -> CocoIndex:
-    """Apply ``options`` to ``raw`` (spec §3.2–§3.5).
+    """Apply ``options`` to ``raw`` (DALI's rules).
 
     Raises:
         ValueError: a category id does not fit in int32 with ``avoid_class_remapping``.
@@ -237,7 +221,7 @@ def build_index(raw: RawCoco, options: CocoOptions) -> CocoIndex:
         image_ids=ids,
         widths=widths,
         heights=heights,
-        ann_off=_offsets(counts),
+        ann_off=offsets(counts),
         bboxes=bboxes,
         labels=_labels(raw, not options.avoid_class_remapping)[selected],
         options=options,
@@ -254,7 +238,7 @@ def _select_polygons(index: CocoIndex, raw: RawCoco, selected: np.ndarray) -> No
     assert raw.ann_poly_off is not None and raw.poly_vert_off is not None
     poly_counts = np.diff(raw.ann_poly_off)[selected]
     polys = ranges(raw.ann_poly_off[selected], poly_counts)
-    index.ann_poly_off = _offsets(poly_counts)
+    index.ann_poly_off = offsets(poly_counts)
     index.poly_first = raw.poly_vert_off[polys]
     index.poly_size = np.diff(raw.poly_vert_off)[polys]
     index.vertices = raw.vertices

@@ -1,9 +1,9 @@
 """The parsed content of a COCO annotation file as NumPy columns, and the reference parser.
 
-:class:`RawCoco` holds what ``readers.coco`` needs from the JSON (spec §3.2), one array per field,
+:class:`RawCoco` holds what ``readers.coco`` needs from the JSON, one array per field,
 in JSON order and before any filtering. :func:`raw_from_document` builds it from the document as
 Python objects (``json.load``); it is the reference the fast path in
-:mod:`feedline.readers.coco_json` must agree with, and the place where every validation error is
+:mod:`feedline.readers.coco.parse` must agree with, and the place where every validation error is
 phrased, naming the file, the entry (``annotations[12]``) and, when known, its line and column.
 """
 
@@ -20,6 +20,7 @@ __all__ = [
     "RawCoco",
     "Where",
     "offsets",
+    "ranges",
     "raw_from_document",
     "rle_runs",
     "rle_string",
@@ -336,6 +337,16 @@ def attach_rles(raw: RawCoco, rles: list[tuple[int, int, bytes]]) -> None:
     raw.rle_hw = np.array([(h, w) for h, w, _ in rles], dtype=np.int64).reshape(-1, 2)
     raw.rle_off = offsets([len(c) for _, _, c in rles])
     raw.rle_counts = np.frombuffer(b"".join(c for _, _, c in rles), np.uint8).copy()
+
+
+def ranges(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Concatenation of ``arange(s, s + c)`` for each pair, vectorised."""
+    counts = np.asarray(counts, np.int64)
+    total = int(counts.sum())
+    ends = np.cumsum(counts)
+    return np.arange(total, dtype=np.int64) + np.repeat(
+        np.asarray(starts, np.int64) - ends + counts, counts
+    )
 
 
 def offsets(counts: Sequence[int] | np.ndarray) -> np.ndarray:

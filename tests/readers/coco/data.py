@@ -19,22 +19,12 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
+SHARED = Path(__file__).resolve().parents[3] / ".." / "shared"
 DATA = SHARED / "data"
 REAL_COCO = (DATA / "coco" / "images", DATA / "coco" / "annotations" / "instances_train2017.json")
 PIXELWISE = DATA / "coco_dali_pixelwise"
 DUMMY = (DATA / "coco_dali_dummy" / "images", DATA / "coco_dali_dummy" / "instances.json")
 SKIP_REASON = "needs the shared test data in ../shared/data (the repository's sibling folder)"
-
-
-def padded(text: str | bytes) -> np.ndarray:
-    """``text`` as a document buffer for the NumPy scanner (followed by the zero padding)."""
-    from feedline.readers.coco_scan import PAD
-
-    data = text.encode() if isinstance(text, str) else text
-    arr = np.zeros(len(data) + PAD, np.uint8)
-    arr[: len(data)] = np.frombuffer(data, np.uint8)
-    return arr
 
 
 def _polygon(rng: random.Random, w: int, h: int, points: int) -> list[float]:

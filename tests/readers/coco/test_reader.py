@@ -18,8 +18,8 @@ from feedline.core.errors import OperatorError
 from feedline.core.pipeline import Pipeline
 from feedline.core.plugins import PluginSystem, use_plugin_system
 from feedline.core.types import DataType
-from feedline.readers.coco_store import CACHE_ENV
-from tests.readers.coco_data import (
+from feedline.readers.coco.store import CACHE_ENV
+from tests.readers.coco.data import (
     REAL_COCO,
     SKIP_REASON,
     make_document,
@@ -220,7 +220,7 @@ def test_cache_from_environment(dataset: tuple, tmp_path: Path,
     def no_parsing(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("parsed although cached")
 
-    monkeypatch.setattr("feedline.readers.coco_json.parse_coco", no_parsing)
+    monkeypatch.setattr("feedline.readers.coco.parse.parse_coco", no_parsing)
     pipe, samples = read_epoch(file_root=root, annotations_file=ann, polygon_masks=True)
     check_samples(root, samples, reference_samples(doc), "polygons", False)
     pipe.close()
@@ -308,7 +308,7 @@ def test_image_ids_must_fit_int32(tmp_path: Path) -> None:
 
 def test_import_stays_light() -> None:
     code = (
-        "import sys, feedline, feedline.readers.coco, feedline.readers.coco_json; "
+        "import sys, feedline, feedline.readers.coco, feedline.readers.coco.parse; "
         "print('pycocotools' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

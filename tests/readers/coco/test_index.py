@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from feedline.readers.coco_index import CocoIndex, CocoOptions, build_index, ranges
-from feedline.readers.coco_raw import RawCoco, raw_from_document
-from tests.readers.coco_data import DUMMY, REAL_COCO, SKIP_REASON, make_document, reference_samples
+from feedline.readers.coco.index import CocoIndex, CocoOptions, build_index
+from feedline.readers.coco.raw import RawCoco, ranges, raw_from_document
+from tests.readers.coco.data import DUMMY, REAL_COCO, SKIP_REASON, make_document, reference_samples
 
 FLAGS = list(itertools.product([False, True], repeat=5))
 FLAG_IDS = [

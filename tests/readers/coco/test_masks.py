@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from feedline.readers.coco_index import CocoIndex, CocoOptions, build_index
-from feedline.readers.coco_json import parse_coco
-from feedline.readers.coco_masks import pixelwise_mask
-from feedline.readers.coco_raw import raw_from_document
-from tests.readers.coco_data import (
+from feedline.readers.coco.index import CocoIndex, CocoOptions, build_index
+from feedline.readers.coco.masks import pixelwise_mask
+from feedline.readers.coco.parse import parse_coco
+from feedline.readers.coco.raw import raw_from_document
+from tests.readers.coco.data import (
     PIXELWISE,
     REAL_COCO,
     SKIP_REASON,

@@ -1,134 +1,40 @@
 """The shared base of the framework iterators: DALI's epoch, length and last-batch rules.
 
-Every rule of the iterator (spec ``dali-semantics.md`` §5) lives here, once: the epoch size taken
-from a reader's metadata, ``len()``, the three last-batch policies, the read-ahead that a FILL epoch
-carries into the next one, shard rotation, ``reset()`` and the resumable state. A framework plugin
-(PyTorch, JAX, NumPy, or a third party's: see ``docs/iterators.md``) subclasses
-:class:`BaseIterator` and only turns one pipeline output into its own array type (``_convert``).
+Every rule of the iterator lives here, once: the epoch size taken from a reader's metadata,
+``len()``, the three last-batch policies, the read-ahead that a FILL epoch carries into the next
+one, shard rotation and ``reset()`` (the resumable state is in
+:mod:`~feedline.plugins.iterator.state`, the argument checks in
+:mod:`~feedline.plugins.iterator.options`). A framework plugin (PyTorch, JAX, NumPy, or a third
+party's: see ``docs/iterators.md``) subclasses :class:`BaseIterator` and only turns one pipeline
+output into its own array type (``_convert``).
 """
 
 from __future__ import annotations
 
-import copy
-import enum
 import math
 import operator
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 
-__all__ = [
-    "BaseIterator",
-    "EpochNotFinishedWarning",
-    "IteratorError",
-    "LastBatchPolicy",
-    "check_output_types",
-]
+from feedline.plugins.iterator.options import (
+    EpochNotFinishedWarning,
+    IteratorError,
+    LastBatchPolicy,
+    check_output_map,
+    check_output_types,
+    parse_auto_reset,
+    parse_policy,
+    shard_sizes,
+)
+from feedline.plugins.iterator.state import ResumableState
 
-_STATE_FORMAT = "feedline.iterator/1"
-
-
-class LastBatchPolicy(enum.Enum):
-    """What to do with the last batch of an epoch when the shard does not fill it.
-
-    * ``FILL``: return a full batch, completed with the reader's padding (``pad_last_batch``) or
-      with samples of the next epoch (which then counts them as already read);
-    * ``DROP``: drop the batch that cannot be filled from the current epoch;
-    * ``PARTIAL``: return only the samples of the current epoch (a shorter last batch).
-    """
-
-    FILL = 0
-    DROP = 1
-    PARTIAL = 2
+__all__ = ["BaseIterator", "TaggedOutputs"]
 
 
-class IteratorError(AssertionError, ValueError):
-    """A wrong iterator configuration or a batch the configuration cannot accept.
-
-    It is a ``ValueError``, and also an ``AssertionError`` because DALI reports these with
-    ``assert`` and ported code may catch that.
-    """
-
-
-class EpochNotFinishedWarning(UserWarning):
-    """``reset()`` was called in the middle of an epoch and was ignored (as DALI does)."""
-
-
-def _parse_auto_reset(auto_reset: Any) -> bool:
-    if auto_reset is False or auto_reset is None or auto_reset == "no":
-        return False
-    if auto_reset is True or auto_reset == "yes":
-        return True
-    raise ValueError(f"auto_reset must be True, False, None, 'yes' or 'no', got {auto_reset!r}")
-
-
-def _parse_policy(fill_last_batch: bool | None, last_batch_policy: Any) -> LastBatchPolicy:
-    if fill_last_batch is not None:
-        warnings.warn(
-            "fill_last_batch is deprecated: use last_batch_policy=LastBatchPolicy.FILL "
-            "(fill_last_batch=True) or LastBatchPolicy.PARTIAL (fill_last_batch=False); "
-            "fill_last_batch takes precedence over last_batch_policy",
-            DeprecationWarning,
-            stacklevel=4,
-        )
-        return LastBatchPolicy.FILL if fill_last_batch else LastBatchPolicy.PARTIAL
-    if type(last_batch_policy) is not LastBatchPolicy:
-        raise ValueError(
-            f"last_batch_policy must be a LastBatchPolicy (FILL, DROP or PARTIAL), "
-            f"got {last_batch_policy!r} of type {type(last_batch_policy).__name__}"
-        )
-    return last_batch_policy
-
-
-def _check_output_map(output_map: Any) -> list[str]:
-    if isinstance(output_map, str) or not isinstance(output_map, Sequence):
-        raise TypeError(
-            f"output_map must be a list of output names, got {type(output_map).__name__}"
-        )
-    names = list(output_map)
-    for name in names:
-        if not isinstance(name, str):
-            raise TypeError(f"output_map entries must be strings, got {name!r}")
-    duplicates = sorted({n for n in names if names.count(n) > 1})
-    if duplicates:
-        raise IteratorError(f"output_map names should be distinct; repeated: {duplicates}")
-    return names
-
-
-def _shard_sizes(num_samples: int, num_shards: int) -> np.ndarray:
-    """Sizes of the shards ``[floor(k*N/S), floor((k+1)*N/S))`` for every ``k``."""
-    bounds = np.arange(num_shards + 1, dtype=np.int64) * num_samples // num_shards
-    return np.diff(bounds)
-
-
-def check_output_types(
-    output_types: Sequence[str] | None, output_map: Sequence[str], allowed: Sequence[str]
-) -> dict[str, str] | None:
-    """Validate a ragged iterator's ``output_types`` (one tag per output): ``{name: tag}``."""
-    output_map = _check_output_map(output_map)
-    if output_types is None:
-        return None
-    if isinstance(output_types, str) or not isinstance(output_types, Sequence):
-        raise TypeError(
-            f"output_types must be a list of tags {list(allowed)}, got {output_types!r}"
-        )
-    tags = list(output_types)
-    if len(tags) != len(output_map):
-        raise IteratorError(
-            f"output_types has {len(tags)} tags but output_map has {len(output_map)} names "
-            f"{list(output_map)}: give one tag per output"
-        )
-    for name, tag in zip(output_map, tags, strict=True):
-        if tag not in allowed:
-            raise IteratorError(
-                f"output_types: tag {tag!r} for output {name!r} is not one of {list(allowed)}"
-            )
-    return dict(zip(output_map, tags, strict=True))
-
-
-class BaseIterator:
+class BaseIterator(ResumableState):
     """Iterates over one or several pipelines (one per shard) with DALI's epoch semantics.
 
     Args:
@@ -175,7 +81,7 @@ class BaseIterator:
         self._pipes = list(pipelines) if isinstance(pipelines, list | tuple) else [pipelines]
         if not self._pipes:
             raise IteratorError("pipelines: the list is empty; give at least one pipeline")
-        self.output_map = _check_output_map(output_map)
+        self.output_map = check_output_map(output_map)
         sizes = [p.max_batch_size for p in self._pipes]
         if any(s != sizes[0] for s in sizes):
             raise IteratorError(
@@ -183,8 +89,8 @@ class BaseIterator:
                 f"{sizes}"
             )
         self.batch_size: int = sizes[0]
-        self._auto_reset = _parse_auto_reset(auto_reset)
-        self._policy = _parse_policy(fill_last_batch, last_batch_policy)
+        self._auto_reset = parse_auto_reset(auto_reset)
+        self._policy = parse_policy(fill_last_batch, last_batch_policy)
         self._padded = bool(last_batch_padded)
         self._reader_name = reader_name
         self._size = self._check_size(size)
@@ -291,7 +197,7 @@ class BaseIterator:
         # Per shard slot: samples of the current epoch already read ahead, and the shard size
         # read in this epoch (shards have different sizes, and they rotate every epoch).
         self._counter_per_gpu = np.zeros(self._num_shards, dtype=np.int64)
-        self._shard_sizes_per_gpu = _shard_sizes(self._size_no_pad, self._num_shards)
+        self._shard_sizes_per_gpu = shard_sizes(self._size_no_pad, self._num_shards)
         self._shard_sizes_initial = self._shard_sizes_per_gpu.copy()
 
     # ---------------------------------------------------------------- framework hooks
@@ -508,74 +414,31 @@ class BaseIterator:
             return self._size // per_batch
         return math.ceil(self._size / per_batch)
 
-    # ---------------------------------------------------------------- state
 
-    def _counters(self) -> dict[str, Any]:
-        counters: dict[str, Any] = {"counter": int(self._counter), "size": int(self._size)}
-        if self._reader_name is not None:
-            counters.update(
-                counter_per_gpu=self._counter_per_gpu.tolist(),
-                shard_sizes_per_gpu=self._shard_sizes_per_gpu.tolist(),
-                shards_id=self._shards_id.tolist(),
-            )
-        return counters
+class TaggedOutputs:
+    """Mixin for a ragged iterator: ``output_types``, one tag per output, after ``reader_name``.
 
-    def _capture_state(self) -> dict[str, Any]:
-        return {
-            "format": _STATE_FORMAT,
-            "iterator": self._counters(),
-            "pipelines": [pipe.state_dict() for pipe in self._pipes],
-        }
+    Put it before the iterator class (``class RaggedIterator(TaggedOutputs, GenericIterator)``)
+    and list the tags in :attr:`TAGS`, the dense one first; the arguments after
+    ``output_types`` are the iterator's own, in its order from ``auto_reset`` on.
+    """
 
-    def state_dict(self) -> dict[str, Any]:
-        """The position after the last batch handed out: epoch counters and pipeline states.
+    #: The accepted tags; the first one is what untagged outputs (``output_types=None``) get.
+    TAGS: ClassVar[tuple[str, ...]] = ()
 
-        JSON-able. Batches the pipelines computed ahead are not counted, so
-        :meth:`load_state_dict` resumes exactly after the last batch the caller received.
-        """
-        if self._first_batch is not None:
-            return copy.deepcopy(self._initial_state)
-        return self._capture_state()
+    def __init__(
+        self,
+        pipelines: Any,
+        output_map: Sequence[str],
+        size: int = -1,
+        reader_name: str | None = None,
+        output_types: Sequence[str] | None = None,
+        *args: Any,
+        **kwargs: Any,
+    ) -> None:
+        self._output_types = check_output_types(output_types, output_map, self.TAGS)
+        super().__init__(pipelines, output_map, size, reader_name, *args, **kwargs)
 
-    def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        """Resume from :meth:`state_dict` of an iterator with the same arguments and pipelines.
-
-        Call it before the first batch, on an iterator created with
-        ``prepare_first_batch=False``; the next batch is the one that followed the saved state.
-
-        Raises:
-            RuntimeError: the iterator already fetched a batch.
-            ValueError: the state is malformed or was saved with another configuration.
-        """
-        if self._ever_scheduled:
-            raise RuntimeError(
-                "load_state_dict() must come before the first batch: create the iterator with "
-                "prepare_first_batch=False, load the state, then iterate"
-            )
-        if not isinstance(state, Mapping) or state.get("format") != _STATE_FORMAT:
-            found = state.get("format") if isinstance(state, Mapping) else type(state).__name__
-            raise ValueError(
-                f"not an iterator state (expected format {_STATE_FORMAT!r}, got {found!r})"
-            )
-        counters, pipe_states = state.get("iterator"), state.get("pipelines")
-        shapes = {key: np.shape(value) for key, value in (counters or {}).items()}
-        if shapes != {key: np.shape(value) for key, value in self._counters().items()}:
-            raise ValueError(
-                f"the state's iterator counters {shapes} do not match this iterator's: it was "
-                "saved with another reader_name, size or number of shards"
-            )
-        if not isinstance(pipe_states, Sequence) or len(pipe_states) != len(self._pipes):
-            raise ValueError(
-                f"the state holds {len(pipe_states or ())} pipeline states but the iterator has "
-                f"{len(self._pipes)} pipelines"
-            )
-        for pipe, pipe_state in zip(self._pipes, pipe_states, strict=True):
-            pipe.load_state_dict(pipe_state)
-        self._counter = int(counters["counter"])
-        self._size = int(counters["size"])
-        if self._reader_name is not None:
-            self._counter_per_gpu = np.array(counters["counter_per_gpu"], dtype=np.int64)
-            self._shard_sizes_per_gpu = np.array(counters["shard_sizes_per_gpu"], dtype=np.int64)
-            self._shards_id = np.array(counters["shards_id"], dtype=np.int64)
-        # A `for` loop over the resumed iterator starts a new epoch only if the saved one ended.
-        self._consumed = 0 < self._size <= self._counter
+    def _tag(self, name: str) -> str:
+        """The tag of output ``name``."""
+        return self.TAGS[0] if self._output_types is None else self._output_types[name]

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from feedline.readers.coco_raw import (
+from feedline.readers.coco.raw import (
     CocoFormatError,
     Where,
     raw_from_document,

@@ -1,9 +1,10 @@
-"""``fn.readers.coco``: COCO images with boxes, labels and masks (spec ``dali-semantics.md`` §3).
+"""The ``readers.coco`` operator: its schema, argument checks and kernel.
 
-This module is the ``coco-reader`` plugin (entry point group ``feedline.plugins``). Parsing is in
-:mod:`~feedline.readers.coco_json`, the DALI semantics in :mod:`~feedline.readers.coco_index`,
-masks in :mod:`~feedline.readers.coco_masks` and the on-disk formats in
-:mod:`~feedline.readers.coco_store`.
+The package re-exports the hook, so ``feedline.readers.coco`` is the ``coco-reader`` plugin
+(entry point group ``feedline.plugins``). Parsing is in
+:mod:`~feedline.readers.coco.parse`, the DALI semantics in :mod:`~feedline.readers.coco.index`,
+masks in :mod:`~feedline.readers.coco.masks` and the on-disk formats in
+:mod:`~feedline.readers.coco.store`.
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ import numpy as np
 from feedline.core.hookspecs import hookimpl
 from feedline.core.schema import ArgSpec
 from feedline.readers.base import Reader, reader_schema
-from feedline.readers.coco_index import CocoIndex, CocoOptions, build_index
-from feedline.readers.coco_store import (
+from feedline.readers.coco.index import CocoIndex, CocoOptions, build_index
+from feedline.readers.coco.store import (
     CACHE_ENV,
     cache_entry,
     load_index,
@@ -52,9 +53,10 @@ order), each with its annotations in JSON order. An object is kept when its box 
 Categories are numbered 1..K in the order of the JSON's ``categories`` (unknown ids → 0) unless
 ``avoid_class_remapping``.
 
-Annotation files are parsed with NumPy (no Python object per value); with ``cache_dir`` (or the
-``FEEDLINE_CACHE_DIR`` environment variable) the result is cached, keyed by the file's path,
-size and modification time and by the parsing arguments, so a later build skips parsing."""
+Annotation files are parsed with msgspec and simdjson (no Python object per coordinate); with
+``cache_dir`` (or the ``FEEDLINE_CACHE_DIR`` environment variable) the result is cached, keyed
+by the file's path, size and modification time and by the parsing arguments, so a later build
+skips parsing."""
 
 COCO_ARGS: tuple[ArgSpec, ...] = (
     ArgSpec("file_root", "str", doc="Directory the images' file_name entries are relative to."),
@@ -157,7 +159,7 @@ class CocoReader(Reader):
         self._offsets: list[int] = []
 
     def setup(self) -> None:
-        """Check the arguments (spec §3.1, §3.7), then index unless ``lazy_init``."""
+        """Check the arguments, then index unless ``lazy_init``."""
         _check_args(self.args, self.ctx.name)
         if self.args["masks"]:
             warnings.warn(
@@ -191,7 +193,7 @@ class CocoReader(Reader):
         args = self.args
         if args["preprocessed_annotations"]:
             return self._preprocessed(args["preprocessed_annotations"])
-        from feedline.readers.coco_json import parse_coco
+        from feedline.readers.coco.parse import parse_coco
 
         path = args["annotations_file"]
         options = self._options()
@@ -264,7 +266,7 @@ class CocoReader(Reader):
         if self.args["polygon_masks"] or self.args["masks"]:
             out.extend(index.polygons(item, coordinate_units=self.args["masks"]))
         if self.args["pixelwise_masks"]:
-            from feedline.readers.coco_masks import pixelwise_mask
+            from feedline.readers.coco.masks import pixelwise_mask
 
             out.append(pixelwise_mask(index, item))
         if self.args["image_ids"]:

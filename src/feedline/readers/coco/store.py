@@ -1,6 +1,6 @@
 """Preprocessed COCO annotations on disk, and the automatic annotation cache.
 
-A directory holds one ``.npy`` file per array of :class:`~feedline.readers.coco_index.CocoIndex`
+A directory holds one ``.npy`` file per array of :class:`~feedline.readers.coco.index.CocoIndex`
 (loaded with ``allow_pickle=False``, large ones memory-mapped), the file names as one
 NUL-separated UTF-8 ``uint8`` array, and a JSON manifest written last (so a half-written
 directory is never taken for a complete one). Values are final: they already include the options
@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from feedline.readers.coco_index import ARRAY_FIELDS, CocoIndex, CocoOptions
+from feedline.readers.coco.index import ARRAY_FIELDS, CocoIndex, CocoOptions
 
 __all__ = [
     "CACHE_ENV",

@@ -1,4 +1,4 @@
-"""Pixelwise masks of COCO samples, rasterised with pycocotools (spec §3.6).
+"""Pixelwise masks of COCO samples, rasterised with pycocotools.
 
 Each label's mask is the union of the polygons of all its objects (converted to RLE and merged
 by the COCO API from float32 vertices), or, when the label has no polygon object, the RLE of
@@ -13,8 +13,8 @@ from typing import Any
 
 import numpy as np
 
-from feedline.readers.coco_index import CocoIndex, ranges
-from feedline.readers.coco_raw import rle_runs
+from feedline.readers.coco.index import CocoIndex
+from feedline.readers.coco.raw import ranges, rle_runs
 
 __all__ = ["pixelwise_mask"]
 
@@ -54,7 +54,7 @@ def pixelwise_mask(index: CocoIndex, i: int) -> np.ndarray:
                 first = int(index.poly_first[p])
                 points = index.vertices[first : first + int(index.poly_size[p])]
                 if index.options.ratio:
-                    points = (points / scale) * scale  # the float32 round trip of spec §3.4
+                    points = (points / scale) * scale  # DALI's float32 round trip
                 polygons.append(points.astype(np.float64).ravel())
             _mask, mask_utils = _coco_mask_api()
             counts = mask_utils.merge(_mask.frPoly(polygons, height, width))["counts"]

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from feedline.readers.coco_index import ARRAY_FIELDS, CocoIndex, CocoOptions, build_index
-from feedline.readers.coco_raw import raw_from_document
-from feedline.readers.coco_store import (
+from feedline.readers.coco.index import ARRAY_FIELDS, CocoIndex, CocoOptions, build_index
+from feedline.readers.coco.raw import raw_from_document
+from feedline.readers.coco.store import (
     CACHE_ENV,
     MANIFEST,
     cache_entry,
@@ -22,7 +22,7 @@ from feedline.readers.coco_store import (
     save_index,
     store_in_cache,
 )
-from tests.readers.coco_data import make_document, write_dataset
+from tests.readers.coco.data import make_document, write_dataset
 
 
 def assert_same_index(a: CocoIndex, b: CocoIndex) -> None:
@@ -59,7 +59,7 @@ def test_save_load_is_lossless(
 
 
 def test_large_arrays_are_memory_mapped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("feedline.readers.coco_store._MMAP_BYTES", 100)
+    monkeypatch.setattr("feedline.readers.coco.store._MMAP_BYTES", 100)
     index = _index(CocoOptions(polygons=True))
     save_index(index, str(tmp_path))
     loaded = load_index(str(tmp_path))
