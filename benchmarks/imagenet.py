@@ -15,7 +15,7 @@ in alternating slices, each slice prefetching two iterations as usual and collec
 the next slice starts, so host load falls on both alike (separate processes tens of seconds
 apart gave 1.50-1.91x for the same code); the median of ``--rounds`` such runs is printed.
 
-Data: ``../shared/data/photos`` (100 ImageNet JPEGs) or ``--data DIR``.
+Data: ``$FEEDLINE_SHARED_DATA/photos`` (100 ImageNet JPEGs) or ``--data DIR``.
 
 Measured side by side (``--rounds 3 --seconds 6``, 2-core Xeon VM whose host steals 3-14% of the
 CPU, DALI 2.4 CPU), four runs on 2026-11-22 after consecutive iterations started overlapping on
@@ -47,7 +47,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-PHOTOS = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "photos"
+_DATA = os.environ.get("FEEDLINE_SHARED_DATA")
+PHOTOS = Path(_DATA or Path(__file__).resolve().parents[2] / "shared" / "data") / "photos"
 BATCH = 64
 #: Iterations each pipeline computes ahead (both frameworks' default).
 PREFETCH = 2

@@ -1,4 +1,4 @@
-"""TensorListCPU / TensorCPU behaviour (spec §6)."""
+"""TensorListCPU / TensorCPU behaviour."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """The :class:`Reader` base class: sharding, shuffling, padding, epochs, prefetching, checkpoints.
 
 A reader plugin only says what its samples are (:meth:`Reader.index`) and how to load one
-(:meth:`Reader.load`); the base class implements every common reader argument (spec
-``dali-semantics.md`` §1) through :class:`~feedline.readers.sampler.Sampler`, prepares whole
+(:meth:`Reader.load`); the base class implements every common reader argument (see
+``docs/readers.md``) through :class:`~feedline.readers.sampler.Sampler`, prepares whole
 batches ahead on its own thread, reports ``reader_meta`` and serves checkpoints.
 """
 
@@ -287,7 +287,7 @@ class Reader(Kernel):
         """Check the common arguments; index the data set unless ``lazy_init``.
 
         Raises:
-            ValueError: a conflicting or out-of-range argument (§1.1, §1.6), or indexing errors.
+            ValueError: a conflicting or out-of-range argument, or indexing errors.
         """
         args = self.args
         check_order_settings(**self._order_settings())
@@ -338,7 +338,7 @@ class Reader(Kernel):
 
     # -- running ---------------------------------------------------------------------------------
     def run(self, batch: Batch) -> list[TensorListCPU]:
-        """Return the next prepared batch of ``max_batch_size`` samples (spec §1.9).
+        """Return the next prepared batch of ``max_batch_size`` samples (``docs/readers.md``).
 
         Raises:
             OperatorError: loading a sample failed (names the sample and its source).
@@ -423,7 +423,7 @@ class Reader(Kernel):
     # -- metadata and checkpoints ----------------------------------------------------------------
     def reader_meta(self) -> dict[str, int]:
         """``epoch_size``, ``epoch_size_padded``, ``number_of_shards``, ``shard_id``,
-        ``pad_last_batch``, ``stick_to_shard`` (flags as 0/1; spec §1.4). Forces indexing."""
+        ``pad_last_batch``, ``stick_to_shard`` (flags as 0/1). Forces indexing."""
         config = self._ensure_indexed().config
         return {
             "epoch_size": config.num_samples,

@@ -44,7 +44,7 @@ def test_paste_geometry_matches_dali(key, expected) -> None:
 
 
 def test_paste_real_images_and_min_canvas() -> None:
-    images = real_images("coco/images", 2)
+    images = real_images("coco_dali_dummy", 2)
     out, layout = run_op(
         "paste",
         images,

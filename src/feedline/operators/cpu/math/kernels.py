@@ -1,7 +1,8 @@
 """CPU kernels of the arithmetic operators (``x + y``, ``feedline.math.*``), written with NumPy.
 
 Every operator is an elementwise function over NumPy arrays (:func:`evaluate`) with DALI's
-semantics (spec §4.8): C-style integer ``//`` and ``%``, integer division by zero is an error,
+semantics (``docs/semantics/arithmetic.md``): C-style integer ``//`` and ``%``, integer division
+by zero is an error,
 float ``//`` is plain division, integer ``pow`` with a negative exponent gives 0, ``min``/``max``
 pick like ``a < b ? a : b``, comparisons of mixed-sign integers are exact. :class:`ArithmeticKernel`
 runs one of them on whole batches: when every input is dense it makes one NumPy call over the
