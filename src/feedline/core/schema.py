@@ -19,7 +19,7 @@ import numpy as np
 
 from feedline.core.types import DataType, ImageType, InterpType, TensorLayout
 
-__all__ = ["COMMON_ARGS", "REQUIRED", "ArgSpec", "InputSpec", "OpSchema"]
+__all__ = ["COMMON_ARGS", "ON_ERROR_POLICIES", "REQUIRED", "ArgSpec", "InputSpec", "OpSchema"]
 
 
 class _Required:
@@ -55,7 +55,10 @@ _KIND_DOC = {
     "dict": "dict",
 }
 
-COMMON_ARGS = ("name", "device", "preserve", "seed")
+COMMON_ARGS = ("name", "device", "preserve", "seed", "on_error")
+
+ON_ERROR_POLICIES = ("raise", "skip")
+"""The values of the ``on_error`` argument of pipelines and operators."""
 
 
 def _type_name(value: Any) -> str:
@@ -217,7 +220,8 @@ class OpSchema:
         inputs: positional inputs.
         outputs: output names, or a function of the resolved arguments (and optionally the
             keyword ``num_inputs``) returning them.
-        args: keyword arguments (``name``, ``device``, ``preserve`` and ``seed`` are implicit).
+        args: keyword arguments (``name``, ``device``, ``preserve``, ``seed`` and ``on_error`` are
+            implicit).
         deprecated: old argument name → new name.
         no_prune: never prune the operator, even when its outputs are unused.
         serializable: whether pipelines using it can be serialized.
@@ -381,6 +385,9 @@ class OpSchema:
             f"    device (str, optional): {device_doc}",
             "    preserve (bool, default False): keep the operator even if its outputs are unused.",
             "    seed (int, optional): random seed of this operator (derived from the pipeline's).",
+            "    on_error (str, optional): ``raise`` or ``skip``: what a failing sample of this "
+            "operator does (the pipeline's ``on_error`` when omitted; ``skip`` replaces the "
+            "sample by the next one from its reader).",
         ]
         if self.deprecated:
             lines += ["", "Deprecated aliases:"]
@@ -415,6 +422,7 @@ class OpSchema:
             ("device", None),
             ("preserve", False),
             ("seed", None),
+            ("on_error", None),
         ):
             params.append(inspect.Parameter(common, keyword, default=default))
         return inspect.Signature(params)

@@ -187,7 +187,7 @@ class ChainRun:
             except Exception as exc:
                 raise OperatorError(
                     f"{type(exc).__name__}: {exc}",
-                    operator=op.name,
+                    operator=op.error_name or op.name,
                     iteration=iteration,
                     sample_index=i,
                     source_info=source,

@@ -21,7 +21,7 @@ import numpy as np
 from feedline.core.graph.constants import constant_array
 from feedline.core.plugins import get_plugin_system
 from feedline.core.registry import DEVICES, TRANSFER_TO_CPU, TRANSFER_TO_GPU, OperatorEntry
-from feedline.core.schema import COMMON_ARGS, OpSchema
+from feedline.core.schema import COMMON_ARGS, ON_ERROR_POLICIES, OpSchema
 from feedline.core.types import DataType, ScalarConstant
 
 __all__ = [
@@ -60,11 +60,19 @@ def _unary(op: str) -> Callable[[DataNode], DataNode]:
 
 
 class DataNode:
-    """A symbolic batch: output ``index`` of operator ``source``, living on ``device``."""
+    """A symbolic batch: output ``index`` of operator ``source``, living on ``device``.
+
+    Constructed as in DALI, ``DataNode(name, device="cpu", source=None)``; a node without a
+    source operator is refused where it is used.
+    """
 
     __slots__ = ("device", "index", "name", "source")
 
-    def __init__(self, name: str, device: str, source: OpNode, index: int) -> None:
+    def __init__(
+        self, name: str, device: str = "cpu", source: OpNode | None = None, index: int = 0
+    ) -> None:
+        if device not in ("cpu", "gpu"):
+            raise ValueError(f"DataNode {name!r}: device must be 'cpu' or 'gpu', got {device!r}")
         self.name = name
         self.device = device
         self.source = source
@@ -135,14 +143,20 @@ class OpNode:
         preserve: keep even when unused.
         outputs: the output nodes.
         position: creation order in the pipeline (used to derive the seed).
+        on_error: the operator's own error policy (``raise``/``skip``), or None for the
+            pipeline's.
+        error_name: the name its failures are reported under, when a graph pass merged the
+            user's operator into this one (a decoder fused with the resize that follows it).
     """
 
     __slots__ = (
         "arg_inputs",
         "args",
         "device",
+        "error_name",
         "inputs",
         "name",
+        "on_error",
         "outputs",
         "position",
         "preserve",
@@ -171,6 +185,8 @@ class OpNode:
         self.seed = seed
         self.preserve = preserve
         self.position = position
+        self.on_error: str | None = None
+        self.error_name: str | None = None
         out_device = "gpu" if device in ("gpu", "mixed") else "cpu"
         names = schema.output_names(args, num_inputs=len(inputs))
         self.outputs = [
@@ -250,6 +266,10 @@ class Graph:
         if self.frozen:
             raise RuntimeError("cannot add operators to a pipeline that is already built")
         for node in [*inputs, *arg_inputs.values()]:
+            if node.source is None:
+                raise ValueError(
+                    f"{schema.name}: input {node.name!r} is a DataNode without a source operator"
+                )
             if not any(node.source is op for op in self.ops):
                 raise ValueError(
                     f"{schema.name}: input {node.name!r} was defined in another pipeline"
@@ -451,5 +471,11 @@ def make_operator_call(
     if seed is not None and (not isinstance(seed, int | np.integer) or isinstance(seed, bool)):
         raise TypeError(f"{op_name}: 'seed' must be an int, got {type(seed).__name__}")
     preserve = bool(common.get("preserve", False))
+    on_error = common.get("on_error")
+    if on_error is not None and on_error not in ON_ERROR_POLICIES:
+        raise ValueError(
+            f"{op_name}: 'on_error' must be one of {', '.join(ON_ERROR_POLICIES)}, got {on_error!r}"
+        )
     op = graph.add_op(schema, device, nodes, tensor, static, seed, preserve, name)
+    op.on_error = on_error
     return op.outputs[0] if len(op.outputs) == 1 else list(op.outputs)
