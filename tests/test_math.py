@@ -13,15 +13,14 @@ import feedline
 from feedline import OperatorError, fn, pipeline_def, types
 from feedline import math as fmath
 from feedline.core.plugins import PluginSystem
-from feedline.operators.cpu import basic, math_plugin
-from feedline.operators.cpu.promotion import OPS
+from feedline.operators.cpu.math.promotion import OPS
+from tests.operators.cpu.families import use_families
 
 
 @pytest.fixture(autouse=True)
 def math_plugins(empty_plugin_system: PluginSystem) -> Iterator[PluginSystem]:
-    """Only the basic (external_source, constant) and math plugins, registered in code."""
-    empty_plugin_system.register(basic, "basic")
-    empty_plugin_system.register(math_plugin, "math")
+    """Only the python (external_source), tensor (constant) and math families."""
+    use_families(empty_plugin_system, "python", "tensor", "math")
     yield empty_plugin_system
 
 

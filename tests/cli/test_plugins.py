@@ -27,7 +27,7 @@ def test_ops_lists_and_documents(
 def test_plugins_command(plugin_system: PluginSystem, capsys: pytest.CaptureFixture[str]) -> None:
     status = main(["plugins"])
     out = capsys.readouterr().out
-    assert "basic" in out and "external_source" in out
+    assert "python" in out and "external_source" in out
     assert status == (1 if plugin_system.failures else 0)
 
 
@@ -57,9 +57,9 @@ def test_plugins_json_names_distribution_and_version(
 ) -> None:
     main(["plugins", "--json"])
     report = json.loads(capsys.readouterr().out)
-    basic = next(p for p in report["plugins"] if p["name"] == "basic")
-    assert basic["distribution"] == "feedline" and basic["version"]
-    assert basic["entry_point"] == "feedline.operators.cpu.basic"
+    python = next(p for p in report["plugins"] if p["name"] == "python")
+    assert python["distribution"] == "feedline" and python["version"]
+    assert python["entry_point"] == "feedline.operators.cpu.python.schemas"
 
 
 class _Broken:

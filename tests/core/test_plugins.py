@@ -19,7 +19,7 @@ FAKE_SITE = Path(__file__).parent / "fake_site"
 @pytest.fixture
 def fake_site(monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.syspath_prepend(str(FAKE_SITE))
-    monkeypatch.setenv("FEEDLINE_PLUGINS", "fake-good,fake-broken,fake-conflict,basic")
+    monkeypatch.setenv("FEEDLINE_PLUGINS", "fake-good,fake-broken,fake-conflict,python")
     for name in ("fake_good_plugin", "fake_broken_plugin", "fake_conflict_plugin"):
         monkeypatch.delitem(sys.modules, name, raising=False)
     return FAKE_SITE
@@ -48,7 +48,7 @@ def test_installed_plugin_provides_operator_and_broken_one_is_reported(fake_site
 def test_operator_from_installed_plugin_runs_in_fn_with_docs(
     fake_site: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("FEEDLINE_PLUGINS", "fake-good,basic")
+    monkeypatch.setenv("FEEDLINE_PLUGINS", "fake-good,python")
     with use_plugin_system(PluginSystem()):
         from feedline import fn, pipeline_def
 
@@ -71,7 +71,7 @@ def test_operator_from_installed_plugin_runs_in_fn_with_docs(
 def test_missing_operator_error_names_failed_plugins(
     fake_site: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("FEEDLINE_PLUGINS", "fake-broken,basic")
+    monkeypatch.setenv("FEEDLINE_PLUGINS", "fake-broken,python")
     with use_plugin_system(PluginSystem()):
         from feedline import fn
 

@@ -31,7 +31,7 @@ def test_interpreter_exits_after_an_operator_error_without_close() -> None:
             print("raised")
         """
     )
-    env_script = "import os; os.environ['FEEDLINE_PLUGINS'] = 'basic'\n" + script
+    env_script = "import os; os.environ['FEEDLINE_PLUGINS'] = 'python,tensor'\n" + script
     result = subprocess.run(
         [sys.executable, "-c", env_script], capture_output=True, text=True, timeout=60
     )

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-import feedline.operators.cpu.basic
+import feedline.operators.cpu.python.schemas
 import feedline.readers.file
 from feedline import Pipeline, fn, pipeline_def
 from feedline.core.plugins import PluginSystem
@@ -26,7 +26,7 @@ class RealPipelines:
 
     def __init__(self, plugin_system: PluginSystem, tmp_path: Path) -> None:
         plugin_system.register(feedline.readers.file, "file-reader")
-        plugin_system.register(feedline.operators.cpu.basic, "basic")
+        plugin_system.register(feedline.operators.cpu.python.schemas, "python")
         self._root = tmp_path
         self._made: list[Pipeline] = []
 

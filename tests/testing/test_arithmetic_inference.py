@@ -10,7 +10,7 @@ import pytest
 
 from feedline.core.plugins import get_registry
 from feedline.core.types import from_numpy_dtype, to_numpy_dtype
-from feedline.operators.cpu.promotion import infer_dtype
+from feedline.operators.cpu.math.promotion import infer_dtype
 from feedline.testing import OperatorExample, check_operator, run_operator
 
 OPERATORS = sorted(name for name in get_registry().operators if name.startswith("arithmetic."))

@@ -11,7 +11,7 @@ __all__ = ["COMMAND"]
 
 
 def _run(_: argparse.Namespace) -> int:
-    from feedline.operators.cpu.native_kernels import JPEG_LIBRARY, LIBRARY
+    from feedline.operators.cpu.image.bindings import JPEG_LIBRARY, LIBRARY
     from feedline.operators.native import NativeBuildError
 
     status = EXIT_OK

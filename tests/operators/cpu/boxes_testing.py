@@ -8,14 +8,12 @@ from typing import Any
 from feedline.core.pipeline import Pipeline
 from feedline.core.plugins import PluginSystem
 from feedline.core.tensor import TensorListCPU
+from tests.operators.cpu.families import use_families
 
 
 def use_boxes(system: PluginSystem) -> None:
-    """Register only the plugins these tests need (``basic`` and ``boxes``)."""
-    from feedline.operators.cpu import basic, boxes_plugin
-
-    system.register(basic, "basic")
-    system.register(boxes_plugin, "boxes")
+    """Register only the families these tests need (python, tensor, geometry, random)."""
+    use_families(system, "python", "tensor", "geometry", "random")
 
 
 def run_pipeline(

@@ -16,19 +16,18 @@ import numpy as np
 from PIL import Image
 
 from feedline.core.plugins import PluginSystem
+from tests.operators.cpu.families import use_families
 
 #: Pillow's fixed-point resampling stays within one level of the exact result.
 PIL_TOLERANCE = 1.0 + 1e-6
 
 
 def use_image_plugins(system: PluginSystem) -> None:
-    """Register the plugins these tests need: basic, image, random ops and readers.file."""
+    """Register the plugins these tests need: python, tensor, image, geometry and random
+    families, and readers.file."""
     import feedline.readers.file as file_plugin
-    from feedline.operators.cpu import basic, boxes_plugin, image_plugin
 
-    system.register(basic, "basic")
-    system.register(image_plugin, "image")
-    system.register(boxes_plugin, "boxes")
+    use_families(system, "python", "tensor", "image", "geometry", "random")
     system.register(file_plugin, "file-reader")
 
 

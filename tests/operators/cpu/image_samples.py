@@ -12,14 +12,12 @@ from PIL import Image
 from feedline import fn, pipeline_def
 from feedline.core.plugins import PluginSystem
 from tests.conftest import sample_data
+from tests.operators.cpu.families import use_families
 
 
 def use_transforms(system: PluginSystem) -> None:
-    """Register only the plugins these tests need (``basic`` and ``transforms``)."""
-    from feedline.operators.cpu import basic, transforms_plugin
-
-    system.register(basic, "basic")
-    system.register(transforms_plugin, "transforms")
+    """Register only the families these tests need (python, tensor, color, geometry, random)."""
+    use_families(system, "python", "tensor", "color", "geometry", "random")
 
 
 def real_images(folder: str = "file_tree", count: int = 3, max_side: int = 160) -> list[np.ndarray]:

@@ -27,22 +27,10 @@ SEED = 1234
 
 def cpu_plugins() -> PluginSystem:
     """A plugin system with the CPU operator plugins only (whose kernels are the reference)."""
-    from feedline.operators.cpu import (
-        basic,
-        boxes_plugin,
-        image_plugin,
-        math_plugin,
-        transforms_plugin,
-    )
+    from tests.operators.cpu.families import FAMILIES
 
     system = PluginSystem(autoload=False)
-    for module, name in (
-        (basic, "basic"),
-        (image_plugin, "image"),
-        (transforms_plugin, "transforms"),
-        (boxes_plugin, "boxes"),
-        (math_plugin, "math"),
-    ):
+    for name, module in FAMILIES.items():
         system.register(module, name)
     return system
 

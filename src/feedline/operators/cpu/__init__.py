@@ -1,1 +1,8 @@
-"""Built-in CPU operators, each family registered by its own plugin module."""
+"""The CPU operator plugin: it owns the built-in operator schemas and their CPU kernels.
+
+One subpackage per family, each with one ``schemas`` module (its schemas and registration hooks,
+an entry point of the ``feedline.plugins`` group) and its kernels beside it: ``tensor``,
+``image``, ``color``, ``geometry``, ``random``, ``math``, ``python``. ``common`` holds what
+several families share. Families import ``common`` and ``feedline.operators.native``, and a
+family's schemas may reuse another family's schemas (``image`` takes ``slice``'s arguments).
+"""

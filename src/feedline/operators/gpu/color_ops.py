@@ -9,9 +9,13 @@ from collections.abc import Callable
 import numpy as np
 
 from feedline.core.types import to_numpy_dtype
-from feedline.operators.cpu.bbox import BbFlipKernel
-from feedline.operators.cpu.color import ColorTwistKernel, twist_params
-from feedline.operators.cpu.coords import CoordTransformKernel, check_points, transform_matrix
+from feedline.operators.cpu.color.adjust import ColorTwistKernel, twist_params
+from feedline.operators.cpu.geometry.bbox import BbFlipKernel
+from feedline.operators.cpu.geometry.coords import (
+    CoordTransformKernel,
+    check_points,
+    transform_matrix,
+)
 from feedline.operators.gpu.backend import type_id
 from feedline.operators.gpu.base import GpuBatch, GpuKernel, Outputs
 

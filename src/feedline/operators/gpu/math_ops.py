@@ -9,12 +9,12 @@ from typing import Any
 
 import numpy as np
 
-from feedline.operators.cpu.math_kernels import (
+from feedline.operators.cpu.math.kernels import (
     _FUNCTIONS,
     ArithmeticKernel,
     _broadcast_shape,
 )
-from feedline.operators.cpu.promotion import promote
+from feedline.operators.cpu.math.promotion import promote
 from feedline.operators.gpu.backend import Backend, type_id
 from feedline.operators.gpu.base import GpuBatch, GpuKernel, Outputs
 

@@ -25,8 +25,8 @@ from feedline.core.errors import OperatorError
 from feedline.core.execution.chains import sample_arg
 from feedline.core.kernel import Batch, Kernel, SampleContext, set_active_source
 from feedline.core.types import DataType, ImageType
-from feedline.operators.cpu.crop import crop_window
-from feedline.operators.cpu.decoders import (
+from feedline.operators.cpu.image.crop import crop_window
+from feedline.operators.cpu.image.decoders import (
     DecodeCropKernel,
     DecodeKernel,
     DecodeRandomCropKernel,
@@ -35,7 +35,7 @@ from feedline.operators.cpu.decoders import (
     _roi_from_window,
     encoded_bytes,
 )
-from feedline.operators.cpu.resize import rrc_window
+from feedline.operators.cpu.image.resize import rrc_window
 from feedline.operators.gpu.transfer import PinnedStaging, require_stream, upload
 
 __all__ = [

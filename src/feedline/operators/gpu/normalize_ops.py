@@ -11,13 +11,13 @@ from typing import Any
 import numpy as np
 
 from feedline.core.kernel import Batch
-from feedline.operators.cpu.normalize import (
+from feedline.operators.cpu.common.tensors import check_dtype, output_dtype
+from feedline.operators.cpu.tensor.normalize import (
     NORMALIZE_IN_TYPES,
     NORMALIZE_OUT_TYPES,
     NormalizeKernel,
     _reduced_axes,
 )
-from feedline.operators.cpu.transforms_common import check_dtype, output_dtype
 from feedline.operators.gpu.base import GpuBatch, GpuKernel, Outputs
 from feedline.operators.gpu.window import STATS, launch_window, plain_window
 

@@ -11,10 +11,9 @@ from typing import Any
 import numpy as np
 
 from feedline.core.types import InterpType
-from feedline.operators.cpu.geometry_utils import resize_plan
-from feedline.operators.cpu.native_kernels import axis_weights_native
-from feedline.operators.cpu.resample import FILTER_IDS, Source, _pick_filter, axis_weights
-from feedline.operators.cpu.resize import (
+from feedline.operators.cpu.image.bindings import axis_weights_native
+from feedline.operators.cpu.image.resample import FILTER_IDS, Source, _pick_filter, axis_weights
+from feedline.operators.cpu.image.resize import (
     RandomResizedCropKernel,
     ResizeKernel,
     check_resample_input,
@@ -22,6 +21,7 @@ from feedline.operators.cpu.resize import (
     rrc_window,
     spatial_size,
 )
+from feedline.operators.cpu.image.windows import resize_plan
 from feedline.operators.gpu.backend import Backend, type_id
 from feedline.operators.gpu.base import GpuBatch, GpuKernel, Outputs
 

@@ -26,7 +26,7 @@ from feedline.core.hookspecs import hookimpl
 from feedline.core.kernel import Batch, Kernel
 from feedline.core.tensor import TensorListCPU
 from feedline.core.types import DataType
-from feedline.operators.cpu.external_source import ExternalSourceKernel
+from feedline.operators.cpu.python.external_source import ExternalSourceKernel
 
 __all__ = [
     "MIXED_KERNELS",

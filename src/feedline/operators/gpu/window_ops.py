@@ -10,8 +10,20 @@ from typing import Any
 import numpy as np
 
 from feedline.core.types import to_numpy_dtype
-from feedline.operators.cpu.basic_kernels import CastKernel
-from feedline.operators.cpu.cmn import (
+from feedline.operators.cpu.color.adjust import (
+    BC_TYPES,
+    BrightnessContrastKernel,
+    bc_affine,
+    bc_args,
+)
+from feedline.operators.cpu.common.tensors import (
+    check_dtype,
+    check_not_empty,
+    output_dtype,
+    resolve_layout,
+)
+from feedline.operators.cpu.geometry.flip import FLIP_DEFAULTS, FLIP_LAYOUTS, FlipKernel
+from feedline.operators.cpu.image.cmn import (
     CMN_LAYOUTS,
     CropMirrorNormalizeKernel,
     fill_value,
@@ -19,8 +31,7 @@ from feedline.operators.cpu.cmn import (
     has_crop,
     normalized_layout,
 )
-from feedline.operators.cpu.color import BC_TYPES, BrightnessContrastKernel, bc_affine, bc_args
-from feedline.operators.cpu.crop import (
+from feedline.operators.cpu.image.crop import (
     CROP_LAYOUTS,
     CROP_TYPES,
     DEFAULT_LAYOUTS,
@@ -28,18 +39,12 @@ from feedline.operators.cpu.crop import (
     crop_image,
     crop_window,
 )
-from feedline.operators.cpu.flip import FLIP_DEFAULTS, FLIP_LAYOUTS, FlipKernel
-from feedline.operators.cpu.layout_ops import (
+from feedline.operators.cpu.tensor.basic import CastKernel
+from feedline.operators.cpu.tensor.layout import (
     PadKernel,
     TransposeKernel,
     pad_plan,
     transpose_order,
-)
-from feedline.operators.cpu.transforms_common import (
-    check_dtype,
-    check_not_empty,
-    output_dtype,
-    resolve_layout,
 )
 from feedline.operators.gpu.backend import Backend
 from feedline.operators.gpu.base import GpuBatch, GpuKernel, Outputs

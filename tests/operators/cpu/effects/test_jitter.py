@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from feedline import OperatorError, fn
-from feedline.operators.cpu.effects.plugin import SCHEMAS
+from feedline.operators.cpu.effects.schemas import SCHEMAS
 from tests.operators.cpu.image_samples import PerSample, run_op
 
 

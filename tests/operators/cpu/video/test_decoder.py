@@ -11,6 +11,7 @@ import pytest
 from feedline import OperatorError
 from feedline.core.plugins import PluginSystem
 from feedline.operators.cpu.video.decoder import select_frames
+from tests.operators.cpu.families import use_families
 from tests.operators.cpu.image_samples import PerSample, run_op
 
 av = pytest.importorskip("av")
@@ -20,11 +21,7 @@ LEVELS = [10 + 20 * k for k in range(10)]  # frame k is a flat grey of level LEV
 
 @pytest.fixture(autouse=True)
 def _video_plugins(empty_plugin_system: PluginSystem) -> Iterator[None]:
-    from feedline.operators.cpu import basic
-    from feedline.operators.cpu.video import plugin
-
-    empty_plugin_system.register(basic, "basic")
-    empty_plugin_system.register(plugin, "video")
+    use_families(empty_plugin_system, "python", "tensor", "video")
     yield
 
 

@@ -15,8 +15,8 @@ import numpy as np
 from feedline.core.kernel import Batch, Kernel
 from feedline.core.tensor import TensorListCPU
 from feedline.core.types import to_numpy_dtype
-from feedline.operators.cpu.basic_kernels import cast_array, cast_batch
-from feedline.operators.cpu.layout_ops import _axes_of
+from feedline.operators.cpu.tensor.basic import cast_array, cast_batch
+from feedline.operators.cpu.tensor.layout import _axes_of
 
 __all__ = [
     "CastLikeKernel",

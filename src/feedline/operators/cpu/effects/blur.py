@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from feedline.core.kernel import SampleContext, SampleKernel
-from feedline.operators.cpu.transforms_common import output_dtype, saturate_cast
+from feedline.operators.cpu.common.tensors import output_dtype, saturate_cast
 
 __all__ = ["BLUR_DEFAULT_LAYOUTS", "GaussianBlurKernel", "gaussian_blur", "gaussian_window"]
 

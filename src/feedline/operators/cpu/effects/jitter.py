@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from feedline.core.kernel import SampleContext, SampleKernel
-from feedline.operators.cpu.transforms_common import resolve_layout, saturate_cast
+from feedline.operators.cpu.common.tensors import resolve_layout, saturate_cast
 
 __all__ = ["JitterKernel", "jitter"]
 

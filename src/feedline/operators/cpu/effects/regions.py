@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from feedline.core.kernel import SampleContext, SampleKernel
-from feedline.operators.cpu.layout_ops import _axes_of
-from feedline.operators.cpu.transforms_common import resolve_layout, saturate_cast
+from feedline.operators.cpu.common.tensors import resolve_layout, saturate_cast
+from feedline.operators.cpu.tensor.layout import _axes_of
 
 __all__ = ["EraseKernel", "GridMaskKernel", "erase", "erase_axes", "grid_mask"]
 

@@ -19,18 +19,7 @@ import numpy as np
 
 from feedline.core.kernel import SampleContext, SampleKernel
 
-__all__ = ["PAD_MODES", "VideoDecoderKernel", "decode_frames", "select_frames"]
-
-PAD_MODES = (
-    "none",
-    "constant",
-    "edge",
-    "repeat",
-    "reflect_1001",
-    "symmetric",
-    "reflect_101",
-    "reflect",
-)
+__all__ = ["VideoDecoderKernel", "decode_frames", "select_frames"]
 
 
 def _optional_int(value: Any) -> int | None:

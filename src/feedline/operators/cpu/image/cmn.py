@@ -1,0 +1,213 @@
+"""``crop_mirror_normalize``: crop, mirror, normalise, change layout and type in one pass.
+
+``out = (in - mean) / std * scale + shift`` per channel, computed in float32, then converted to
+``dtype`` (integers rounded to nearest and saturated). The crop follows :mod:`.crop`'s rules;
+``mirror`` flips the window horizontally. ``pad_output`` pads the channels to the next power of
+two with the fill value (0 by default).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from feedline.core.kernel import SampleContext, SampleKernel
+from feedline.operators.cpu.common.tensors import (
+    check_not_empty,
+    output_dtype,
+    resolve_layout,
+    saturate_cast,
+)
+from feedline.operators.cpu.image.bindings import normalize_u8
+from feedline.operators.cpu.image.crop import crop_image
+
+__all__ = [
+    "CMN_LAYOUTS",
+    "CropMirrorNormalizeKernel",
+    "crop_mirror_normalize",
+    "fill_value",
+    "gain_offset",
+    "has_crop",
+    "normalized_layout",
+    "normalized_type",
+]
+
+OP = "crop_mirror_normalize"
+CMN_LAYOUTS = ("HWC", "CHW", "FHWC", "FCHW", "DHWC", "CDHW", "FDHWC", "FCDHW")
+_DEFAULTS = {3: "HWC", 4: "FHWC"}
+_OUT_TYPES = (np.float32, np.float16, np.uint8, np.int8, np.int16, np.int32)
+_CROP_EXTENTS = ("crop", "crop_d", "crop_h", "crop_w")
+
+
+def _per_channel(name: str, values: Any, channels: int) -> np.ndarray:
+    array = np.asarray(values, dtype=np.float32).ravel()
+    if array.size == 1:
+        return np.repeat(array, channels)
+    if array.size != channels:
+        raise ValueError(
+            f"{OP}: '{name}' has {array.size} values, the data has {channels} channels"
+        )
+    return array
+
+
+@functools.lru_cache(maxsize=64)
+def _affine(
+    mean: tuple[float, ...], std: tuple[float, ...], scale: float, shift: float, channels: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per-channel ``(gain, offset)`` with ``out = in * gain + offset`` (cached: the arguments
+    rarely change between samples).
+
+    Raises:
+        ValueError: ``mean``/``std`` do not match ``channels``, or ``std`` contains a zero.
+    """
+    std_values = _per_channel("std", std, channels)
+    if np.any(std_values == 0):
+        raise ValueError(f"{OP}: 'std' must not contain zeros, got {std}")
+    gain = np.float32(scale) / std_values
+    offset = np.float32(shift) - _per_channel("mean", mean, channels) * gain
+    gain.flags.writeable = offset.flags.writeable = False
+    return gain, offset
+
+
+_RECENT: dict[tuple[int, int, float, float, int], tuple[Any, Any, np.ndarray, np.ndarray]] = {}
+
+
+def gain_offset(args: Mapping[str, Any], channels: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per-channel ``(gain, offset)`` with ``out = in * gain + offset`` for the sample's
+    arguments: :func:`_affine`, remembered by the identity of ``mean`` and ``std`` (static
+    arguments are the same objects for every sample)."""
+    mean, std = args["mean"], args["std"]
+    key = (id(mean), id(std), float(args["scale"]), float(args["shift"]), channels)
+    hit = _RECENT.get(key)
+    if hit is not None and hit[0] is mean and hit[1] is std:
+        return hit[2], hit[3]
+    gain, offset = _affine(_as_tuple(mean), _as_tuple(std), key[2], key[3], channels)
+    if len(_RECENT) >= 64:
+        _RECENT.clear()
+    _RECENT[key] = (mean, std, gain, offset)
+    return gain, offset
+
+
+def _as_tuple(values: Any) -> tuple[float, ...]:
+    """``values`` (a number, sequence or array) as a hashable tuple of floats."""
+    return tuple(float(v) for v in np.asarray(values, dtype=np.float64).ravel())
+
+
+@functools.lru_cache(maxsize=64)
+def normalized_layout(requested: str, layout: str) -> str:
+    """The output layout for input ``layout`` (``F`` prepended for sequences).
+
+    Raises:
+        ValueError: ``requested`` is not a permutation of ``layout``.
+    """
+    if "F" in layout and "F" not in requested:
+        requested = "F" + requested
+    if sorted(requested) != sorted(layout):
+        raise ValueError(
+            f"{OP}: output_layout {requested!r} is not a permutation of the input layout {layout!r}"
+        )
+    return requested
+
+
+def has_crop(args: Mapping[str, Any]) -> bool:
+    """Whether the arguments set a crop extent (without one the window is the whole sample)."""
+    return any(args.get(k) is not None for k in _CROP_EXTENTS)
+
+
+def fill_value(args: Mapping[str, Any]) -> float:
+    """The value of ``pad_output``'s padding channels: the single ``fill_values`` entry, else 0."""
+    fill = args.get("fill_values") or (0.0,)
+    return float(fill[0]) if len(fill) == 1 else 0.0
+
+
+def normalized_type(dtype: Any) -> np.dtype:
+    """The NumPy type of ``dtype`` (float32 when unset).
+
+    Raises:
+        TypeError: ``crop_mirror_normalize`` does not produce that type.
+    """
+    return output_dtype(OP, dtype, np.dtype(np.float32), _OUT_TYPES)
+
+
+def crop_mirror_normalize(
+    image: np.ndarray,
+    layout: str,
+    args: Mapping[str, Any],
+    out_dtype: np.dtype,
+    allocate: Callable[[Sequence[int], Any], np.ndarray] = np.empty,
+) -> tuple[np.ndarray, str]:
+    """Crop, mirror, normalise and transpose one sample; returns it with its layout.
+
+    ``allocate(shape, dtype)`` provides the float output buffer (e.g. a row of the batch).
+    """
+    window = crop_image(OP, image, layout, args) if has_crop(args) else image
+    channel = layout.index("C")
+    channels = window.shape[channel]
+    gain, offset = gain_offset(args, channels)
+    out_layout = normalized_layout(args["output_layout"] or layout, layout)
+    order = [layout.index(a) for a in out_layout]
+    out_channel = out_layout.index("C")
+    pad = 1 << (channels - 1).bit_length() if args.get("pad_output") else channels
+    shape = [window.shape[a] for a in order]
+    shape[out_channel] = pad
+    float_out = out_dtype == np.float32
+    out = (allocate if float_out else np.empty)(shape, np.float32)
+    fill = fill_value(args)
+    if (
+        layout == "HWC"
+        and out_layout in ("HWC", "CHW")
+        and normalize_u8(
+            window, out, gain, offset, bool(args.get("mirror")), out_layout == "CHW", fill
+        )
+    ):
+        return (out if float_out else saturate_cast(out, out_dtype)), out_layout
+    if args.get("mirror"):
+        flip = [slice(None)] * window.ndim
+        flip[layout.index("W")] = slice(None, None, -1)
+        window = window[tuple(flip)]
+    broadcast = [1] * out.ndim
+    broadcast[out_channel] = channels
+    head = (slice(None),) * out_channel
+    target = out[(*head, slice(0, channels))]
+    source = window.transpose(order)
+    if source.dtype.itemsize == 1:
+        # Converting a strided byte window while multiplying is slow: gather it contiguously.
+        source = np.ascontiguousarray(source)
+    np.multiply(source, gain.reshape(broadcast), out=target, casting="unsafe")
+    np.add(target, offset.reshape(broadcast), out=target)
+    if pad > channels:
+        out[(*head, slice(channels, None))] = fill
+    if not float_out:
+        out = saturate_cast(out, out_dtype)
+    return out, out_layout
+
+
+class CropMirrorNormalizeKernel(SampleKernel):
+    """Per-sample ``crop_mirror_normalize``."""
+
+    def setup(self) -> None:
+        """Check ``dtype`` once (it is not a per-sample argument)."""
+        self._out_type = normalized_type(self.args["dtype"])
+
+    def output_layouts(self, input_layouts: tuple[str, ...]) -> tuple[str, ...]:
+        """``output_layout`` (with ``F`` prepended for sequences)."""
+        layout = input_layouts[0] if input_layouts else ""
+        requested = self.args["output_layout"]
+        if not requested:
+            return (layout,)
+        if "F" in layout and "F" not in requested:
+            requested = "F" + requested
+        return (requested,)
+
+    def run_sample(
+        self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
+    ) -> np.ndarray:
+        """Process one sample."""
+        (image,) = inputs
+        layout = resolve_layout(OP, sample.layouts[0], image.ndim, CMN_LAYOUTS, _DEFAULTS)
+        check_not_empty(OP, image)
+        out, _ = crop_mirror_normalize(image, layout, args, self._out_type, sample.output)
+        return out

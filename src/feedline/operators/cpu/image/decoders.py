@@ -1,0 +1,238 @@
+"""Image decoder kernels: ``decoders.image``, ``image_crop``, ``image_random_crop``,
+``image_slice`` and ``peek_image_shape``.
+
+The codec of each sample is chosen by its first bytes among the codecs registered through
+``feedline_register_codecs`` (highest priority wins). Decoded images are ``HWC`` with the EXIF
+orientation applied. ``dtype`` rescales to the type's range: ``UINT16 = v * 257`` and
+``FLOAT = v / 255`` for 8-bit files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from feedline.core.kernel import SampleContext, SampleKernel
+from feedline.core.registry import load_object
+from feedline.core.types import DataType, ImageType, to_numpy_dtype
+from feedline.operators.cpu.image.crop import crop_window
+from feedline.operators.cpu.image.resize import check_rrc_args, rrc_window
+from feedline.operators.cpu.tensor.slice import SliceKernel
+
+__all__ = [
+    "CodecKernel",
+    "DecodeCropKernel",
+    "DecodeKernel",
+    "DecodeRandomCropKernel",
+    "DecodeSliceKernel",
+    "DecoderKernel",
+    "PeekImageShapeKernel",
+    "convert_depth",
+    "encoded_bytes",
+]
+
+_DEPTHS = {DataType.UINT8: np.uint8, DataType.UINT16: np.uint16, DataType.FLOAT: np.float32}
+
+
+def encoded_bytes(op: str, data: np.ndarray) -> np.ndarray:
+    """Check that ``data`` is one encoded file (1-D, uint8, non-empty).
+
+    Raises:
+        TypeError: wrong type or dimensionality.
+        ValueError: empty data.
+    """
+    if data.dtype != np.uint8:
+        raise TypeError(f"{op}: encoded input must be uint8 bytes, got {data.dtype}")
+    if data.ndim != 1:
+        raise TypeError(
+            f"{op}: encoded input must be 1-D (the file's bytes), got shape {data.shape}; "
+            "was it decoded already?"
+        )
+    if data.size == 0:
+        raise ValueError(f"{op}: empty input (0 bytes of encoded data)")
+    return np.ascontiguousarray(data)
+
+
+def convert_depth(image: np.ndarray, dtype: DataType) -> np.ndarray:
+    """Convert a decoded 8- or 16-bit image to ``dtype``, rescaled to the type's range."""
+    target = np.dtype(_DEPTHS[dtype])
+    if image.dtype == target:
+        return image
+    full = 255.0 if image.dtype == np.uint8 else 65535.0
+    if target == np.float32:
+        return image.astype(np.float32) / np.float32(full)
+    if target == np.uint16:
+        return image.astype(np.uint16) * np.uint16(257)
+    return ((image.astype(np.uint32) * 2 + 257) // 514).astype(np.uint8)
+
+
+class CodecKernel(SampleKernel):
+    """Finds the codec of each encoded sample by its signature."""
+
+    op = "decoders.image"
+
+    def setup(self) -> None:
+        """Fetch the codec registry."""
+        from feedline.core.plugins import get_registry
+
+        self._registry = get_registry()
+        self._codecs: dict[str, Any] = {}
+
+    def codec(self, data: np.ndarray) -> Any:
+        """The codec object for the encoded ``data``.
+
+        Raises:
+            ValueError: no registered codec recognises the data.
+        """
+        entry = self._registry.codec_for(data[:64].tobytes())
+        if entry is None:
+            names = ", ".join(sorted(self._registry.codecs)) or "none"
+            head = data[:8].tobytes().hex(" ")
+            raise ValueError(
+                f"{self.op}: unrecognised image format (first bytes {head}); registered codecs: "
+                f"{names}"
+            )
+        codec = self._codecs.get(entry.name)
+        if codec is None:
+            codec = load_object(entry.decoder)
+            if isinstance(codec, type):
+                codec = codec()
+            self._codecs[entry.name] = codec
+        return codec
+
+    def image_shape(self, data: np.ndarray) -> tuple[int, int, int]:
+        """``(H, W, C)`` of the encoded sample from its header."""
+        data = encoded_bytes(self.op, data)
+        return tuple(int(v) for v in self.codec(data).shape(data))  # type: ignore[return-value]
+
+
+class DecoderKernel(CodecKernel):
+    """Shared set-up of the decoders: ``dtype`` check, HWC output, decoding in that type."""
+
+    def setup(self) -> None:
+        """Check ``dtype`` and fetch the codec registry."""
+        super().setup()
+        dtype = self.args.get("dtype", DataType.UINT8)
+        if dtype not in _DEPTHS:
+            allowed = ", ".join(t.name for t in _DEPTHS)
+            raise TypeError(f"{self.op}: dtype {DataType(dtype).name} is not supported ({allowed})")
+        if self.ctx.device == "cpu" and self.args.get("gpu_decoding", "auto") == "nvimgcodec":
+            raise ValueError(
+                f"{self.op}: gpu_decoding='nvimgcodec' needs device='mixed' (this decoder runs "
+                "on the cpu)"
+            )
+
+    def output_layouts(self, input_layouts: tuple[str, ...]) -> tuple[str, ...]:
+        """Decoded images are HWC."""
+        return ("HWC",)
+
+    def decode(
+        self,
+        data: np.ndarray,
+        args: Mapping[str, Any],
+        roi: tuple[int, int, int, int] | None = None,
+    ) -> np.ndarray:
+        """Decode one encoded sample (optionally only ``roi``) in the requested type."""
+        data = encoded_bytes(self.op, data)
+        image = self.codec(data).decode(data, ImageType(args["output_type"]), roi)
+        if image.size == 0:
+            raise ValueError(f"{self.op}: the decoded image is empty (shape {image.shape})")
+        return convert_depth(np.ascontiguousarray(image), args["dtype"])
+
+
+def _roi_from_window(window: Mapping[int, tuple[int, int]], height: int, width: int) -> tuple:
+    y0, h = window.get(0, (0, height))
+    x0, w = window.get(1, (0, width))
+    if y0 < 0 or x0 < 0 or y0 + h > height or x0 + w > width:
+        raise ValueError(
+            f"crop window [{y0}, {y0 + h}) x [{x0}, {x0 + w}) is outside the {height}x{width} image"
+        )
+    return (y0, x0, y0 + h, x0 + w)
+
+
+class DecodeKernel(DecoderKernel):
+    """``decoders.image``: decode whole images."""
+
+    def run_sample(
+        self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
+    ) -> np.ndarray:
+        """Decode one image."""
+        return self.decode(inputs[0], args)
+
+
+class DecodeCropKernel(DecoderKernel):
+    """``decoders.image_crop``: decode only a fixed window (``crop``, ``crop_pos_x/y``)."""
+
+    op = "decoders.image_crop"
+
+    def run_sample(
+        self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
+    ) -> np.ndarray:
+        """Read the header, place the window, decode the window."""
+        height, width, _ = self.image_shape(inputs[0])
+        window = crop_window(self.op, "HW", (height, width), args)
+        return self.decode(inputs[0], args, _roi_from_window(window, height, width))
+
+
+class DecodeRandomCropKernel(DecoderKernel):
+    """``decoders.image_random_crop``: decode a random window (``random_resized_crop``'s)."""
+
+    op = "decoders.image_random_crop"
+
+    def setup(self) -> None:
+        """Validate the window arguments."""
+        super().setup()
+        check_rrc_args(self.args)
+
+    def run_sample(
+        self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
+    ) -> np.ndarray:
+        """Draw the window from the header's size, decode the window."""
+        height, width, _ = self.image_shape(inputs[0])
+        y, x, h, w = rrc_window(args, height, width, sample.rng)
+        return self.decode(inputs[0], args, (y, x, y + h, x + w))
+
+
+class DecodeSliceKernel(DecoderKernel, SliceKernel):
+    """``decoders.image_slice``: decode, then ``slice`` with its arguments (layout HWC)."""
+
+    op = "decoders.image_slice"
+
+    def run_sample(
+        self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
+    ) -> np.ndarray:
+        """Decode one image and slice it."""
+        image = self.decode(inputs[0], args)
+        context = SampleContext(
+            sample.index, sample.iteration, sample.source_info, ("HWC", "", ""), 0
+        )
+        return SliceKernel.run_sample(self, (image, *inputs[1:]), {**args, "dtype": None}, context)
+
+
+class PeekImageShapeKernel(CodecKernel):
+    """``peek_image_shape``: ``[H, W, C]`` from the header, without decoding."""
+
+    op = "peek_image_shape"
+
+    def setup(self) -> None:
+        """Fetch the registry; resolve the output type."""
+        super().setup()
+        self._dtype = to_numpy_dtype(self.args["dtype"])
+
+    def output_layouts(self, input_layouts: tuple[str, ...]) -> tuple[str, ...]:
+        """The shape has no layout."""
+        return ("",)
+
+    def run_sample(
+        self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
+    ) -> np.ndarray:
+        """The shape of one encoded image."""
+        height, width, channels = self.image_shape(inputs[0])
+        image_type = ImageType(args["image_type"])
+        if image_type in (ImageType.RGB, ImageType.BGR, ImageType.YCbCr):
+            channels = 3
+        elif image_type == ImageType.GRAY:
+            channels = 1
+        return np.array([height, width, channels], dtype=self._dtype)

@@ -1,0 +1,180 @@
+"""``resize`` and ``random_resized_crop`` kernels (geometry in :mod:`.windows`, pixels in
+:mod:`.resample`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from feedline.core.kernel import SampleContext, SampleKernel
+from feedline.core.types import InterpType
+from feedline.operators.cpu.common.tensors import check_not_empty, output_dtype, resolve_layout
+from feedline.operators.cpu.image.resample import resample
+from feedline.operators.cpu.image.windows import (
+    Source,
+    random_crop_window,
+    resize_plan,
+    round_half_away,
+)
+
+__all__ = [
+    "RESIZE_LAYOUTS",
+    "RandomResizedCropKernel",
+    "ResizeKernel",
+    "check_resample_input",
+    "filters_from_args",
+    "resample_layout",
+    "rrc_size",
+    "rrc_window",
+    "spatial_size",
+]
+
+RESIZE_LAYOUTS = ("HWC", "HW", "CHW", "FHWC", "FCHW")
+_DEFAULTS = {2: "HW", 3: "HWC", 4: "FHWC"}
+_TYPES = (np.uint8, np.int16, np.uint16, np.int32, np.float32)
+
+
+def filters_from_args(args: Mapping[str, Any]) -> tuple[InterpType, InterpType]:
+    """``(min_filter, mag_filter)``: each defaults to ``interp_type``."""
+    interp = InterpType(args["interp_type"])
+    min_filter = args.get("min_filter")
+    mag_filter = args.get("mag_filter")
+    return (
+        InterpType(min_filter) if min_filter is not None else interp,
+        InterpType(mag_filter) if mag_filter is not None else interp,
+    )
+
+
+def resample_layout(
+    image: np.ndarray,
+    layout: str,
+    out_size: Sequence[int],
+    source: Source,
+    args: Mapping[str, Any],
+    out_dtype: np.dtype,
+) -> np.ndarray:
+    """Resample every frame/plane of ``image`` (layout HW, HWC, CHW, FHWC or FCHW)."""
+    min_filter, mag_filter = filters_from_args(args)
+    antialias = bool(args["antialias"])
+
+    def one(frame: np.ndarray) -> np.ndarray:
+        return resample(frame, out_size, source, min_filter, mag_filter, antialias, out_dtype)
+
+    if layout in ("HW", "HWC"):
+        return one(image)
+    if layout == "CHW":
+        return np.ascontiguousarray(one(image.transpose(1, 2, 0)).transpose(2, 0, 1))
+    frames = [one(f if layout == "FHWC" else f.transpose(1, 2, 0)) for f in image]
+    stacked = np.stack(frames)
+    return stacked if layout == "FHWC" else np.ascontiguousarray(stacked.transpose(0, 3, 1, 2))
+
+
+def spatial_size(layout: str, shape: tuple[int, ...]) -> tuple[int, int]:
+    """``(height, width)`` of a sample of ``shape`` in ``layout``."""
+    return shape[layout.index("H")], shape[layout.index("W")]
+
+
+class ResizeKernel(SampleKernel):
+    """Per-sample ``resize``."""
+
+    def run_sample(
+        self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
+    ) -> np.ndarray:
+        """Resize one sample."""
+        (image,) = inputs
+        layout, out_type = check_resample_input("resize", image, sample.layouts[0], args)
+        out_size, source = resize_plan("resize", spatial_size(layout, image.shape), args)
+        return resample_layout(image, layout, out_size, source, args, out_type)
+
+
+def check_resample_input(
+    op: str, image: Any, layout: str, args: Mapping[str, Any]
+) -> tuple[str, np.dtype]:
+    """``(layout, output type)`` of a ``resize``/``random_resized_crop`` sample.
+
+    Raises:
+        ValueError: an unsupported layout or an empty image.
+        TypeError: an unsupported input or output type.
+    """
+    layout = resolve_layout(op, layout, image.ndim, RESIZE_LAYOUTS, _DEFAULTS)
+    check_not_empty(op, image)
+    out_type = output_dtype(op, args["dtype"], image.dtype, _TYPES)
+    if image.dtype not in [np.dtype(t) for t in _TYPES]:
+        raise TypeError(
+            f"{op}: input type {image.dtype} is not supported; expected uint8, int16, "
+            "uint16, int32 or float32"
+        )
+    return layout, out_type
+
+
+def rrc_size(args: Mapping[str, Any]) -> tuple[int, int]:
+    """The ``(height, width)`` output size of ``random_resized_crop``.
+
+    Raises:
+        ValueError: ``size`` does not have 1 or 2 positive values.
+    """
+    size = tuple(args["size"])
+    if len(size) == 1:
+        size = size * 2
+    if len(size) != 2 or min(size) <= 0:
+        raise ValueError(
+            f"random_resized_crop: 'size' needs 1 or 2 positive values (height, width), got {size}"
+        )
+    return round_half_away(size[0]), round_half_away(size[1])
+
+
+def check_rrc_args(args: Mapping[str, Any]) -> None:
+    """Validate ``random_area``, ``random_aspect_ratio`` and ``num_attempts``."""
+    area = tuple(args["random_area"])
+    ratio = tuple(args["random_aspect_ratio"])
+    if len(area) == 1:
+        area = (area[0], area[0])
+    if len(ratio) == 1:
+        ratio = (ratio[0], ratio[0])
+    if len(area) != 2 or not 0 < area[0] <= area[1] <= 1:
+        raise ValueError(f"'random_area' must be [min, max] with 0 < min <= max <= 1, got {area}")
+    if len(ratio) != 2 or not 0 < ratio[0] <= ratio[1]:
+        raise ValueError(
+            f"'random_aspect_ratio' must be [min, max] with 0 < min <= max, got {ratio}"
+        )
+    if args["num_attempts"] < 1:
+        raise ValueError(f"'num_attempts' must be at least 1, got {args['num_attempts']}")
+
+
+def rrc_window(
+    args: Mapping[str, Any], height: int, width: int, rng: np.random.Generator
+) -> tuple[int, int, int, int]:
+    """The random window ``(y, x, h, w)`` of one sample."""
+    area = tuple(args["random_area"])
+    ratio = tuple(args["random_aspect_ratio"])
+    return random_crop_window(
+        rng,
+        height,
+        width,
+        area * 2 if len(area) == 1 else area,
+        ratio * 2 if len(ratio) == 1 else ratio,
+        args["num_attempts"],
+    )
+
+
+class RandomResizedCropKernel(SampleKernel):
+    """Per-sample ``random_resized_crop``: a random window resized to ``size``."""
+
+    def setup(self) -> None:
+        """Validate the static arguments once."""
+        check_rrc_args(self.args)
+        self._size = rrc_size(self.args)
+
+    def run_sample(
+        self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
+    ) -> np.ndarray:
+        """Crop and resize one sample (all frames of a sequence share the window)."""
+        (image,) = inputs
+        op = "random_resized_crop"
+        layout, out_type = check_resample_input(op, image, sample.layouts[0], args)
+        height, width = spatial_size(layout, image.shape)
+        y, x, h, w = rrc_window(args, height, width, sample.rng)
+        source = ((float(y), float(y + h)), (float(x), float(x + w)))
+        return resample_layout(image, layout, self._size, source, args, out_type)

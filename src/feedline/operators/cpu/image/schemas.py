@@ -1,0 +1,386 @@
+"""Family ``image``: schemas and registration of the image decoders, the codecs, ``resize``,
+``random_resized_crop``, ``crop``, ``crop_mirror_normalize`` and the decode-fusion graph pass.
+
+Only schemas live here (no Pillow, NumPy kernels or codecs are imported at plugin load); kernels,
+codecs and the graph pass are ``"module:attr"`` strings imported on first use: :mod:`.decoders`
+and :mod:`.codecs` (decoding), :mod:`.resize` with :mod:`.resample` and :mod:`.windows`
+(resizing), :mod:`.crop`, :mod:`.cmn`, :mod:`.fusion` (the fused decode operators and their
+graph pass) and :mod:`.bindings` (cffi bindings of the compiled kernels).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from feedline.core.hookspecs import hookimpl
+from feedline.core.schema import REQUIRED, ArgSpec, InputSpec, OpSchema
+from feedline.core.types import DataType, ImageType, InterpType
+from feedline.operators.cpu.common.schemas import OUTPUT_DTYPE_ALIAS, register_cpu_operators
+from feedline.operators.cpu.tensor.schemas import SLICE
+
+if TYPE_CHECKING:
+    from feedline.core.registry import Registry
+
+__all__ = [
+    "CODECS",
+    "KERNELS",
+    "NORMALIZE_ARGS",
+    "SCHEMAS",
+    "feedline_register_codecs",
+    "feedline_register_operators",
+]
+
+_KERNELS = "feedline.operators.cpu.image"
+#: crop_mirror_normalize's arguments besides the crop (what decode fusion can take over).
+NORMALIZE_ARGS = (
+    "mirror",
+    "mean",
+    "std",
+    "scale",
+    "shift",
+    "output_layout",
+    "pad_output",
+    "fill_values",
+)
+_ENCODED = (InputSpec("data", "Encoded image files: 1-D uint8 (e.g. from readers.file)."),)
+
+_DECODE_DOC = (
+    "Formats: JPEG (grey, colour, CMYK), PNG, BMP, TIFF, WebP, PNM, GIF (first frame) and "
+    "JPEG 2000, chosen by file signature among the registered codecs (plugins add more with "
+    "``feedline_register_codecs``). The EXIF orientation is applied. Output layout ``HWC``; "
+    "RGB/BGR/YCbCr give 3 channels, GRAY 1, ANY_DATA the file's own (grey 1, grey+alpha 2, "
+    "RGB 3, RGBA 4; CMYK becomes RGB). RGB output is bit-identical to libjpeg-turbo's (Pillow's, "
+    "DALI's); GRAY and YCbCr of JPEGs come straight from the decoder (no RGB round trip). A "
+    "corrupt, truncated or unrecognised file raises an error naming the sample's source."
+)
+_DECODE_ARGS = (
+    ArgSpec(
+        "output_type",
+        "image_type",
+        ImageType.RGB,
+        "Colour space of the output: RGB, BGR, GRAY, YCbCr or ANY_DATA.",
+    ),
+    ArgSpec(
+        "dtype",
+        "dtype",
+        DataType.UINT8,
+        "UINT8, UINT16 (v * 257 for 8-bit files) or FLOAT (v / 255, i.e. in [0, 1]).",
+    ),
+)
+_GPU_DECODING = ArgSpec(
+    "gpu_decoding",
+    "str",
+    "auto",
+    "Where a ``device='mixed'`` decoder decodes JPEGs: 'auto' on the GPU with nvImageCodec "
+    "when ``nvidia-nvimgcodec-cu12``/``-cu13`` is installed, else on the CPU thread pool; "
+    "'nvimgcodec' on the GPU (an error at build without it); 'cpu' on the CPU thread pool. CPU "
+    "decoding writes into pinned memory and copies each batch to the GPU in one asynchronous "
+    "transfer; other formats and ``image_slice`` always decode on the CPU. A ``cpu`` decoder "
+    "accepts only 'auto' and 'cpu'.",
+    choices=("auto", "nvimgcodec", "cpu"),
+)
+_POS_DOC = (
+    "Relative position of the window: start = round(pos * (in_size - crop_size)), halves away "
+    "from zero; 0.5 centres it."
+)
+_CROP_WINDOW_ARGS = (
+    ArgSpec(
+        "crop",
+        "float_vec",
+        None,
+        "Window size (H, W) or (D, H, W); fractions are truncated.",
+        tensor=True,
+    ),
+    ArgSpec("crop_h", "float", None, "Window height (instead of ``crop``).", tensor=True),
+    ArgSpec("crop_w", "float", None, "Window width (instead of ``crop``).", tensor=True),
+    ArgSpec("crop_pos_x", "float", 0.5, _POS_DOC, tensor=True),
+    ArgSpec("crop_pos_y", "float", 0.5, _POS_DOC, tensor=True),
+    ArgSpec(
+        "rounding",
+        "str",
+        "round",
+        "Anchor rounding: 'round' (nearest) or 'truncate' (floor).",
+        choices=("round", "truncate"),
+    ),
+)
+_CROP_VOLUME_ARGS = (
+    ArgSpec("crop_d", "float", None, "Window depth for volumes (layouts with D).", tensor=True),
+    ArgSpec("crop_pos_z", "float", 0.5, _POS_DOC, tensor=True),
+    ArgSpec(
+        "out_of_bounds_policy",
+        "str",
+        "error",
+        "A window leaving the input: 'error', 'pad' (with fill_values) or 'trim_to_shape'.",
+        choices=("error", "pad", "trim_to_shape"),
+    ),
+    ArgSpec("fill_values", "float_vec", (0.0,), "Padding value, one or one per channel."),
+)
+_RANDOM_WINDOW_ARGS = (
+    ArgSpec(
+        "random_area",
+        "float_vec",
+        (0.08, 1.0),
+        "Range of the window's area as a fraction of the image's (uniform).",
+    ),
+    ArgSpec(
+        "random_aspect_ratio",
+        "float_vec",
+        (3 / 4, 4 / 3),
+        "Range of the window's width/height ratio (log-uniform).",
+    ),
+    ArgSpec(
+        "num_attempts",
+        "int",
+        10,
+        "Draws before falling back to the largest centred window with an allowed ratio.",
+    ),
+)
+_INTERP_ARGS = (
+    ArgSpec(
+        "interp_type",
+        "interp",
+        InterpType.INTERP_LINEAR,
+        "Filter: INTERP_NN, LINEAR, CUBIC, LANCZOS3, TRIANGULAR or GAUSSIAN.",
+    ),
+    ArgSpec("min_filter", "interp", None, "Filter when downscaling (default: interp_type)."),
+    ArgSpec("mag_filter", "interp", None, "Filter when upscaling (default: interp_type)."),
+    ArgSpec("antialias", "bool", True, "Widen the filter by the scale when downscaling."),
+)
+_RESAMPLE_NOTE = (
+    "Geometry (as DALI): output pixel j samples the source at start + (j + 0.5) * scale; taps at "
+    "pixel centres, borders clamped; LINEAR with antialias is a triangle of radius max(scale, "
+    "1). 8-bit images with 1, 3 or 4 channels and LINEAR/CUBIC/LANCZOS3 filters use Pillow's "
+    "fixed-point resampler (within 1 of the exact result); other cases are exact in float32."
+)
+
+DECODERS_IMAGE = OpSchema(
+    "decoders.image",
+    f"Decodes images.\n\n{_DECODE_DOC}",
+    inputs=_ENCODED,
+    args=(*_DECODE_ARGS, _GPU_DECODING),
+)
+DECODERS_IMAGE_CROP = OpSchema(
+    "decoders.image_crop",
+    "Decodes a fixed window of each image (``crop`` conventions).\n\nThe window is placed from "
+    "the header's size; codecs that support it decode only the window.\n\n" + _DECODE_DOC,
+    inputs=_ENCODED,
+    args=(*_DECODE_ARGS, _GPU_DECODING, *_CROP_WINDOW_ARGS),
+)
+DECODERS_IMAGE_RANDOM_CROP = OpSchema(
+    "decoders.image_random_crop",
+    "Decodes a random window of each image (``random_resized_crop``'s window).\n\nEach attempt "
+    "draws an area fraction and an aspect ratio; w = round(sqrt(A * area * ratio)), h = "
+    "round(sqrt(A * area / ratio)); the first window that fits is placed uniformly.\n\n"
+    + _DECODE_DOC,
+    inputs=_ENCODED,
+    args=(*_DECODE_ARGS, _GPU_DECODING, *_RANDOM_WINDOW_ARGS),
+)
+DECODERS_IMAGE_SLICE = OpSchema(
+    "decoders.image_slice",
+    "Decodes a slice of each image: ``slice``'s arguments and rounding on the decoded HWC image "
+    "(coordinates default to x, y: ``axis_names='WH'``).\n\n" + _DECODE_DOC,
+    inputs=(*_ENCODED, *SLICE.inputs[1:]),
+    args=(*_DECODE_ARGS, _GPU_DECODING, *(a for a in SLICE.args if a.name != "dtype")),
+)
+PEEK_IMAGE_SHAPE = OpSchema(
+    "peek_image_shape",
+    "Returns the shape ``[H, W, C]`` of encoded images from their headers, without decoding "
+    "(EXIF orientation applied; C is 3 for RGB/BGR/YCbCr, 1 for GRAY, the file's own for "
+    "ANY_DATA).",
+    inputs=_ENCODED,
+    args=(
+        ArgSpec(
+            "dtype",
+            "dtype",
+            DataType.INT64,
+            "Type of the shape.",
+            choices=(
+                DataType.INT32,
+                DataType.INT64,
+                DataType.UINT32,
+                DataType.UINT64,
+                DataType.FLOAT,
+                DataType.FLOAT64,
+            ),
+        ),
+        ArgSpec("image_type", "image_type", ImageType.RGB, "Colour space deciding C."),
+    ),
+)
+RESIZE = OpSchema(
+    "resize",
+    "Resizes images (HWC, HW, CHW; sequences FHWC, FCHW frame by frame).\n\n"
+    "Output size (as DALI): from resize_x/resize_y or size (H, W; 0 or a missing one keeps the "
+    "aspect ratio), or resize_shorter/resize_longer; ``mode`` 'not_smaller'/'not_larger' keep "
+    "the aspect ratio using the larger/smaller scale; ``max_size`` then limits it; the result is "
+    "rounded half away from zero. With ``subpixel_scale`` the exact scale is kept and the source "
+    "region shrinks symmetrically to the rounded size. ``roi_start``/``roi_end`` (H, W order; "
+    "absolute or relative) select the source region; start > end mirrors. " + _RESAMPLE_NOTE,
+    inputs=(InputSpec("input", "Images.", layouts=("HWC", "HW", "CHW", "FHWC", "FCHW", "")),),
+    args=(
+        ArgSpec("resize_x", "float", None, "Output width.", tensor=True),
+        ArgSpec("resize_y", "float", None, "Output height.", tensor=True),
+        ArgSpec("size", "float_vec", None, "Output (H, W); 0 keeps the aspect ratio.", tensor=True),
+        ArgSpec("resize_shorter", "float", None, "Length of the shorter side.", tensor=True),
+        ArgSpec("resize_longer", "float", None, "Length of the longer side.", tensor=True),
+        ArgSpec(
+            "mode",
+            "str",
+            "default",
+            "default, stretch, not_smaller or not_larger.",
+            choices=("default", "stretch", "not_smaller", "not_larger"),
+        ),
+        ArgSpec("max_size", "float_vec", None, "Upper limit of the output size (one or H, W)."),
+        *_INTERP_ARGS,
+        ArgSpec("roi_start", "float_vec", None, "Source region start (H, W).", tensor=True),
+        ArgSpec("roi_end", "float_vec", None, "Source region end (H, W).", tensor=True),
+        ArgSpec("roi_relative", "bool", False, "ROI given relative to the input size."),
+        ArgSpec("subpixel_scale", "bool", True, "Keep the exact scale for fractional sizes."),
+        ArgSpec("dtype", "dtype", None, "Output type: the input's (default) or FLOAT."),
+    ),
+)
+RANDOM_RESIZED_CROP = OpSchema(
+    "random_resized_crop",
+    "Crops a random window and resizes it to ``size`` (H, W).\n\nThe window is drawn as in "
+    "``decoders.image_random_crop``; all frames of a sequence share it. The resize reads pixels "
+    "around the window (as DALI's ROI resize). " + _RESAMPLE_NOTE,
+    inputs=(InputSpec("input", "Images.", layouts=("HWC", "HW", "CHW", "FHWC", "FCHW", "")),),
+    args=(
+        ArgSpec("size", "float_vec", REQUIRED, "Output size (H, W), or one value for a square."),
+        *_RANDOM_WINDOW_ARGS,
+        *_INTERP_ARGS,
+        ArgSpec("dtype", "dtype", None, "Output type: the input's (default) or FLOAT."),
+    ),
+)
+CROP = OpSchema(
+    "crop",
+    "Crops a window of images (HWC, CHW, HW), sequences (FHWC, FCHW) or volumes (DHWC, CDHW).\n\n"
+    "Extent from ``crop`` or crop_h/crop_w/crop_d (fractions truncated); start = round(crop_pos "
+    "* (in_size - crop_size)), halves away from zero. Axes without an extent are kept whole.",
+    inputs=(InputSpec("input", "Data to crop."),),
+    args=(
+        *_CROP_WINDOW_ARGS,
+        *_CROP_VOLUME_ARGS,
+        ArgSpec("dtype", "dtype", None, "Output type (values converted, not rescaled)."),
+    ),
+    deprecated=OUTPUT_DTYPE_ALIAS,
+)
+CROP_MIRROR_NORMALIZE = OpSchema(
+    "crop_mirror_normalize",
+    "Crops, mirrors and normalises images, and changes layout and type in one pass.\n\n"
+    "out = (in - mean) / std * scale + shift per channel (float32), then ``dtype`` (integers "
+    "rounded and saturated). The crop follows ``crop``; ``mirror`` flips horizontally after "
+    "cropping; ``pad_output`` pads channels to the next power of two with the fill value.",
+    inputs=(InputSpec("input", "Images (HWC, CHW, FHWC, FCHW, DHWC, CDHW)."),),
+    args=(
+        *_CROP_WINDOW_ARGS,
+        *_CROP_VOLUME_ARGS,
+        ArgSpec("mirror", "int", 0, "Non-zero flips the sample horizontally.", tensor=True),
+        ArgSpec("mean", "float_vec", (0.0,), "Mean, one or per channel.", tensor=True),
+        ArgSpec("std", "float_vec", (1.0,), "Standard deviation, one or per channel.", tensor=True),
+        ArgSpec("scale", "float", 1.0, "Multiplier applied after normalising."),
+        ArgSpec("shift", "float", 0.0, "Added after scaling."),
+        ArgSpec("dtype", "dtype", DataType.FLOAT, "Output type."),
+        ArgSpec("output_layout", "layout", "CHW", "Output layout (F is kept for sequences)."),
+        ArgSpec("pad_output", "bool", False, "Pad the channels to a power of two."),
+    ),
+    deprecated=OUTPUT_DTYPE_ALIAS,
+)
+#: A following ``crop_mirror_normalize`` without a crop, absorbed by the fusion pass.
+_ABSORBED_NORMALIZE = (
+    ArgSpec(
+        "normalize",
+        "bool",
+        False,
+        "A following crop_mirror_normalize was fused in; the arguments below are its own.",
+    ),
+    *(a for a in CROP_MIRROR_NORMALIZE.args if a.name in NORMALIZE_ARGS),
+    ArgSpec("normalize_dtype", "dtype", DataType.FLOAT, "crop_mirror_normalize's dtype."),
+)
+FUSED_RANDOM_RESIZED_CROP = OpSchema(
+    "decoders._image_random_resized_crop",
+    "decoders.image followed by random_resized_crop (and a crop_mirror_normalize without a "
+    "crop), fused by the decode-fusion graph pass.",
+    inputs=_ENCODED,
+    args=(
+        *_DECODE_ARGS,
+        *(a for a in RANDOM_RESIZED_CROP.args if a.name != "dtype"),
+        *_ABSORBED_NORMALIZE,
+    ),
+    hidden=True,
+)
+FUSED_RESIZE = OpSchema(
+    "decoders._image_resize",
+    "decoders.image followed by resize (and a following crop_mirror_normalize: its crop, or "
+    "all of it), fused by the decode-fusion graph pass.",
+    inputs=_ENCODED,
+    args=(
+        *_DECODE_ARGS,
+        *(a for a in RESIZE.args if a.name != "dtype"),
+        *_CROP_WINDOW_ARGS,
+        *_ABSORBED_NORMALIZE,
+    ),
+    hidden=True,
+)
+
+SCHEMAS = (
+    DECODERS_IMAGE,
+    DECODERS_IMAGE_CROP,
+    DECODERS_IMAGE_RANDOM_CROP,
+    DECODERS_IMAGE_SLICE,
+    PEEK_IMAGE_SHAPE,
+    RESIZE,
+    RANDOM_RESIZED_CROP,
+    CROP,
+    CROP_MIRROR_NORMALIZE,
+    FUSED_RANDOM_RESIZED_CROP,
+    FUSED_RESIZE,
+)
+KERNELS = {
+    "decoders.image": f"{_KERNELS}.decoders:DecodeKernel",
+    "decoders.image_crop": f"{_KERNELS}.decoders:DecodeCropKernel",
+    "decoders.image_random_crop": f"{_KERNELS}.decoders:DecodeRandomCropKernel",
+    "decoders.image_slice": f"{_KERNELS}.decoders:DecodeSliceKernel",
+    "peek_image_shape": f"{_KERNELS}.decoders:PeekImageShapeKernel",
+    "resize": f"{_KERNELS}.resize:ResizeKernel",
+    "random_resized_crop": f"{_KERNELS}.resize:RandomResizedCropKernel",
+    "crop": f"{_KERNELS}.crop:CropKernel",
+    "crop_mirror_normalize": f"{_KERNELS}.cmn:CropMirrorNormalizeKernel",
+    "decoders._image_random_resized_crop": f"{_KERNELS}.fusion:FusedDecodeRandomResizedCropKernel",
+    "decoders._image_resize": f"{_KERNELS}.fusion:FusedDecodeResizeKernel",
+}
+
+
+def _is_webp(head: bytes) -> bool:
+    return head[:4] == b"RIFF" and head[8:12] == b"WEBP"
+
+
+def _is_pnm(head: bytes) -> bool:
+    return len(head) > 2 and head[:1] == b"P" and head[1:2] in b"123456" and head[2:3].isspace()
+
+
+_PILLOW = f"{_KERNELS}.codecs:PillowCodec"
+#: name → (signatures, decoder reference)
+CODECS = {
+    "jpeg": ((b"\xff\xd8\xff",), f"{_KERNELS}.codecs:JpegCodec"),
+    "png": ((b"\x89PNG\r\n\x1a\n",), _PILLOW),
+    "bmp": ((b"BM",), _PILLOW),
+    "tiff": ((b"II*\x00", b"MM\x00*"), _PILLOW),
+    "webp": ((_is_webp,), _PILLOW),
+    "pnm": ((_is_pnm,), _PILLOW),
+    "gif": ((b"GIF87a", b"GIF89a"), _PILLOW),
+    "jpeg2000": ((b"\x00\x00\x00\x0cjP  \r\n\x87\n", b"\xff\x4f\xff\x51"), _PILLOW),
+}
+
+
+@hookimpl
+def feedline_register_operators(registry: Registry) -> None:
+    """Register the image operators and the decode-fusion graph pass."""
+    register_cpu_operators(registry, SCHEMAS, KERNELS)
+    registry.add_graph_pass("decode_fusion", f"{_KERNELS}.fusion:fuse_decoders")
+
+
+@hookimpl
+def feedline_register_codecs(registry: Registry) -> None:
+    """Register the built-in image codecs."""
+    for name, (signatures, decoder) in CODECS.items():
+        registry.add_codec(name, signatures, decoder)

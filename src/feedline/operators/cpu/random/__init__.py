@@ -1,0 +1,2 @@
+"""Operator family ``random``: random numbers and noise. Schemas and registration:
+:mod:`.schemas`."""

@@ -1,0 +1,29 @@
+"""The compiled CPU libraries, built from the C sources beside this module.
+
+``feedline_cpu`` (``feedline_cpu.c``) holds the resampler and the normaliser; ``feedline_jpeg``
+(``feedline_jpeg.c`` with ``feedline_cpu.c``) decodes JPEG regions with libjpeg(-turbo) and
+resamples/normalises them on the fly. Their Python bindings are the image family's
+:mod:`feedline.operators.cpu.image.bindings`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from feedline.operators.native.library import NativeLibrary
+
+__all__ = ["CPU_LIBRARY", "JPEG_LIBRARY"]
+
+_HERE = Path(__file__).resolve().parent
+
+#: Resampling and normalisation of 8-bit images.
+CPU_LIBRARY = NativeLibrary("feedline_cpu", [_HERE / "feedline_cpu.c"], _HERE / "feedline_cpu.h")
+#: Region-of-interest JPEG decoding; needs libjpeg(-turbo)'s headers (e.g. Debian's libjpeg-dev).
+JPEG_LIBRARY = NativeLibrary(
+    "feedline_jpeg",
+    [_HERE / "feedline_jpeg.c", _HERE / "feedline_cpu.c"],
+    _HERE / "feedline_jpeg.h",
+    libraries=("jpeg", "pthread"),
+    optional=True,
+    includes=[_HERE / "feedline_cpu.h"],
+)

@@ -1,0 +1,167 @@
+"""Compiled libraries opened with cffi: built on first use, opened once, with a fallback.
+
+A :class:`NativeLibrary` names its sources and a header of plain declarations. On first use it
+builds them with :func:`~feedline.operators.native.build.build_library` (or finds them cached)
+and opens the result with cffi in ABI mode (:func:`open_library`, which any other build, e.g.
+the GPU plugin's, may use on its own). CPU kernels call :meth:`NativeLibrary.try_load` and
+take their NumPy/Pillow path when it returns None.
+
+Environment:
+    ``FEEDLINE_NATIVE=0``: :meth:`NativeLibrary.try_load` never builds or opens a library (the
+    CPU kernels use their NumPy/Pillow paths).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from feedline.operators.native.build import (
+    C_COMPILER,
+    Compiler,
+    NativeBuildError,
+    build_library,
+    library_path,
+)
+
+__all__ = ["NativeLibrary", "native_enabled", "open_library"]
+
+_LOG = logging.getLogger("feedline")
+
+
+@functools.cache
+def native_enabled() -> bool:
+    """False when ``FEEDLINE_NATIVE`` is set to ``0``/``false``/``no``/``off``.
+
+    Read once per process (kernels ask for every sample); call ``native_enabled.cache_clear()``
+    after changing the variable at run time.
+    """
+    return os.environ.get("FEEDLINE_NATIVE", "1").strip().lower() not in ("0", "false", "no", "off")
+
+
+def open_library(name: str, header: Path, build: Callable[[], Path]) -> tuple[Any, Any]:
+    """``(ffi, lib)``: ``header`` read by cffi (ABI mode), the library from ``build()`` opened.
+
+    Raises:
+        NativeBuildError: cffi is missing, the header does not parse, building or opening failed.
+    """
+    try:
+        import cffi
+    except ImportError:
+        raise NativeBuildError(f"{name} needs cffi: pip install cffi") from None
+    ffi = cffi.FFI()
+    try:
+        ffi.cdef(header.read_text())
+        return ffi, ffi.dlopen(str(build()))
+    except (OSError, cffi.CDefError, cffi.FFIError) as error:
+        raise NativeBuildError(f"opening {name} failed: {error}") from None
+
+
+class NativeLibrary:
+    """A shared library built on first use and opened with cffi.
+
+    Args:
+        name: the library's name (the cache file's prefix).
+        sources: the files to compile.
+        header: the header declaring the entry points; passed to ``cffi.FFI.cdef`` (so it must
+            hold plain declarations only) and found by the sources through ``-I``.
+        libraries: system libraries to link (``-l<name>``).
+        optional: an accelerator many machines lack (e.g. one that needs a library's headers):
+            falling back is reported at INFO level instead of WARNING.
+        compiler: what builds it (default: the system C compiler, for this CPU).
+        includes: other headers the sources include (their content is part of the cache key).
+        override_env: a variable that, when set, names a prebuilt library to open instead.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        sources: Sequence[Path],
+        header: Path,
+        libraries: Sequence[str] = (),
+        optional: bool = False,
+        *,
+        compiler: Compiler = C_COMPILER,
+        includes: Sequence[Path] = (),
+        override_env: str | None = None,
+    ) -> None:
+        self.name = name
+        self.sources = tuple(sources)
+        self.header = header
+        self.libraries = tuple(libraries)
+        self.optional = optional
+        self.compiler = compiler
+        self.headers = (header, *includes)
+        self.override_env = override_env
+        self._lock = threading.Lock()
+        self._loaded: tuple[Any, Any] | None = None
+        self._error: NativeBuildError | None = None
+        self._warned = False
+
+    def path(self) -> Path:
+        """Where this library is (or will be) cached for this compiler.
+
+        Raises:
+            NativeBuildError: no candidate compiler runs.
+        """
+        return library_path(
+            self.name, self.sources, self.compiler, headers=self.headers, libraries=self.libraries
+        )
+
+    def build(self) -> Path:
+        """The library's path, compiled first unless it is cached (or overridden).
+
+        Raises:
+            NativeBuildError: what was tried, and the compiler's output if it failed.
+        """
+        return build_library(
+            self.name,
+            self.sources,
+            self.compiler,
+            headers=self.headers,
+            libraries=self.libraries,
+            override_env=self.override_env,
+        )
+
+    def load(self) -> tuple[Any, Any]:
+        """``(ffi, lib)``: the library opened with cffi, built first if needed.
+
+        Raises:
+            NativeBuildError: building or opening failed (remembered: later calls raise at once).
+        """
+        loaded = self._loaded  # once set it never changes: no lock on the per-sample path
+        if loaded is not None:
+            return loaded
+        with self._lock:
+            if self._loaded is not None:
+                return self._loaded
+            if self._error is not None:
+                raise self._error
+            try:
+                self._loaded = self._open()
+            except NativeBuildError as error:
+                self._error = error
+                raise
+            return self._loaded
+
+    def _open(self) -> tuple[Any, Any]:
+        return open_library(self.name, self.header, self.build)
+
+    def try_load(self) -> tuple[Any, Any] | None:
+        """Like :meth:`load`, but None (after one logged warning) when the library is disabled
+        with ``FEEDLINE_NATIVE=0`` or cannot be built."""
+        if not native_enabled():
+            return None
+        try:
+            return self.load()
+        except NativeBuildError as error:
+            if not self._warned:
+                self._warned = True
+                level = logging.INFO if self.optional else logging.WARNING
+                _LOG.log(level, "%s; falling back to slower kernels", error)
+            return None

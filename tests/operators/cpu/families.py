@@ -1,0 +1,37 @@
+"""Test helper: the CPU operator families' plugin modules, registered by their entry-point names."""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+from feedline.core.plugins import PluginSystem
+from feedline.operators.cpu.arrays import schemas as arrays
+from feedline.operators.cpu.color import schemas as color
+from feedline.operators.cpu.effects import schemas as effects
+from feedline.operators.cpu.geometry import schemas as geometry
+from feedline.operators.cpu.image import schemas as image
+from feedline.operators.cpu.math import schemas as math
+from feedline.operators.cpu.python import schemas as python
+from feedline.operators.cpu.random import schemas as random
+from feedline.operators.cpu.tensor import schemas as tensor
+from feedline.operators.cpu.video import schemas as video
+
+#: Entry-point name → plugin module, as ``pyproject.toml`` lists them.
+FAMILIES: dict[str, ModuleType] = {
+    "tensor": tensor,
+    "image": image,
+    "color": color,
+    "geometry": geometry,
+    "random": random,
+    "math": math,
+    "python": python,
+    "arrays": arrays,
+    "effects": effects,
+    "video": video,
+}
+
+
+def use_families(system: PluginSystem, *names: str) -> None:
+    """Register only the named families' plugins on ``system``."""
+    for name in names:
+        system.register(FAMILIES[name], name)
