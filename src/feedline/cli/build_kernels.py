@@ -11,11 +11,10 @@ __all__ = ["COMMAND"]
 
 
 def _run(_: argparse.Namespace) -> int:
-    from feedline.operators.cpu.image.bindings import JPEG_LIBRARY, LIBRARY
-    from feedline.operators.native import NativeBuildError
+    from feedline.operators.native import CPU_LIBRARY, JPEG_LIBRARY, NativeBuildError
 
     status = EXIT_OK
-    for library in (LIBRARY, JPEG_LIBRARY):
+    for library in (CPU_LIBRARY, JPEG_LIBRARY):
         try:
             print(library.build())
         except NativeBuildError as error:

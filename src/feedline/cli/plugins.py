@@ -14,7 +14,7 @@ from typing import Any
 
 from feedline.cli.common import EXIT_FAILED, EXIT_OK, EXIT_USAGE, Command, CommandError, plain_text
 from feedline.core.plugins import PluginSystem, get_plugin_system
-from feedline.core.registry import OperatorEntry
+from feedline.core.registry import CORE_OWNER, OperatorEntry
 
 __all__ = ["OPS", "PLUGINS", "is_public", "plugin_report"]
 
@@ -46,6 +46,9 @@ def plugin_report(system: PluginSystem, include_all: bool = False) -> dict[str, 
         }
         for info in system.plugins
     ]
+    core = sorted(n for n in shown if registry.operators[n].owner == CORE_OWNER)
+    if core:  # the core's own operators (the CPU/GPU transfers), given kernels by plugins
+        plugins.insert(0, _core_record(core))
     failures = [
         {key: value for key, value in asdict(failure).items() if key != "details"}
         for failure in system.failures
@@ -55,6 +58,22 @@ def plugin_report(system: PluginSystem, include_all: bool = False) -> dict[str, 
         "failures": failures,
         "operators": len(shown),
         "all_operators": len(registry.operators),
+    }
+
+
+def _core_record(operators: list[str]) -> dict[str, Any]:
+    """The core's own operators, reported like a plugin's (they have no entry point)."""
+    from feedline import __version__
+
+    return {
+        "name": "core",
+        "distribution": "feedline",
+        "version": __version__,
+        "entry_point": "feedline.core.registry",
+        "operators": operators,
+        "kernels": [],
+        "codecs": [],
+        "iterators": [],
     }
 
 
