@@ -207,24 +207,28 @@ static int axis_taps(int in_size, int out_size, double start, double end, int fi
     return *taps > 0 ? 0 : -1;
 }
 
-/* Resample rows [y0, y1) x columns [x0, x1) of a JPEG (raw orientation, image_h x image_w) to
- * out_h x out_w RGB (see resample.py), decoding only the pixels the filters read: the same
- * result as decoding the whole image and resampling it. Returns 0, 1 after a warning, or -1. */
-int fl_jpeg_decode_resample(const uint8_t *data, size_t size, int image_h, int image_w,
-                            double y0, double y1, double x0, double x1, int row_filter,
+/* Resample rows [y0, y1) x columns [x0, x1) of the window win_h x win_w at (win_y, win_x) of a
+ * JPEG (raw orientation; the whole image for a window at 0, 0 of its size; the source is relative
+ * to the window) to out_h x out_w RGB (see resample.py), decoding only the pixels the filters
+ * read: the same result as decoding the window and resampling it (taps clamp to the window).
+ * Returns 0, 1 after a warning, or -1. */
+int fl_jpeg_decode_resample(const uint8_t *data, size_t size, int win_y, int win_x, int win_h,
+                            int win_w, double y0, double y1, double x0, double x1, int row_filter,
                             int col_filter, int antialias, uint8_t *out, ptrdiff_t out_stride,
                             int out_h, int out_w, char *error, int error_size) {
     int32_t *row_first = NULL, *col_first = NULL;
     float *row_weights = NULL, *col_weights = NULL;
     int row_taps = 0, col_taps = 0, status = -1;
-    if (axis_taps(image_h, out_h, y0, y1, row_filter, antialias, &row_first, &row_weights,
+    if (axis_taps(win_h, out_h, y0, y1, row_filter, antialias, &row_first, &row_weights,
                   &row_taps) != 0 ||
-        axis_taps(image_w, out_w, x0, x1, col_filter, antialias, &col_first, &col_weights,
+        axis_taps(win_w, out_w, x0, x1, col_filter, antialias, &col_first, &col_weights,
                   &col_taps) != 0) {
         snprintf(error, (size_t)error_size, "out of memory computing filter taps");
         goto done;
     }
-    int top = image_h, bottom = 0, left = image_w, right = 0;
+    for (int i = 0; i < out_h; ++i) row_first[i] += win_y;
+    for (int i = 0; i < out_w; ++i) col_first[i] += win_x;
+    int top = win_y + win_h, bottom = 0, left = win_x + win_w, right = 0;
     for (int i = 0; i < out_h; ++i) {
         top = row_first[i] < top ? row_first[i] : top;
         bottom = row_first[i] + row_taps > bottom ? row_first[i] + row_taps : bottom;
@@ -258,8 +262,9 @@ done:
  * out = resampled * gain[c] + offset[c], mirrored when `mirror`, written as float32 CHW
  * (planar) or HWC with `out_channels` channels, those past 3 set to `fill`. The resampled
  * 8-bit image lives in a per-thread buffer. Returns 0, 1 after a warning, or -1 with a message. */
-int fl_jpeg_decode_resample_normalize(const uint8_t *data, size_t size, int image_h,
-                                      int image_w, double y0, double y1, double x0, double x1,
+int fl_jpeg_decode_resample_normalize(const uint8_t *data, size_t size, int win_y, int win_x,
+                                      int win_h, int win_w, double y0, double y1, double x0,
+                                      double x1,
                                       int row_filter, int col_filter, int antialias, int out_h,
                                       int out_w, const float *gain, const float *offset,
                                       int mirror, int planar, int out_channels, float fill,
@@ -270,7 +275,8 @@ int fl_jpeg_decode_resample_normalize(const uint8_t *data, size_t size, int imag
         snprintf(error, (size_t)error_size, "out of memory for the resampled image");
         return -1;
     }
-    const int status = fl_jpeg_decode_resample(data, size, image_h, image_w, y0, y1, x0, x1,
+    const int status = fl_jpeg_decode_resample(data, size, win_y, win_x, win_h, win_w, y0, y1,
+                                               x0, x1,
                                                row_filter, col_filter, antialias, resampled,
                                                stride, out_h, out_w, error, error_size);
     if (status < 0) return -1;

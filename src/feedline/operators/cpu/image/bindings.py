@@ -286,9 +286,13 @@ def decode_jpeg_resampled(
     filter_ids: tuple[int, int],
     antialias: bool,
     normalization: Normalization | None = None,
+    origin: tuple[int, int] = (0, 0),
 ) -> bool:
-    """Resample ``source`` of a JPEG (raw orientation, decoded size ``shape``) into the RGB
-    uint8 ``out``, decoding only the pixels the filters read; False without the library.
+    """Resample ``source`` of a JPEG (raw orientation) into the RGB uint8 ``out``, decoding
+    only the pixels the filters read; False without the library.
+
+    ``shape`` is the decoded size, or that of a window at ``origin``: then ``source`` is relative
+    to the window and the filters clamp to its edges (as if only the window was decoded).
 
     ``filter_ids`` are ``fl_axis_weights``' filter numbers for the rows and the columns. The
     result equals decoding the whole image and resampling it with the compiled resampler. With
@@ -320,6 +324,8 @@ def decode_jpeg_resampled(
     resample = (
         encoded,
         len(encoded),
+        origin[0],
+        origin[1],
         shape[0],
         shape[1],
         y0,

@@ -400,17 +400,20 @@ class JpegCodec(PillowCodec):
         filter_ids: tuple[int, int],
         antialias: bool,
         normalization: Normalization | None = None,
+        window: tuple[int, int, int, int] | None = None,
     ) -> bool:
         """Resample ``source`` of the decoded RGB image into ``out`` (then normalise it into the
         float ``out`` with a ``normalization``) in one compiled call that decodes only the pixels
         it reads; False when this file (``probe``, from :meth:`probe`) or machine needs the
-        general path (rotated or CMYK file, no region decoder)."""
+        general path (rotated or CMYK file, no region decoder). With a ``window``
+        ``(y, x, h, w)`` the image is that window (``source`` relative to it, edges clamped to
+        it)."""
         if not probe.direct:
             return False
-        shape = (probe.shape[0], probe.shape[1])
+        y, x, h, w = window if window is not None else (0, 0, *probe.shape[:2])
         try:
             return decode_jpeg_resampled(
-                data, shape, out, source, filter_ids, antialias, normalization
+                data, (h, w), out, source, filter_ids, antialias, normalization, (y, x)
             )
         except ValueError as exc:
             raise ValueError(f"corrupt or truncated JPEG data: {exc}") from None

@@ -62,9 +62,11 @@ from feedline.operators.cpu.image.schemas import NORMALIZE_ARGS
 from feedline.operators.cpu.image.windows import Source, resize_plan
 
 __all__ = [
+    "FUSED_RANDOM_CROP_RESIZE",
     "FUSED_RESIZE",
     "FUSED_RRC",
     "FusedDecode",
+    "FusedDecodeRandomCropResizeKernel",
     "FusedDecodeRandomResizedCropKernel",
     "FusedDecodeResizeKernel",
     "fuse_decoders",
@@ -72,7 +74,9 @@ __all__ = [
 
 FUSED_RRC = "decoders._image_random_resized_crop"
 FUSED_RESIZE = "decoders._image_resize"
+FUSED_RANDOM_CROP_RESIZE = "decoders._image_random_crop_resize"
 _DECODE_ARGS = ("output_type", "dtype")
+_RANDOM_WINDOW_ARGS = ("random_area", "random_aspect_ratio", "num_attempts")
 _CROP_ARGS = ("crop", "crop_h", "crop_w", "crop_pos_x", "crop_pos_y", "rounding")
 _NO_CROP = {"crop": None, "crop_h": None, "crop_w": None, "crop_pos_x": 0.5, "crop_pos_y": 0.5}
 
@@ -156,6 +160,16 @@ def _absorb_normalize(
     return cmn
 
 
+def _fold_normalize(result: list[OpNode], fused: OpNode, outputs: Sequence[DataNode]) -> None:
+    """Fold a following crop-less ``crop_mirror_normalize`` into ``fused`` and run the fused
+    operator where the folded one ran: after the nodes it reads (e.g. a coin_flip for mirror),
+    before those that read it."""
+    folded = _absorb_normalize(result, fused, outputs)
+    if folded is not None:
+        result.remove(fused)
+        result[result.index(folded)] = fused
+
+
 def fuse_decoders(ops: Sequence[OpNode], outputs: Sequence[DataNode]) -> list[OpNode]:
     """The graph pass: returns ``ops`` with fusable decoder/geometry pairs merged."""
     from feedline.core.plugins import get_registry
@@ -163,13 +177,25 @@ def fuse_decoders(ops: Sequence[OpNode], outputs: Sequence[DataNode]) -> list[Op
     registry = get_registry()
     result = list(ops)
     for decoder in list(result):
-        if decoder.schema.name != "decoders.image" or decoder.device != "cpu":
+        fusable = ("decoders.image", "decoders.image_random_crop")
+        if decoder.schema.name not in fusable or decoder.device != "cpu":
+            continue
+        if decoder.args.get("dtype") != DataType.UINT8 and decoder.schema.name != "decoders.image":
             continue
         follower = _sole_reader(result, decoder.outputs[0], outputs)
         if follower is None:
             continue
         name = follower.schema.name
-        if name == "crop" and _crop_fusable(follower):
+        if decoder.schema.name == "decoders.image_random_crop":
+            if name != "resize" or follower.args.get("dtype") not in (None, DataType.UINT8):
+                continue
+            schema = registry.operators[FUSED_RANDOM_CROP_RESIZE].schema
+            window = {k: decoder.args[k] for k in _RANDOM_WINDOW_ARGS}
+            _merge(decoder, follower, schema, {**follower.args, **window})
+            # The window is the decoder's draw: the fused node takes its seed and position.
+            follower.seed, follower.position = decoder.seed, decoder.position
+            _fold_normalize(result, follower, outputs)
+        elif name == "crop" and _crop_fusable(follower):
             schema = registry.operators["decoders.image_crop"].schema
             _merge(decoder, follower, schema, {k: follower.args.get(k) for k in _CROP_ARGS})
         elif (
@@ -181,12 +207,7 @@ def fuse_decoders(ops: Sequence[OpNode], outputs: Sequence[DataNode]) -> list[Op
             _merge(decoder, follower, registry.operators[fused].schema, follower.args)
             if name == "resize":
                 _push_crop(result, follower, outputs)
-            folded = _absorb_normalize(result, follower, outputs)
-            if folded is not None:
-                # Run where the folded operator ran: after the nodes it reads (e.g. a coin_flip
-                # for mirror), before those that read it.
-                result.remove(follower)
-                result[result.index(folded)] = follower
+            _fold_normalize(result, follower, outputs)
         else:
             continue
         result.remove(decoder)
@@ -201,7 +222,9 @@ class FusedDecode(NamedTuple):
         codec: its codec.
         probe: the codec's probe of it (None for codecs without ``probe``).
         out_size: the resampled ``(H, W)``.
-        source: the source region, ``((y0, y1), (x0, x1))`` in decoded pixels.
+        source: the source region, ``((y0, y1), (x0, x1))`` in decoded pixels (of the window).
+        window: ``(y, x, h, w)``, the decoded window that is the image being resampled (edges
+            clamp to it), or None for the whole image.
     """
 
     data: Any
@@ -209,6 +232,7 @@ class FusedDecode(NamedTuple):
     probe: Any
     out_size: tuple[int, int]
     source: Source
+    window: tuple[int, int, int, int] | None = None
 
 
 class _FusedDecodeKernel(DecoderKernel):
@@ -242,7 +266,7 @@ class _FusedDecodeKernel(DecoderKernel):
     ) -> np.ndarray:
         """The output of one sample: the resampled image, normalised if a
         ``crop_mirror_normalize`` was folded in; in the sample's batch buffer where possible."""
-        data, codec, probe, out_size, source = job
+        data, codec, probe, out_size, source, window = job
         if not self._normalize:
             return self._resampled(job, args, sample.output)
         if (
@@ -264,7 +288,7 @@ class _FusedDecodeKernel(DecoderKernel):
             filters, _ = self._filters(out_size, source, args)
             ids = (FILTER_IDS[filters[0]], FILTER_IDS[filters[1]])
             if codec.decode_resampled(
-                data, probe, out, source, ids, bool(args["antialias"]), normalization
+                data, probe, out, source, ids, bool(args["antialias"]), normalization, window
             ):
                 return out
         image = self._resampled(job, args, np.empty)
@@ -286,7 +310,8 @@ class _FusedDecodeKernel(DecoderKernel):
 
     def _resampled(self, job: FusedDecode, args: Mapping[str, Any], allocate: Any) -> np.ndarray:
         """The resampled 8-bit image, in ``allocate(shape, dtype)`` where possible."""
-        data, codec, probe, out_size, source = job
+        data, codec, probe, out_size, source, window = job
+        roi = None if window is None else (window[0], window[1], window[0] + window[2], window[1] + window[3])
         uint8 = np.dtype(np.uint8)
         if ImageType(args["output_type"]) == ImageType.RGB and hasattr(codec, "decode_rgbx"):
             filters, scales = self._filters(out_size, source, args)
@@ -294,11 +319,13 @@ class _FusedDecodeKernel(DecoderKernel):
             rgb = allocate((*out_size, 3), uint8)
             ids = (FILTER_IDS[filters[0]], FILTER_IDS[filters[1]])
             if probe is not None and codec.decode_resampled(
-                data, probe, rgb, source, ids, antialias
+                data, probe, rgb, source, ids, antialias, None, window
             ):
                 return rgb
             image = codec.decode_rgbx(data)
             if image is not None:
+                if roi is not None:
+                    image = image[roi[0] : roi[2], roi[1] : roi[3]]
                 if resample_native(image, out_size, source, filters, antialias, rgb) is not None:
                     return rgb
                 name = pil_filter(image, filters, scales, antialias, uint8)
@@ -306,7 +333,7 @@ class _FusedDecodeKernel(DecoderKernel):
                     return resample_pil(image, out_size, source, name, drop_fourth=True)
                 image = np.ascontiguousarray(image[:, :, :3])
                 return resample_layout(image, "HWC", out_size, source, args, uint8)
-        image = self.decode(data, args)
+        image = self.decode(data, args, roi)
         return resample_layout(image, "HWC", out_size, source, args, uint8)
 
 
@@ -365,3 +392,28 @@ class FusedDecodeResizeKernel(_FusedDecodeKernel):
             source, out_size = (sub[0], sub[1]), (size[0], size[1])
         size = (int(out_size[0]), int(out_size[1]))
         return self.decode_resampled(FusedDecode(data, codec, probe, size, source), args, sample)
+
+
+class FusedDecodeRandomCropResizeKernel(_FusedDecodeKernel):
+    """``decoders.image_random_crop`` + ``resize``: the window drawn from the header's size as
+    ``decoders.image_random_crop`` draws it (its seed), then resized as if it were the image."""
+
+    op = "resize"
+
+    def setup(self) -> None:
+        """Validate the window arguments too."""
+        super().setup()
+        check_rrc_args(self.args)
+
+    def run_sample(
+        self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
+    ) -> np.ndarray:
+        """Draw the window, plan the resize of it, decode and resample it."""
+        data = encoded_bytes(self.op, inputs[0])
+        codec = self.codec(data)
+        probe, (height, width) = self.probe(codec, data)
+        y, x, h, w = rrc_window(args, height, width, sample.rng)
+        out_size, source = resize_plan(self.op, (h, w), args)
+        size = (int(out_size[0]), int(out_size[1]))
+        job = FusedDecode(data, codec, probe, size, source, (y, x, h, w))
+        return self.decode_resampled(job, args, sample)

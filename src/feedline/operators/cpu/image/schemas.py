@@ -321,6 +321,19 @@ FUSED_RESIZE = OpSchema(
     ),
     hidden=True,
 )
+FUSED_RANDOM_CROP_RESIZE = OpSchema(
+    "decoders._image_random_crop_resize",
+    "decoders.image_random_crop followed by resize (and a crop_mirror_normalize without a "
+    "crop), fused by the decode-fusion graph pass.",
+    inputs=_ENCODED,
+    args=(
+        *_DECODE_ARGS,
+        *_RANDOM_WINDOW_ARGS,
+        *(a for a in RESIZE.args if a.name != "dtype"),
+        *_ABSORBED_NORMALIZE,
+    ),
+    hidden=True,
+)
 
 SCHEMAS = (
     DECODERS_IMAGE,
@@ -334,6 +347,7 @@ SCHEMAS = (
     CROP_MIRROR_NORMALIZE,
     FUSED_RANDOM_RESIZED_CROP,
     FUSED_RESIZE,
+    FUSED_RANDOM_CROP_RESIZE,
 )
 KERNELS = {
     "decoders.image": f"{_KERNELS}.decoders:DecodeKernel",
@@ -347,6 +361,7 @@ KERNELS = {
     "crop_mirror_normalize": f"{_KERNELS}.cmn:CropMirrorNormalizeKernel",
     "decoders._image_random_resized_crop": f"{_KERNELS}.fusion:FusedDecodeRandomResizedCropKernel",
     "decoders._image_resize": f"{_KERNELS}.fusion:FusedDecodeResizeKernel",
+    "decoders._image_random_crop_resize": f"{_KERNELS}.fusion:FusedDecodeRandomCropResizeKernel",
 }
 
 
