@@ -311,7 +311,11 @@ class _FusedDecodeKernel(DecoderKernel):
     def _resampled(self, job: FusedDecode, args: Mapping[str, Any], allocate: Any) -> np.ndarray:
         """The resampled 8-bit image, in ``allocate(shape, dtype)`` where possible."""
         data, codec, probe, out_size, source, window = job
-        roi = None if window is None else (window[0], window[1], window[0] + window[2], window[1] + window[3])
+        roi = (
+            None
+            if window is None
+            else (window[0], window[1], window[0] + window[2], window[1] + window[3])
+        )
         uint8 = np.dtype(np.uint8)
         if ImageType(args["output_type"]) == ImageType.RGB and hasattr(codec, "decode_rgbx"):
             filters, scales = self._filters(out_size, source, args)
