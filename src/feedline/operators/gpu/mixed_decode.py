@@ -32,8 +32,8 @@ from feedline.operators.cpu.image.decoders import (
     DecodeRandomCropKernel,
     DecoderKernel,
     DecodeSliceKernel,
-    _roi_from_window,
     encoded_bytes,
+    roi_from_window,
 )
 from feedline.operators.cpu.image.resize import rrc_window
 from feedline.operators.gpu.transfer import PinnedStaging, require_stream, upload
@@ -170,7 +170,7 @@ class MixedDecodeCropKernel(_MixedDecoder):
         """The fixed window, from the header's size."""
         height, width, _ = self._cpu.image_shape(data)
         window = crop_window(self._cpu.op, "HW", (height, width), args)
-        return _roi_from_window(window, height, width)
+        return roi_from_window(window, height, width)
 
 
 class MixedDecodeRandomCropKernel(_MixedDecoder):

@@ -1,4 +1,5 @@
-"""Decode fusion of DALI's fused decoder spellings: ``decoders.image_random_crop → resize``."""
+"""Decode fusion of DALI's fused decoder spellings: ``decoders.image_random_crop``/``image_crop``
+→ ``resize``."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import pytest
 from PIL import Image
 
 from feedline import fn, pipeline_def, types
+from feedline.core.errors import OperatorError
 from feedline.core.plugins import PluginSystem
 from tests.conftest import sample_jpegs
 from tests.operators.cpu.image_ops_testing import encode, use_image_plugins
@@ -41,13 +43,25 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     return [*paths, str(rotated), str(png)]
 
 
-def run(paths: list[str], follow, keep_window: bool, seed: int) -> tuple[list, list[str]]:
-    """reader → ``image_random_crop`` → ``follow``; also output the window to block fusion."""
+def random_window(jpegs):
+    return fn.decoders.image_random_crop(jpegs, random_area=(0.1, 1.0))
+
+
+def fixed_window(jpegs):
+    return fn.decoders.image_crop(
+        jpegs, crop=(40, 45), crop_pos_x=fn.random.uniform(range=(0, 1)), crop_pos_y=0.2
+    )
+
+
+def run(
+    paths: list[str], follow, keep_window: bool, seed: int, decode=random_window
+) -> tuple[list, list[str]]:
+    """reader → ``decode`` → ``follow``; also output the window to block fusion."""
 
     @pipeline_def(batch_size=len(paths), num_threads=2, device_id=None, seed=seed)
     def pipe():
         jpegs, _ = fn.readers.file(files=paths, random_shuffle=True)
-        window = fn.decoders.image_random_crop(jpegs, random_area=(0.1, 1.0))
+        window = decode(jpegs)
         result = follow(window)
         return (result, window) if keep_window else result
 
@@ -90,6 +104,29 @@ def test_random_crop_then_resize_is_fused_with_identical_pixels(
     assert "decoders.image_random_crop" in ops and "resize" in ops
     for a, b in zip(fused, plain, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("seed", [2, 9, 77])
+def test_image_crop_then_resize_is_fused_with_identical_pixels(files: list[str], seed: int) -> None:
+    fused, ops = run(files, resize_then_cmn, False, seed, fixed_window)
+    assert ops == [
+        "readers.file",
+        "random.uniform",
+        "random.coin_flip",
+        "decoders._image_crop_resize",
+    ]
+    plain, ops = run(files, resize_then_cmn, True, seed, fixed_window)
+    assert "decoders.image_crop" in ops and "resize" in ops
+    for a, b in zip(fused, plain, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_fused_image_crop_outside_the_image_is_still_an_error(files: list[str]) -> None:
+    def too_big(jpegs):
+        return fn.decoders.image_crop(jpegs, crop=(500, 10))
+
+    with pytest.raises(OperatorError, match="outside the"):
+        run(files, resize_then_cmn, False, 1, too_big)
 
 
 def test_real_photos_random_crop_fused_equals_unfused() -> None:

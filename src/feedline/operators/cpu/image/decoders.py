@@ -31,6 +31,7 @@ __all__ = [
     "PeekImageShapeKernel",
     "convert_depth",
     "encoded_bytes",
+    "roi_from_window",
 ]
 
 _DEPTHS = {DataType.UINT8: np.uint8, DataType.UINT16: np.uint16, DataType.FLOAT: np.float32}
@@ -142,7 +143,12 @@ class DecoderKernel(CodecKernel):
         return convert_depth(np.ascontiguousarray(image), args["dtype"])
 
 
-def _roi_from_window(window: Mapping[int, tuple[int, int]], height: int, width: int) -> tuple:
+def roi_from_window(window: Mapping[int, tuple[int, int]], height: int, width: int) -> tuple:
+    """``(y0, x0, y1, x1)`` of a crop window (axis → (start, size)) inside the image.
+
+    Raises:
+        ValueError: the window leaves the image.
+    """
     y0, h = window.get(0, (0, height))
     x0, w = window.get(1, (0, width))
     if y0 < 0 or x0 < 0 or y0 + h > height or x0 + w > width:
@@ -173,7 +179,7 @@ class DecodeCropKernel(DecoderKernel):
         """Read the header, place the window, decode the window."""
         height, width, _ = self.image_shape(inputs[0])
         window = crop_window(self.op, "HW", (height, width), args)
-        return self.decode(inputs[0], args, _roi_from_window(window, height, width))
+        return self.decode(inputs[0], args, roi_from_window(window, height, width))
 
 
 class DecodeRandomCropKernel(DecoderKernel):

@@ -9,16 +9,21 @@ At ``Pipeline.build()`` the pass rewrites, on the CPU:
   the header, and a JPEG is decoded (only the rows and columns the filter reads) and resampled
   in one compiled call; without the region decoder it is decoded straight into an RGBX buffer
   that the compiled resampler (or Pillow) reads in place;
+* ``decoders.image_random_crop → resize`` into the hidden ``decoders._image_random_crop_resize``
+  and ``decoders.image_crop → resize`` into ``decoders._image_crop_resize`` (DALI's fused
+  spellings): the window is placed from the header's size exactly as the decoder places it (with
+  the decoder's seed), and the compiled call resamples it with its edges clamped to the window,
+  as if only the window had been decoded;
 * a fixed crop of a ``crop_mirror_normalize`` that follows such a fused resize is moved into the
   resize, which then computes only the pixels inside the window (``resize(resize_shorter=256)
   → crop_mirror_normalize(crop=224)`` resamples 224 x 224 pixels, not 256 x 341);
-* a ``crop_mirror_normalize`` left without a crop after such a fused resize or
-  random_resized_crop is folded into it: a JPEG is then decoded, resampled and normalised in one
+* a ``crop_mirror_normalize`` left without a crop after any of these fused operators is folded
+  into it: a JPEG is then decoded, resampled and normalised in one
   compiled call (the slowest step of the standard ImageNet pipelines runs without the GIL, and
   without a trip through the executor per sample).
 
 Each rewritten operator must be the only reader of the output it takes over. The fused node keeps
-the follower's name, position and seed, so it draws the same random windows and produces the
+the follower's name and position and the seed of the operator that draws the window, so it draws the same random windows and produces the
 same pixels and values; only a moved crop can differ from the unfused graph, by 1 level where a
 value falls on .5 (by Pillow's rounding without the compiled resampler; both are within 1 of the
 exact resize).
@@ -44,7 +49,7 @@ from feedline.operators.cpu.image.cmn import (
     normalized_type,
 )
 from feedline.operators.cpu.image.crop import crop_window
-from feedline.operators.cpu.image.decoders import DecoderKernel, encoded_bytes
+from feedline.operators.cpu.image.decoders import DecoderKernel, encoded_bytes, roi_from_window
 from feedline.operators.cpu.image.resample import (
     FILTER_IDS,
     pil_filter,
@@ -62,10 +67,12 @@ from feedline.operators.cpu.image.schemas import NORMALIZE_ARGS
 from feedline.operators.cpu.image.windows import Source, resize_plan
 
 __all__ = [
+    "FUSED_CROP_RESIZE",
     "FUSED_RANDOM_CROP_RESIZE",
     "FUSED_RESIZE",
     "FUSED_RRC",
     "FusedDecode",
+    "FusedDecodeCropResizeKernel",
     "FusedDecodeRandomCropResizeKernel",
     "FusedDecodeRandomResizedCropKernel",
     "FusedDecodeResizeKernel",
@@ -75,9 +82,15 @@ __all__ = [
 FUSED_RRC = "decoders._image_random_resized_crop"
 FUSED_RESIZE = "decoders._image_resize"
 FUSED_RANDOM_CROP_RESIZE = "decoders._image_random_crop_resize"
+FUSED_CROP_RESIZE = "decoders._image_crop_resize"
 _DECODE_ARGS = ("output_type", "dtype")
 _RANDOM_WINDOW_ARGS = ("random_area", "random_aspect_ratio", "num_attempts")
 _CROP_ARGS = ("crop", "crop_h", "crop_w", "crop_pos_x", "crop_pos_y", "rounding")
+#: Window decoders fused with a following resize: the fused operator, the window's arguments.
+_WINDOW_DECODERS = {
+    "decoders.image_random_crop": (FUSED_RANDOM_CROP_RESIZE, _RANDOM_WINDOW_ARGS),
+    "decoders.image_crop": (FUSED_CROP_RESIZE, _CROP_ARGS),
+}
 _NO_CROP = {"crop": None, "crop_h": None, "crop_w": None, "crop_pos_x": 0.5, "crop_pos_y": 0.5}
 
 
@@ -177,7 +190,7 @@ def fuse_decoders(ops: Sequence[OpNode], outputs: Sequence[DataNode]) -> list[Op
     registry = get_registry()
     result = list(ops)
     for decoder in list(result):
-        fusable = ("decoders.image", "decoders.image_random_crop")
+        fusable = ("decoders.image", *_WINDOW_DECODERS)
         if decoder.schema.name not in fusable or decoder.device != "cpu":
             continue
         if decoder.args.get("dtype") != DataType.UINT8 and decoder.schema.name != "decoders.image":
@@ -186,12 +199,12 @@ def fuse_decoders(ops: Sequence[OpNode], outputs: Sequence[DataNode]) -> list[Op
         if follower is None:
             continue
         name = follower.schema.name
-        if decoder.schema.name == "decoders.image_random_crop":
+        if decoder.schema.name in _WINDOW_DECODERS:
             if name != "resize" or follower.args.get("dtype") not in (None, DataType.UINT8):
                 continue
-            schema = registry.operators[FUSED_RANDOM_CROP_RESIZE].schema
-            window = {k: decoder.args[k] for k in _RANDOM_WINDOW_ARGS}
-            _merge(decoder, follower, schema, {**follower.args, **window})
+            fused, window_args = _WINDOW_DECODERS[decoder.schema.name]
+            window = {k: decoder.args[k] for k in window_args if k in decoder.args}
+            _merge(decoder, follower, registry.operators[fused].schema, {**follower.args, **window})
             # The window is the decoder's draw: the fused node takes its seed and position.
             follower.seed, follower.position = decoder.seed, decoder.position
             _fold_normalize(result, follower, outputs)
@@ -398,26 +411,55 @@ class FusedDecodeResizeKernel(_FusedDecodeKernel):
         return self.decode_resampled(FusedDecode(data, codec, probe, size, source), args, sample)
 
 
-class FusedDecodeRandomCropResizeKernel(_FusedDecodeKernel):
-    """``decoders.image_random_crop`` + ``resize``: the window drawn from the header's size as
-    ``decoders.image_random_crop`` draws it (its seed), then resized as if it were the image."""
+class _FusedWindowResizeKernel(_FusedDecodeKernel):
+    """A window decoder (``decoders.image_random_crop``/``image_crop``) + ``resize``: the window
+    placed from the header's size as the decoder places it, then resized as if it were the
+    image."""
 
     op = "resize"
+
+    def window(
+        self, args: Mapping[str, Any], height: int, width: int, sample: SampleContext
+    ) -> tuple[int, int, int, int]:
+        """The decoded window ``(y, x, h, w)`` of an ``height`` x ``width`` image."""
+        raise NotImplementedError
+
+    def run_sample(
+        self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
+    ) -> np.ndarray:
+        """Place the window, plan the resize of it, decode and resample it."""
+        data = encoded_bytes(self.op, inputs[0])
+        codec = self.codec(data)
+        probe, (height, width) = self.probe(codec, data)
+        window = self.window(args, height, width, sample)
+        out_size, source = resize_plan(self.op, window[2:], args)
+        size = (int(out_size[0]), int(out_size[1]))
+        job = FusedDecode(data, codec, probe, size, source, window)
+        return self.decode_resampled(job, args, sample)
+
+
+class FusedDecodeRandomCropResizeKernel(_FusedWindowResizeKernel):
+    """``decoders.image_random_crop`` + ``resize`` (the decoder's window draw and seed)."""
 
     def setup(self) -> None:
         """Validate the window arguments too."""
         super().setup()
         check_rrc_args(self.args)
 
-    def run_sample(
-        self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
-    ) -> np.ndarray:
-        """Draw the window, plan the resize of it, decode and resample it."""
-        data = encoded_bytes(self.op, inputs[0])
-        codec = self.codec(data)
-        probe, (height, width) = self.probe(codec, data)
-        y, x, h, w = rrc_window(args, height, width, sample.rng)
-        out_size, source = resize_plan(self.op, (h, w), args)
-        size = (int(out_size[0]), int(out_size[1]))
-        job = FusedDecode(data, codec, probe, size, source, (y, x, h, w))
-        return self.decode_resampled(job, args, sample)
+    def window(
+        self, args: Mapping[str, Any], height: int, width: int, sample: SampleContext
+    ) -> tuple[int, int, int, int]:
+        """``random_resized_crop``'s window, drawn with the sample's generator."""
+        return rrc_window(args, height, width, sample.rng)
+
+
+class FusedDecodeCropResizeKernel(_FusedWindowResizeKernel):
+    """``decoders.image_crop`` + ``resize``."""
+
+    def window(
+        self, args: Mapping[str, Any], height: int, width: int, sample: SampleContext
+    ) -> tuple[int, int, int, int]:
+        """The fixed window, placed as ``decoders.image_crop`` places it."""
+        crop = crop_window("decoders.image_crop", "HW", (height, width), args)
+        y0, x0, y1, x1 = roi_from_window(crop, height, width)
+        return y0, x0, y1 - y0, x1 - x0

@@ -334,6 +334,19 @@ FUSED_RANDOM_CROP_RESIZE = OpSchema(
     ),
     hidden=True,
 )
+FUSED_CROP_RESIZE = OpSchema(
+    "decoders._image_crop_resize",
+    "decoders.image_crop followed by resize (and a crop_mirror_normalize without a crop), fused "
+    "by the decode-fusion graph pass.",
+    inputs=_ENCODED,
+    args=(
+        *_DECODE_ARGS,
+        *_CROP_WINDOW_ARGS,
+        *(a for a in RESIZE.args if a.name != "dtype"),
+        *_ABSORBED_NORMALIZE,
+    ),
+    hidden=True,
+)
 
 SCHEMAS = (
     DECODERS_IMAGE,
@@ -348,6 +361,7 @@ SCHEMAS = (
     FUSED_RANDOM_RESIZED_CROP,
     FUSED_RESIZE,
     FUSED_RANDOM_CROP_RESIZE,
+    FUSED_CROP_RESIZE,
 )
 KERNELS = {
     "decoders.image": f"{_KERNELS}.decoders:DecodeKernel",
@@ -362,6 +376,7 @@ KERNELS = {
     "decoders._image_random_resized_crop": f"{_KERNELS}.fusion:FusedDecodeRandomResizedCropKernel",
     "decoders._image_resize": f"{_KERNELS}.fusion:FusedDecodeResizeKernel",
     "decoders._image_random_crop_resize": f"{_KERNELS}.fusion:FusedDecodeRandomCropResizeKernel",
+    "decoders._image_crop_resize": f"{_KERNELS}.fusion:FusedDecodeCropResizeKernel",
 }
 
 
