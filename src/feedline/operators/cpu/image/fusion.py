@@ -18,8 +18,9 @@ At ``Pipeline.build()`` the pass rewrites, on the CPU:
   resize, which then computes only the pixels inside the window (``resize(resize_shorter=256)
   → crop_mirror_normalize(crop=224)`` resamples 224 x 224 pixels, not 256 x 341);
 * a ``crop_mirror_normalize`` left without a crop after any of these fused operators is folded
-  into it: a JPEG is then decoded, resampled and normalised in one compiled call (the slowest step of the standard ImageNet pipelines runs without the GIL, and
-  without a trip through the executor per sample).
+  into it: a JPEG is then decoded, resampled and normalised in one compiled call (the slowest
+  step of the standard ImageNet pipelines runs without the GIL, and without a trip through the
+  executor per sample).
 
 Each rewritten operator must be the only reader of the output it takes over. The fused node keeps
 the follower's name, and the seed and position of the operator that draws the window (the
