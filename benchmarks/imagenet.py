@@ -30,8 +30,12 @@ batch's start or end: the next iteration's reads and draws run while this one's 
 finish. The spread between runs is the host's: the same configuration varies by up to 30% from
 one minute to the next.
 
+``--spellings`` instead compares the ways DALI code spells the train pipeline's window
+(``SPELLINGS``: random_resized_crop, decoders.image_random_crop → resize, decoders.image_crop →
+resize, decoders.image_slice → resize), each in feedline and DALI, in alternating rounds.
+
 Usage: ``python benchmarks/imagenet.py [--modes train val] [--threads 2] [--rounds 3]
-[--seconds 8] [--data DIR]``
+[--seconds 8] [--data DIR] [--spellings]``
 """
 
 from __future__ import annotations
@@ -80,9 +84,40 @@ def image_files(data: str | None) -> list[str]:
     return files
 
 
-def build_pipeline(framework: str, files: list[str], mode: str, threads: int) -> Any:
+#: The train pipeline's spellings (``--spellings``): how the 224 x 224 window is decoded.
+SPELLINGS = ("separate", "fused", "crop", "slice")
+
+
+def _train_window(fn: Any, jpegs: Any, spelling: str) -> Any:
+    """The 224 x 224 training window written one of the ``SPELLINGS`` ways: ``separate``
+    decoders.image → random_resized_crop; ``fused`` decoders.image_random_crop → resize;
+    ``crop`` decoders.image_crop (96 x 96 at a random position: the smallest photo is 106 pixels)
+    → resize; ``slice`` decoders.image_slice (80% of each side at a random relative anchor) →
+    resize."""
+    if spelling == "separate":
+        return fn.random_resized_crop(fn.decoders.image(jpegs, device="cpu"), size=224)
+    if spelling == "fused":
+        window = fn.decoders.image_random_crop(jpegs, device="cpu")
+    elif spelling == "crop":
+        window = fn.decoders.image_crop(
+            jpegs,
+            device="cpu",
+            crop=(96, 96),
+            crop_pos_x=fn.random.uniform(range=(0.0, 1.0)),
+            crop_pos_y=fn.random.uniform(range=(0.0, 1.0)),
+        )
+    else:
+        anchor = fn.random.uniform(range=(0.0, 0.2), shape=2)
+        window = fn.decoders.image_slice(jpegs, anchor, [0.8, 0.8], device="cpu")
+    return fn.resize(window, size=224)
+
+
+def build_pipeline(
+    framework: str, files: list[str], mode: str, threads: int, spelling: str = "separate"
+) -> Any:
     """The pipeline, written once against the shared API and built with ``framework``'s modules
-    (``feedline`` or ``nvidia.dali``, CPU only), ``PREFETCH`` iterations ahead."""
+    (``feedline`` or ``nvidia.dali``, CPU only), ``PREFETCH`` iterations ahead; ``spelling`` is
+    how the train pipeline decodes its window."""
     if framework == "feedline":
         from feedline import fn, pipeline_def, types
     else:
@@ -94,9 +129,8 @@ def build_pipeline(framework: str, files: list[str], mode: str, threads: int) ->
         jpegs, label = fn.readers.file(
             files=files, labels=labels, random_shuffle=mode == "train", name="Reader"
         )
-        images = fn.decoders.image(jpegs, device="cpu")
         if mode == "train":
-            images = fn.random_resized_crop(images, size=224)
+            images = _train_window(fn, jpegs, spelling)
             images = fn.crop_mirror_normalize(
                 images,
                 mirror=fn.random.coin_flip(),
@@ -106,6 +140,7 @@ def build_pipeline(framework: str, files: list[str], mode: str, threads: int) ->
                 std=STD,
             )
         else:
+            images = fn.decoders.image(jpegs, device="cpu")
             images = fn.resize(images, resize_shorter=256)
             images = fn.crop_mirror_normalize(
                 images, crop=(224, 224), dtype=types.FLOAT, output_layout="CHW", mean=MEAN, std=STD
@@ -150,7 +185,14 @@ class _TorchDataset:
         return torch.from_numpy(np.ascontiguousarray(array.transpose(2, 0, 1))), index % 10
 
 
-def run_worker(framework: str, mode: str, threads: int, seconds: float, data: str | None) -> dict:
+def run_worker(
+    framework: str,
+    mode: str,
+    threads: int,
+    seconds: float,
+    data: str | None,
+    spelling: str = "separate",
+) -> dict:
     """Measure one configuration in this process; returns the result row."""
     files = image_files(data)
     worker_pids: list[int] = []
@@ -159,7 +201,7 @@ def run_worker(framework: str, mode: str, threads: int, seconds: float, data: st
             _TorchDataset(files, mode), BATCH, threads, shuffle=mode == "train"
         )
     else:
-        pipe = build_pipeline(framework, files, mode, threads)
+        pipe = build_pipeline(framework, files, mode, threads, spelling)
 
         def step() -> None:
             pipe.run()
@@ -220,7 +262,9 @@ def _available(module: str) -> bool:
     return subprocess.run([sys.executable, "-c", probe], capture_output=True).returncode == 0
 
 
-def _spawn(framework: str, mode: str, threads: int, args: argparse.Namespace) -> dict | None:
+def _spawn(
+    framework: str, mode: str, threads: int, args: argparse.Namespace, spelling: str = "separate"
+) -> dict | None:
     command = [
         sys.executable,
         __file__,
@@ -232,12 +276,14 @@ def _spawn(framework: str, mode: str, threads: int, args: argparse.Namespace) ->
         str(threads),
         "--seconds",
         str(args.seconds),
+        "--spelling",
+        spelling,
     ]
     if args.data:
         command += ["--data", args.data]
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
-        print(f"{framework} {mode} failed:\n{done.stderr[-2000:]}", file=sys.stderr)
+        print(f"{framework} {mode} {spelling} failed:\n{done.stderr[-2000:]}", file=sys.stderr)
         return None
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -250,6 +296,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=8.0)
     parser.add_argument("--data", default=None)
+    parser.add_argument(
+        "--spellings",
+        action="store_true",
+        help="compare the train pipeline's spellings (fused decoders) instead",
+    )
+    parser.add_argument("--spelling", default="separate", help=argparse.SUPPRESS)
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker == "scaling":
@@ -258,12 +310,22 @@ def main() -> None:
     if args.worker:
         print(
             json.dumps(
-                run_worker(args.worker, args.modes[0], args.threads, args.seconds, args.data)
+                run_worker(
+                    args.worker,
+                    args.modes[0],
+                    args.threads,
+                    args.seconds,
+                    args.data,
+                    args.spelling,
+                )
             )
         )
         return
     files = image_files(args.data)
     have_dali, have_torch = _available("nvidia.dali"), _available("torch")
+    if args.spellings:
+        compare_spellings(args, len(files), have_dali)
+        return
     print(
         f"{len(files)} JPEGs, batch {BATCH}, {os.cpu_count()} CPUs, best of {args.rounds} "
         f"rounds of {args.seconds:g} s"
@@ -308,6 +370,44 @@ def main() -> None:
                     f"(median of {len(ratios)} runs alternating both in one process; "
                     f"range {ratios[0]:.2f}-{ratios[-1]:.2f})"
                 )
+
+
+def compare_spellings(args: argparse.Namespace, count: int, have_dali: bool) -> None:
+    """Run every train spelling in feedline (and DALI) in alternating rounds; print the range
+    of img/s of each, its best beside the separate-operator spelling's and DALI's."""
+    frameworks = ["feedline", *(["dali"] if have_dali else [])]
+    rates: dict[tuple[str, str], list[float]] = {}
+    for _ in range(args.rounds):
+        for spelling in SPELLINGS:
+            for framework in frameworks:
+                row = _spawn(framework, "train", args.threads, args, spelling)
+                if row:
+                    rates.setdefault((framework, spelling), []).append(row["img_s"])
+    print(
+        f"{count} JPEGs, train, batch {BATCH}, {args.threads} threads, {args.rounds} alternating "
+        f"rounds of {args.seconds:g} s (img/s: best, and range over rounds)"
+    )
+    header = f"{'spelling':9} {'feedline':>8} {'range':>11} {'vs separate':>11}"
+    if have_dali:
+        header += f" {'DALI':>6} {'range':>11} {'vs DALI':>8}"
+    print(header)
+    print("-" * len(header))
+    separate = max(rates.get(("feedline", "separate"), [0.0])) or float("nan")
+    for spelling in SPELLINGS:
+        ours = rates.get(("feedline", spelling))
+        if not ours:
+            continue
+        line = (
+            f"{spelling:9} {max(ours):>8.0f} {min(ours):>5.0f}-{max(ours):<5.0f} "
+            f"{max(ours) / separate:>10.2f}x"
+        )
+        theirs = rates.get(("dali", spelling))
+        if theirs:
+            line += (
+                f" {max(theirs):>6.0f} {min(theirs):>5.0f}-{max(theirs):<5.0f} "
+                f"{max(ours) / max(theirs):>7.2f}x"
+            )
+        print(line)
 
 
 if __name__ == "__main__":
