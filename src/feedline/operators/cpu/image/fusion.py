@@ -275,6 +275,13 @@ class _FusedDecodeKernel(DecoderKernel):
         shape = codec.shape(data)
         return None, (shape[0], shape[1])
 
+    def read_sample(self, inputs: tuple[np.ndarray, ...]) -> tuple[Any, Any, Any, tuple[int, int]]:
+        """The encoded file of a sample, its codec, the codec's probe and the decoded ``(H, W)``."""
+        data = encoded_bytes(self.op, inputs[0])
+        codec = self.codec(data)
+        probe, shape = self.probe(codec, data)
+        return data, codec, probe, shape
+
     def decode_resampled(
         self, job: FusedDecode, args: Mapping[str, Any], sample: SampleContext
     ) -> np.ndarray:
@@ -370,9 +377,7 @@ class FusedDecodeRandomResizedCropKernel(_FusedDecodeKernel):
         self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
     ) -> np.ndarray:
         """Read the size, draw the window, decode and resample it."""
-        data = encoded_bytes(self.op, inputs[0])
-        codec = self.codec(data)
-        probe, (height, width) = self.probe(codec, data)
+        data, codec, probe, (height, width) = self.read_sample(inputs)
         y, x, h, w = rrc_window(args, height, width, sample.rng)
         source = ((float(y), float(y + h)), (float(x), float(x + w)))
         job = FusedDecode(data, codec, probe, self._size, source)
@@ -389,9 +394,7 @@ class FusedDecodeResizeKernel(_FusedDecodeKernel):
     ) -> np.ndarray:
         """Plan the resize from the header, decode and resample (only the crop window when one
         was moved here)."""
-        data = encoded_bytes(self.op, inputs[0])
-        codec = self.codec(data)
-        probe, shape = self.probe(codec, data)
+        data, codec, probe, shape = self.read_sample(inputs)
         out_size, source = resize_plan(self.op, shape, args)
         if has_crop(args):
             window = crop_window("crop_mirror_normalize", "HW", out_size, args)
@@ -429,9 +432,7 @@ class _FusedWindowResizeKernel(_FusedDecodeKernel):
         self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
     ) -> np.ndarray:
         """Place the window, plan the resize of it, decode and resample it."""
-        data = encoded_bytes(self.op, inputs[0])
-        codec = self.codec(data)
-        probe, (height, width) = self.probe(codec, data)
+        data, codec, probe, (height, width) = self.read_sample(inputs)
         window = self.window(args, height, width, sample)
         out_size, source = resize_plan(self.op, window[2:], args)
         size = (int(out_size[0]), int(out_size[1]))
