@@ -23,8 +23,8 @@ import json
 import mmap
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from itertools import chain, compress
-from operator import attrgetter
+from itertools import chain, compress, repeat
+from operator import attrgetter, is_
 from typing import Any
 
 import msgspec
@@ -66,7 +66,8 @@ class _Annotation(msgspec.Struct, gc=False):
 
 
 class _Segmented(_Annotation, gc=False):
-    segmentation: msgspec.Raw = msgspec.Raw()
+    # Polygons as the raw text of each (parsed later, in bulk); an RLE as Python objects.
+    segmentation: list[msgspec.Raw] | dict[str, Any] | None = None
 
 
 class _Document(msgspec.Struct, gc=False):
@@ -82,8 +83,6 @@ class _SegmentedDocument(msgspec.Struct, gc=False):
 
 
 _DECODERS = {False: msgspec.json.Decoder(_Document), True: msgspec.json.Decoder(_SegmentedDocument)}
-_LIST, _OBJECT, _NULL = 0x5B, 0x7B, 0x6E
-_RUN = 1 << 14  # segmentations joined at a time to read their first bytes
 
 
 @contextmanager
@@ -97,14 +96,13 @@ def _no_gc() -> Iterator[None]:
             gc.enable()
 
 
-def parse_coco(path: str, want_polygons: bool, want_rle: bool, workers: int = 1) -> RawCoco:
+def parse_coco(path: str, want_polygons: bool, want_rle: bool) -> RawCoco:
     """Parse the COCO annotation file ``path``.
 
     Args:
         path: the JSON file.
         want_polygons: collect polygon segmentations.
         want_rle: also collect RLE segmentations (implies ``want_polygons``).
-        workers: threads for parsing the polygons' coordinates.
 
     Raises:
         OSError: the file cannot be read.
@@ -114,7 +112,7 @@ def parse_coco(path: str, want_polygons: bool, want_rle: bool, workers: int = 1)
     want_polygons = want_polygons or want_rle
     with _no_gc():
         try:
-            raw = _columns(path, want_polygons, want_rle, workers)
+            raw = _columns(path, want_polygons, want_rle)
         except (msgspec.DecodeError, msgspec.ValidationError, OverflowError, CocoFormatError):
             raw = None
         return raw if raw is not None else _reference(path, want_polygons, want_rle)
@@ -133,7 +131,7 @@ def _int64(entries: Sequence[Any], field: str) -> np.ndarray:
     return np.fromiter(map(attrgetter(field), entries), np.int64, len(entries))
 
 
-def _columns(path: str, want_polygons: bool, want_rle: bool, workers: int) -> RawCoco | None:
+def _columns(path: str, want_polygons: bool, want_rle: bool) -> RawCoco | None:
     """The columns of file ``path`` read with msgspec, or None where the reference must decide."""
     doc = _DECODERS[want_polygons].decode(_map(path))
     images, anns = doc.images, doc.annotations
@@ -161,7 +159,7 @@ def _columns(path: str, want_polygons: bool, want_rle: bool, workers: int) -> Ra
         return raw
     segs = list(map(attrgetter("segmentation"), anns))
     del doc, anns, images  # the file's text stays alive only as long as the segmentations
-    return _segmentations(raw, segs, Where(path, None), want_rle, workers)
+    return _segmentations(raw, segs, Where(path, None), want_rle)
 
 
 def _crowd(anns: Sequence[_Annotation]) -> np.ndarray | None:
@@ -182,43 +180,33 @@ def _crowd(anns: Sequence[_Annotation]) -> np.ndarray | None:
 
 
 def _segmentations(
-    raw: RawCoco, segs: list[msgspec.Raw], where: Where, want_rle: bool, workers: int
-) -> RawCoco | None:
-    """Add the segmentation columns to ``raw`` from the raw JSON of each segmentation (``segs``
-    is emptied, which frees the file's text before the coordinates are gathered)."""
+    raw: RawCoco, segs: list[list[msgspec.Raw] | dict[str, Any] | None], where: Where,
+    want_rle: bool,
+) -> RawCoco | None:  # fmt: skip
+    """Add the segmentation columns to ``raw`` (``segs`` is emptied, which frees the file's
+    text before the coordinates are gathered)."""
     n = len(segs)
-    runs = [_first_bytes(segs[lo : lo + _RUN]) for lo in range(0, n, _RUN)]
-    kinds = np.concatenate(runs) if runs else np.zeros(0, np.uint8)
-    if not np.isin(kinds, (0, _LIST, _OBJECT, _NULL)).all():
-        return None
-    is_list = kinds == _LIST
+    kinds = list(map(type, segs))
+    is_list = np.fromiter(map(is_, kinds, repeat(list, n)), bool, n)
     if want_rle:
-        rles = np.flatnonzero(kinds == _OBJECT)
+        rles = [i for i, kind in enumerate(kinds) if kind is dict]
         raw.ann_rle = np.full(n, -1, np.int64)
-        raw.ann_rle[rles] = np.arange(rles.size)
-        decode = msgspec.json.decode
-        attach_rles(raw, [rle_to_string(decode(segs[i]), i, where) for i in rles.tolist()])
+        raw.ann_rle[rles] = np.arange(len(rles))
+        attach_rles(raw, [rle_to_string(segs[i], i, where) for i in rles])  # type: ignore[arg-type]
     lists = list(compress(segs, is_list.tolist()))
     segs.clear()
-    polygons = parse_polygons(lists, workers)
+    per_list = np.fromiter(map(len, lists), np.int64, len(lists))
+    polygons = parse_polygons(list(chain.from_iterable(lists)))  # type: ignore[arg-type]
+    del lists
     if polygons is None:
         return None
-    per_list, vertices, coordinates = polygons
+    vertices, coordinates = polygons
     per_annotation = np.zeros(n, np.int64)
     per_annotation[is_list] = per_list
     raw.ann_poly_off = offsets(per_annotation)
     raw.poly_vert_off = offsets(vertices)
     raw.vertices = coordinates.reshape(-1, 2)
     return raw
-
-
-def _first_bytes(segs: list[msgspec.Raw]) -> np.ndarray:
-    """The first byte of each of ``segs``, 0 for an empty one."""
-    bounds = offsets(np.fromiter(map(len, segs), np.int64, len(segs)))
-    kinds = np.zeros(len(segs), np.uint8)
-    present = np.flatnonzero(bounds[1:] > bounds[:-1])
-    kinds[present] = np.frombuffer(b"".join(segs), np.uint8)[bounds[present]]
-    return kinds
 
 
 def _reference(path: str, want_polygons: bool, want_rle: bool) -> RawCoco:

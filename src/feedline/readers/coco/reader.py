@@ -200,8 +200,7 @@ class CocoReader(Reader):
         cache_dir = resolve_cache_dir(args["cache_dir"])
         index = cache_entry(cache_dir, path, options) if cache_dir else None
         if index is None:
-            workers = max(1, min(self.ctx.num_threads, os.cpu_count() or 1))
-            raw = parse_coco(path, options.polygons, options.rle, workers)
+            raw = parse_coco(path, options.polygons, options.rle)
             try:
                 index = build_index(raw, options)
             except ValueError as exc:
