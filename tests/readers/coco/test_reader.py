@@ -182,7 +182,7 @@ def test_deprecated_aliases(dataset: tuple, tmp_path: Path) -> None:
 def test_preprocessed_annotations_round_trip(dataset: tuple, tmp_path: Path) -> None:
     root, ann, doc = dataset
     saved = str(tmp_path / "saved")
-    kwargs = dict(ratio=True, skip_empty=True, ltrb=True)
+    kwargs = dict(skip_empty=True, ltrb=True)  # with ratio: see test_dali_files
     pipe, first = read_epoch(file_root=root, annotations_file=ann, pixelwise_masks=True,
                              save_preprocessed_annotations=True,
                              save_preprocessed_annotations_dir=saved, **kwargs)  # fmt: skip
