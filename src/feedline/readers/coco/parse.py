@@ -23,8 +23,8 @@ import json
 import mmap
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from itertools import chain, compress, repeat
-from operator import attrgetter, is_
+from itertools import chain, compress
+from operator import attrgetter
 from typing import Any
 
 import msgspec
@@ -66,8 +66,7 @@ class _Annotation(msgspec.Struct, gc=False):
 
 
 class _Segmented(_Annotation, gc=False):
-    # Polygons as the raw text of each (parsed later, in bulk); an RLE as Python objects.
-    segmentation: list[msgspec.Raw] | dict[str, Any] | None = None
+    segmentation: msgspec.Raw = msgspec.Raw()
 
 
 class _Document(msgspec.Struct, gc=False):
@@ -83,6 +82,8 @@ class _SegmentedDocument(msgspec.Struct, gc=False):
 
 
 _DECODERS = {False: msgspec.json.Decoder(_Document), True: msgspec.json.Decoder(_SegmentedDocument)}
+_LIST, _OBJECT, _NULL = 0x5B, 0x7B, 0x6E
+_RUN = 1 << 14  # segmentations joined at a time to read their first bytes
 
 
 @contextmanager
@@ -180,33 +181,43 @@ def _crowd(anns: Sequence[_Annotation]) -> np.ndarray | None:
 
 
 def _segmentations(
-    raw: RawCoco, segs: list[list[msgspec.Raw] | dict[str, Any] | None], where: Where,
-    want_rle: bool,
-) -> RawCoco | None:  # fmt: skip
-    """Add the segmentation columns to ``raw`` (``segs`` is emptied, which frees the file's
-    text before the coordinates are gathered)."""
+    raw: RawCoco, segs: list[msgspec.Raw], where: Where, want_rle: bool
+) -> RawCoco | None:
+    """Add the segmentation columns to ``raw`` from the raw JSON of each segmentation (``segs``
+    is emptied, which frees the file's text before the coordinates are gathered)."""
     n = len(segs)
-    kinds = list(map(type, segs))
-    is_list = np.fromiter(map(is_, kinds, repeat(list, n)), bool, n)
+    runs = [_first_bytes(segs[lo : lo + _RUN]) for lo in range(0, n, _RUN)]
+    kinds = np.concatenate(runs) if runs else np.zeros(0, np.uint8)
+    if not np.isin(kinds, (0, _LIST, _OBJECT, _NULL)).all():
+        return None
+    is_list = kinds == _LIST
     if want_rle:
-        rles = [i for i, kind in enumerate(kinds) if kind is dict]
+        rles = np.flatnonzero(kinds == _OBJECT)
         raw.ann_rle = np.full(n, -1, np.int64)
-        raw.ann_rle[rles] = np.arange(len(rles))
-        attach_rles(raw, [rle_to_string(segs[i], i, where) for i in rles])  # type: ignore[arg-type]
+        raw.ann_rle[rles] = np.arange(rles.size)
+        decode = msgspec.json.decode
+        attach_rles(raw, [rle_to_string(decode(segs[i]), i, where) for i in rles.tolist()])
     lists = list(compress(segs, is_list.tolist()))
     segs.clear()
-    per_list = np.fromiter(map(len, lists), np.int64, len(lists))
-    polygons = parse_polygons(list(chain.from_iterable(lists)))  # type: ignore[arg-type]
-    del lists
+    polygons = parse_polygons(lists)
     if polygons is None:
         return None
-    vertices, coordinates = polygons
+    per_list, vertices, coordinates = polygons
     per_annotation = np.zeros(n, np.int64)
     per_annotation[is_list] = per_list
     raw.ann_poly_off = offsets(per_annotation)
     raw.poly_vert_off = offsets(vertices)
     raw.vertices = coordinates.reshape(-1, 2)
     return raw
+
+
+def _first_bytes(segs: list[msgspec.Raw]) -> np.ndarray:
+    """The first byte of each of ``segs``, 0 for an empty one."""
+    bounds = offsets(np.fromiter(map(len, segs), np.int64, len(segs)))
+    kinds = np.zeros(len(segs), np.uint8)
+    present = np.flatnonzero(bounds[1:] > bounds[:-1])
+    kinds[present] = np.frombuffer(b"".join(segs), np.uint8)[bounds[present]]
+    return kinds
 
 
 def _reference(path: str, want_polygons: bool, want_rle: bool) -> RawCoco:
