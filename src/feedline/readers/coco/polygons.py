@@ -66,7 +66,8 @@ def parse_polygons(segmentations: list[Any]) -> Polygons | None:
 
     Args:
         segmentations: the JSON text of each (bytes or another buffer), valid JSON lists. The
-            list is emptied once parsed.
+            list is emptied as it is parsed (which keeps the peak memory down: slicing
+            it instead costs 90 MB more on a 222 MB file).
 
     Returns:
         ``(polygons per segmentation, vertices per polygon, coordinates)``, or None if one of
@@ -84,8 +85,11 @@ def parse_polygons(segmentations: list[Any]) -> Polygons | None:
     per_segmentation: list[np.ndarray] = []
     per_polygon: list[np.ndarray] = []
     parser = simdjson.Parser()
+    segmentations.reverse()  # popped from the end, in order: each run's objects die after it
     for lo, hi in itertools.pairwise(bounds):
-        done = _block(parser, segmentations[lo:hi])
+        run = [segmentations.pop() for _ in range(hi - lo)]
+        done = _block(parser, run)
+        del run
         if done is None:
             return None
         polygons, counts, values = done
@@ -93,7 +97,6 @@ def parse_polygons(segmentations: list[Any]) -> Polygons | None:
         used += values.size
         per_segmentation.append(polygons)
         per_polygon.append(counts // 2)
-    segmentations.clear()
     if not per_segmentation:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.float32)
     return (
