@@ -15,7 +15,7 @@ in alternating slices, each slice prefetching two iterations as usual and collec
 the next slice starts, so host load falls on both alike (separate processes tens of seconds
 apart gave 1.50-1.91x for the same code); the median of ``--rounds`` such runs is printed.
 
-Data: ``../shared/data/photos`` (100 ImageNet JPEGs) or ``--data DIR``.
+Data: ``$FEEDLINE_SHARED_DATA/photos`` (100 ImageNet JPEGs) or ``--data DIR``.
 
 Measured side by side (``--rounds 3 --seconds 6``, 2-core Xeon VM whose host steals 3-14% of the
 CPU, DALI 2.4 CPU), four runs on 2026-11-22 after consecutive iterations started overlapping on
@@ -38,16 +38,21 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
-import resource
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-PHOTOS = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "photos"
+from feedline.cli.bench_worker import (
+    dataloader_step,
+    random_resized_box,
+    time_steps,
+)
+
+_DATA = os.environ.get("FEEDLINE_SHARED_DATA")
+PHOTOS = Path(_DATA or Path(__file__).resolve().parents[2] / "shared" / "data") / "photos"
 BATCH = 64
 #: Iterations each pipeline computes ahead (both frameworks' default).
 PREFETCH = 2
@@ -131,15 +136,7 @@ class _TorchDataset:
             image = img.convert("RGB")
         w, h = image.size
         if self.mode == "train":
-            box = (0, 0, w, h)
-            for _ in range(10):
-                area = rng.uniform(0.08, 1.0) * w * h
-                ratio = math.exp(rng.uniform(math.log(3 / 4), math.log(4 / 3)))
-                cw, ch = round(math.sqrt(area * ratio)), round(math.sqrt(area / ratio))
-                if 0 < cw <= w and 0 < ch <= h:
-                    x, y = int(rng.integers(0, w - cw + 1)), int(rng.integers(0, h - ch + 1))
-                    box = (x, y, x + cw, y + ch)
-                    break
+            box = random_resized_box(rng, w, h)
             image = image.resize((224, 224), Image.Resampling.BILINEAR, box=box)
             if rng.random() < 0.5:
                 image = image.transpose(Image.Transpose.FLIP_LEFT_RIGHT)
@@ -153,72 +150,25 @@ class _TorchDataset:
         return torch.from_numpy(np.ascontiguousarray(array.transpose(2, 0, 1))), index % 10
 
 
-def _children_cpu(pids: list[int]) -> float:
-    """CPU seconds used so far by the processes ``pids`` (Linux /proc)."""
-    total = 0.0
-    tick = os.sysconf("SC_CLK_TCK")
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += (int(fields[11]) + int(fields[12])) / tick
-    return total
-
-
 def run_worker(framework: str, mode: str, threads: int, seconds: float, data: str | None) -> dict:
     """Measure one configuration in this process; returns the result row."""
     files = image_files(data)
     worker_pids: list[int] = []
     if framework == "torch":
-        import torch
-
-        torch.set_num_threads(1)
-        loader = torch.utils.data.DataLoader(
-            _TorchDataset(files, mode),
-            batch_size=BATCH,
-            shuffle=mode == "train",
-            num_workers=threads,
-            persistent_workers=True,
-            prefetch_factor=2,
-            drop_last=True,
+        step, worker_pids = dataloader_step(
+            _TorchDataset(files, mode), BATCH, threads, shuffle=mode == "train"
         )
-        state = {"it": iter(loader)}
-
-        def step() -> None:
-            try:
-                next(state["it"])
-            except StopIteration:
-                state["it"] = iter(loader)
-                next(state["it"])
-
-        step()
-        worker_pids = [w.pid for w in state["it"]._workers]
     else:
         pipe = build_pipeline(framework, files, mode, threads)
 
         def step() -> None:
             pipe.run()
 
-    for _ in range(3):
-        step()
-    count = 0
-    cpu0, child0 = time.process_time(), _children_cpu(worker_pids)
-    start = time.perf_counter()
-    while time.perf_counter() - start < seconds:
-        step()
-        count += BATCH
-    elapsed = time.perf_counter() - start
-    cpu = time.process_time() - cpu0 + _children_cpu(worker_pids) - child0
-    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    peak_kb += sum(_peak_rss_kb(pid) for pid in worker_pids)
     return {
         "framework": framework,
         "mode": mode,
         "threads": threads,
-        "img_s": count / elapsed,
-        "cpu_ms": cpu / count * 1e3,
-        "peak_mb": peak_kb / 1024,
+        **time_steps(step, BATCH, seconds, worker_pids),
     }
 
 
@@ -263,16 +213,6 @@ def run_scaling(mode: str, threads: int, seconds: float, data: str | None) -> di
             times[n] += elapsed
     rates = {n: counts[n] / times[n] for n in pipes}
     return {"mode": mode, "threads": threads, "scaling": rates[threads] / rates[1]}
-
-
-def _peak_rss_kb(pid: int) -> int:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
 
 
 def _available(module: str) -> bool:

@@ -1,6 +1,6 @@
 """Throughput of ``readers.file`` alone (samples/s), beside DALI's ``readers.file`` when importable.
 
-Reads the JPEGs of ``../shared/data/photos`` (or generated files when that folder is absent) in
+Reads the JPEGs of ``$FEEDLINE_SHARED_DATA/photos`` (or generated files when absent) in
 the ``files`` mode, through a full pipeline, and prints one row per configuration. The 100
 photos come round within every batch, so with mmap both libraries mostly reuse a mapping that
 is still alive (feedline's ``FileBytes``, DALI's ``mapped_files``); the last row reads 2000
@@ -39,7 +39,8 @@ from typing import Any
 
 import numpy as np
 
-PHOTOS = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "photos"
+_DATA = os.environ.get("FEEDLINE_SHARED_DATA")
+PHOTOS = Path(_DATA or Path(__file__).resolve().parents[2] / "shared" / "data") / "photos"
 
 
 def dataset(tmp: str) -> tuple[list[str], str]:

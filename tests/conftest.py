@@ -1,5 +1,11 @@
-"""Shared fixtures: isolated plugin systems, paths to the shared data sets, GPU skipping, and
-the hypothesis profile."""
+"""Shared fixtures: isolated plugin systems, paths to the test data, GPU skipping, and the
+hypothesis profile.
+
+Test data comes from the samples bundled with feedline (:mod:`feedline.data`) or is generated.
+The few tests that need the real 128-image COCO 2017 set read it from the folder named by the
+``FEEDLINE_SHARED_DATA`` environment variable (default: ``shared/data`` beside the checkout) and
+skip, saying so, when it is absent.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +16,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+import feedline.data
 from feedline.core.plugins import PluginSystem, use_plugin_system
 
 # Property tests check results, not speed: hypothesis's default 200 ms deadline per example only
@@ -18,15 +25,35 @@ settings.register_profile("feedline", deadline=None)
 settings.load_profile("feedline")
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+SHARED_DATA = Path(os.environ.get("FEEDLINE_SHARED_DATA") or REPO_ROOT.parent / "shared" / "data")
+
+
+def shared_reason(path: Path) -> str:
+    """Why a test that needs ``path`` (under :data:`SHARED_DATA`) is skipped."""
+    return f"needs the data set {path}; set FEEDLINE_SHARED_DATA to the folder that holds it"
 
 
 def shared_data(*parts: str) -> Path:
-    """Path under ``../shared/data``; skips the test when it is absent."""
+    """Path under :data:`SHARED_DATA`; skips the test when it is absent."""
     path = SHARED_DATA.joinpath(*parts)
     if not path.exists():
-        pytest.skip(f"needs the shared data set {path} (only present beside the repository)")
+        pytest.skip(shared_reason(path))
     return path
+
+
+def sample_data(name: str, *parts: str) -> Path:
+    """A bundled sample data set (or a file of it): see :func:`feedline.data.path`."""
+    return feedline.data.path(name, *parts)
+
+
+def sample_jpegs(count: int | None = None) -> list[Path]:
+    """Real photos as JPEG files: the bundled ``coco_dali_dummy`` images, then ``file_tree``'s.
+
+    75 photos, 306 to 960 pixels a side; ``count`` keeps the first ``count``.
+    """
+    images = sorted(sample_data("coco_dali_dummy", "images").iterdir())
+    images += sorted(sample_data("file_tree").glob("*/*.jpg"))
+    return images[:count]
 
 
 def _has_gpu() -> bool:

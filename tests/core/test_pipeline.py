@@ -1,4 +1,4 @@
-"""Pipeline lifecycle (spec §4.1), pruning, pipeline_def (§4.4), determinism, serialization."""
+"""Pipeline lifecycle, pruning, pipeline_def, determinism, serialization."""
 
 from __future__ import annotations
 

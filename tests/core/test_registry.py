@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from feedline import Pipeline, fn, pipeline_def
+from feedline.core.execution.device import use_device
 from feedline.core.plugins import PluginSystem, use_plugin_system
 from feedline.core.registry import (
     TRANSFER_TO_GPU,
@@ -17,6 +18,8 @@ from feedline.core.registry import (
     Registry,
 )
 from feedline.core.schema import OpSchema
+
+from .fake_device import FakeStream
 
 FAKE_SITE = Path(__file__).parent / "fake_site"
 PLUGIN = "fake-gpu-flip"
@@ -27,10 +30,13 @@ def with_gpu_flip(monkeypatch: pytest.MonkeyPatch) -> PluginSystem:
     """Every installed plugin plus the fake one adding a ``gpu`` kernel to ``flip``."""
     monkeypatch.syspath_prepend(str(FAKE_SITE))
     monkeypatch.delenv("FEEDLINE_PLUGINS", raising=False)
-    # The built-in gpu plugin owns flip's real gpu kernel: off, so the fake one can add its own.
-    monkeypatch.setenv("FEEDLINE_DISABLED_PLUGINS", "fake-good,fake-broken,fake-conflict,gpu")
+    # The built-in gpu plugins own flip's real gpu kernel and the transfers' kernels: off, so
+    # the fake one can add its own.
+    monkeypatch.setenv(
+        "FEEDLINE_DISABLED_PLUGINS", "fake-good,fake-broken,fake-conflict,gpu,gpu-transfer"
+    )
     monkeypatch.delitem(sys.modules, "fake_gpu_flip_plugin", raising=False)
-    with use_plugin_system(PluginSystem()) as system:
+    with use_plugin_system(PluginSystem()) as system, use_device(FakeStream):
         system.ensure_loaded()
         yield system
 
@@ -83,7 +89,7 @@ def test_a_device_without_a_kernel_is_refused_naming_those_with_one(
 
 
 def test_without_the_plugin_flip_has_only_its_cpu_kernel(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("FEEDLINE_DISABLED_PLUGINS", "gpu")  # the built-in GPU kernels
+    monkeypatch.setenv("FEEDLINE_DISABLED_PLUGINS", "gpu,gpu-transfer")  # built-in GPU kernels
     monkeypatch.delenv("FEEDLINE_PLUGINS", raising=False)
     with use_plugin_system(PluginSystem()) as plugin_system:
         assert plugin_system.ensure_loaded().operators["flip"].devices == ("cpu",)

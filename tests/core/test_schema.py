@@ -47,6 +47,30 @@ def test_wrong_type_names_argument_expected_and_given() -> None:
         SCHEMA.validate({"mode": "crop"})
 
 
+@pytest.mark.parametrize(
+    ("value", "hint"),
+    [
+        (float, r"types.FLOAT \(float32\) or types.FLOAT64"),
+        (int, "types.INT32 or types.INT64"),
+        (bool, "types.BOOL"),
+        (str, "DataType"),
+    ],
+)
+def test_python_types_are_refused_as_data_types(value: type, hint: str) -> None:
+    # DALI refuses them too (its DALIDataType conversion raises): `float` would otherwise
+    # silently mean float64, `int` int64.
+    with pytest.raises(TypeError, match=rf"'dtype' got the Python type '{value.__name__}'.*{hint}"):
+        SCHEMA.validate({"dtype": value})
+
+
+def test_numpy_types_are_data_types() -> None:
+    import numpy as np
+
+    assert SCHEMA.validate({"dtype": np.float32})[0]["dtype"] is types.FLOAT
+    assert SCHEMA.validate({"dtype": np.dtype("int64")})[0]["dtype"] is types.INT64
+    assert SCHEMA.validate({"dtype": np.bool_})[0]["dtype"] is types.BOOL
+
+
 def test_deprecated_alias_renamed_and_conflict() -> None:
     with pytest.warns(DeprecationWarning, match="resize_size"):
         static, _ = SCHEMA.validate({"resize_size": 10})

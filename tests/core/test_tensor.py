@@ -1,9 +1,14 @@
-"""TensorListCPU / TensorCPU behaviour (spec §6)."""
+"""TensorListCPU / TensorCPU behaviour."""
 
 from __future__ import annotations
 
+import ctypes
+import sys
+
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from feedline import TensorCPU, TensorListCPU, types
 
@@ -57,8 +62,8 @@ def test_construction_errors() -> None:
         TensorListCPU([np.zeros(2, np.float32), np.zeros(2, np.int32)])
     with pytest.raises(ValueError, match="dimensions"):
         TensorListCPU(np.zeros((2, 3)), "HW")
-    with pytest.raises(TypeError, match="slicing"):
-        TensorListCPU(np.zeros((2, 3)))[0:1]
+    with pytest.raises(TypeError, match="integers or slices"):
+        TensorListCPU(np.zeros((2, 3)))[1.0]
 
 
 def test_dlpack_and_copy_constructor() -> None:
@@ -115,3 +120,90 @@ def test_unstacked_uniform_samples_are_gathered_on_request() -> None:
     assert np.shares_memory(tl[2].as_array(), dense)  # gathered once, then a view
     ragged = TensorListCPU.from_samples([np.zeros(2), np.zeros(3)], stack=False)
     assert not ragged.is_dense_tensor()
+
+
+@given(
+    st.lists(st.integers(1, 3), min_size=1, max_size=6),
+    st.integers(-8, 8) | st.none(),
+    st.integers(-8, 8) | st.none(),
+    st.sampled_from([None, 1, 2, -1, -2]),
+    st.booleans(),
+)
+def test_slices_are_tensor_lists_like_list_slices(
+    lengths: list[int], start: int | None, stop: int | None, step: int | None, dense: bool
+) -> None:
+    samples = [np.full(lengths[0] if dense else n, i, np.int32) for i, n in enumerate(lengths)]
+    infos = [f"file{i}" for i in range(len(samples))]
+    tl = TensorListCPU.from_samples(samples, "X", infos)
+    part = tl[start:stop:step]
+    expected = samples[start:stop:step]
+    assert isinstance(part, TensorListCPU) and len(part) == len(expected)
+    assert part.layout() == "X"
+    assert [part.at(i).tolist() for i in range(len(part))] == [e.tolist() for e in expected]
+    assert part.source_infos() == infos[start:stop:step]
+    for i in range(len(part)):
+        assert np.shares_memory(
+            part[i].as_array(), tl[range(len(tl))[start:stop:step][i]].as_array()
+        )
+
+
+def test_contiguous_slice_of_a_dense_batch_is_a_dense_view() -> None:
+    data = np.arange(12, dtype=np.uint8).reshape(4, 3)
+    part = TensorListCPU(data)[1:3]
+    assert part.is_dense_tensor() and np.shares_memory(part.as_array(), data)
+    assert part.as_array().tolist() == [[3, 4, 5], [6, 7, 8]]
+    assert len(TensorListCPU(data)[5:]) == 0
+
+
+def test_tensor_list_dlpack_exports_a_dense_batch() -> None:
+    import torch
+
+    data = np.arange(6, dtype=np.float32).reshape(2, 3)
+    tl = TensorListCPU(data)
+    assert tl.__dlpack_device__() == (1, 0)
+    assert np.shares_memory(np.from_dlpack(tl), data)
+    as_torch = torch.from_dlpack(tl)
+    assert as_torch.shape == (2, 3) and as_torch.data_ptr() == data.ctypes.data
+    ragged = TensorListCPU([np.zeros(2, np.uint8), np.zeros(3, np.uint8)])
+    with pytest.raises(BufferError, match="ragged"):
+        ragged.__dlpack__()
+
+
+@pytest.mark.parametrize("wrap", [int, ctypes.c_void_p, np.uint64], ids=["int", "c_void_p", "np"])
+def test_copy_to_external_takes_an_int_or_a_c_void_p(wrap: type) -> None:
+    tl = TensorListCPU([np.array([1, 2], np.uint16), np.array([3], np.uint16)])
+    out = np.zeros(3, np.uint16)
+    tl.copy_to_external(wrap(out.ctypes.data))
+    assert out.tolist() == [1, 2, 3]
+    single = np.zeros(2, np.uint16)
+    tl[0].copy_to_external(wrap(single.ctypes.data))
+    assert single.tolist() == [1, 2]
+
+
+def test_copy_to_external_rejects_bad_pointers() -> None:
+    tl = TensorListCPU(np.zeros((2, 2), np.uint8))
+    with pytest.raises(ValueError, match="NULL"):
+        tl.copy_to_external(ctypes.c_void_p())
+    with pytest.raises(TypeError, match="c_void_p, got str"):
+        tl[0].copy_to_external("0x10")
+    with pytest.raises(ValueError, match="invalid destination"):
+        tl.copy_to_external(0)
+
+
+def test_is_pinned_and_buffer_construction() -> None:
+    raw = bytearray(range(6))
+    tl = TensorListCPU(memoryview(raw).cast("B", (2, 3)), "W", is_pinned=True)
+    assert tl.is_pinned() and tl.shape() == [(3,), (3,)]
+    assert tl[1:].is_pinned() and TensorListCPU(tl).is_pinned()
+    assert not TensorListCPU(np.zeros((1, 1))).is_pinned()
+    tensor = TensorCPU(raw, "W", is_pinned=True)
+    assert tensor.is_pinned() and tensor.shape() == [6] and not tl[0].is_pinned()
+    assert TensorCPU(b"abc").as_array().tolist() == [97, 98, 99]  # bytes are uint8 buffers
+    from_tensors = TensorListCPU([TensorCPU(np.ones(2, np.int8)), TensorCPU(np.zeros(2, np.int8))])
+    assert from_tensors.as_array().tolist() == [[1, 1], [0, 0]]
+
+
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="Python's __buffer__ protocol needs 3.12")
+def test_tensor_cpu_speaks_the_buffer_protocol() -> None:
+    tensor = TensorCPU(np.arange(4, dtype=np.int32))
+    assert memoryview(tensor).tolist() == [0, 1, 2, 3]

@@ -1,4 +1,4 @@
-"""DataType/enum names and NumPy mapping, TensorLayout, SampleInfo, Constant rules (spec §4.8)."""
+"""DataType/enum names and NumPy mapping, TensorLayout, SampleInfo, Constant rules."""
 
 from __future__ import annotations
 

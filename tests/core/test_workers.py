@@ -1,4 +1,4 @@
-"""WorkerPool: parallel external_source workers, shared memory, errors, cleanup (spec §4.5)."""
+"""WorkerPool: parallel external_source workers, shared memory, errors, cleanup."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A stand-in for ``feedline.Pipeline`` that emits the reader streams of spec §1 (or a finite
+"""A stand-in for ``feedline.Pipeline`` that emits DALI's reader streams (or a finite
 external source), with the scheduled API (schedule_run / share_outputs / release_outputs) the
 iterators use. Lets the iterator tests reproduce DALI's tables without real readers.
 """
@@ -17,7 +17,7 @@ from feedline.core.tensor import TensorListCPU
 def reader_stream(
     n: int, num_shards: int, shard_id: int, batch_size: int, pad: bool, stick: bool
 ) -> Iterator[int]:
-    """Sample indices a reader emits forever (spec §1.2 shard rotation, §1.3 padding)."""
+    """Sample indices a reader emits forever (DALI's shard rotation, padding)."""
     per_shard = -(-n // num_shards)
     shard, emitted = shard_id, 0
     while True:
@@ -36,7 +36,7 @@ def reader_stream(
 
 
 def reader_meta(n: int, num_shards: int, shard_id: int, pad: bool, stick: bool) -> dict:
-    """What ``Pipeline.reader_meta`` reports for such a reader (spec §1.4)."""
+    """What ``Pipeline.reader_meta`` reports for such a reader."""
     return {
         "epoch_size": n,
         "epoch_size_padded": -(-n // num_shards) * num_shards if pad else n,
@@ -51,7 +51,7 @@ class FakePipeline:
     """Batches from ``make_source()`` (an iterator of lists of ints; StopIteration ends an epoch).
 
     Outputs: ``num_outputs`` copies of the batch; by default int32 samples of shape ``(1,)`` holding
-    the sample index + 1 (so that file ``k`` of the spec's ``1..7`` data set reads as ``k``), else
+    the sample index + 1 (so that file ``k`` of DALI's ``1..7`` data set reads as ``k``), else
     ``make_sample(index)``.
     """
 

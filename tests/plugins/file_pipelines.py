@@ -1,5 +1,5 @@
 """Real feedline pipelines for the iterator tests: ``readers.file`` over N tiny generated files
-(labels ``1..N``, like the spec's ``1..7`` data set) and an ``external_source`` that stops.
+(labels ``1..N``, like DALI's ``1..7`` data set) and an ``external_source`` that stops.
 
 Use as a context manager around a test's plugin system (it registers the plugins it needs and
 closes every pipeline it made)::

@@ -1,5 +1,5 @@
-"""The observed epoch tables of spec ``dali-semantics.md`` §5.4 (DALI 2.4, N=7 files ``1..7``,
-batch size 2, ``reader_name`` mode), written as in the spec, and helpers to read iterator output.
+"""The epoch tables observed on DALI 2.4's iterator (N=7 files ``1..7``, batch size 2,
+``reader_name`` mode), written as in docs/iterators.md, and helpers to read iterator output.
 
 Notation: an epoch is a space-separated list of batches; a batch lists one group of digits per
 pipeline, separated by commas; each digit is one sample.
@@ -23,7 +23,7 @@ ONE_PIPELINE: dict[tuple[str, bool], tuple[int, list[str]]] = {
     ("PARTIAL", False): (4, ["12 34 56 7", "23 45 67 1", "34 56 71 2"]),
 }
 
-# Two pipelines, shards {1,2,3} and {4,5,6,7}; only the epochs the spec spells out.
+# Two pipelines, shards {1,2,3} and {4,5,6,7}; only the epochs DALI's table spells out.
 TWO_PIPELINES: dict[tuple[str, bool], list[str]] = {
     ("FILL", True): ["12,45 33,67", "45,12 67,33", "12,45 33,67", "45,12 67,33"],
     ("FILL", False): ["12,45 34,67", "56,12 71,34", "23,56 45,71", "67,23"],

@@ -1,5 +1,5 @@
-"""Epoch accounting shared by every framework iterator (spec §5), run through the NumPy iterator
-on fake pipelines that emit the reader streams of spec §1."""
+"""Epoch accounting shared by every framework iterator, run through the NumPy iterator
+on fake pipelines that emit DALI's reader streams."""
 
 from __future__ import annotations
 
@@ -69,7 +69,7 @@ def ended_epoch_stream(it: Any) -> list[list[list[int]]]:
     return [batch_values(b) for b in drain(it)]
 
 
-# ------------------------------------------------------------------------- spec §5.4 tables
+# ------------------------------------------------------------------------- DALI's tables
 
 
 @pytest.mark.parametrize("flow", ["manual", "auto", "for"])
@@ -345,7 +345,7 @@ def test_variable_batch_size_is_rejected_with_size() -> None:
         next(it)
 
 
-# ------------------------------------------------------------------------- errors (§5.1)
+# ------------------------------------------------------------------------- errors
 
 
 def one_reader() -> FakePipeline:

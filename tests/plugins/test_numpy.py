@@ -1,4 +1,4 @@
-"""The NumPy iterators: zero-copy hand-over, ragged outputs, registration, and the spec §5.4
+"""The NumPy iterators: zero-copy hand-over, ragged outputs, registration, and DALI's epoch
 tables against real pipelines (``readers.file`` over 7 generated files)."""
 
 from __future__ import annotations

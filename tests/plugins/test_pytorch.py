@@ -1,4 +1,4 @@
-"""The PyTorch iterators: DALI's API, the spec §5.4 tables, zero-copy DLPack hand-over, ragged
+"""The PyTorch iterators: DALI's API, DALI's tables, zero-copy DLPack hand-over, ragged
 outputs and registration."""
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def epochs_of(it: GenericIterator, count: int, name: str = "data") -> list:
     return [[batch_values(b, name) for b in it] for _ in range(count)]
 
 
-# ------------------------------------------------------------------------- spec §5.4
+# ------------------------------------------------------------------------- DALI's epoch tables
 
 
 @pytest.mark.parametrize("real_pipes", [False, True], ids=["fake", "real"])

@@ -1,4 +1,4 @@
-"""fn.readers.file inside pipelines: the spec §1.2/§1.3/§1.5/§5.4 tables, outputs and errors."""
+"""fn.readers.file inside pipelines: DALI's tables, outputs and errors."""
 
 from __future__ import annotations
 
@@ -19,13 +19,10 @@ from feedline.core.pipeline import Pipeline
 from feedline.core.plugins import PluginSystem, use_plugin_system
 from feedline.core.types import DataType
 from feedline.readers.base import Reader
+from tests.conftest import sample_data
 from tests.readers.test_sampler import PAD_TABLE, SEVEN_TABLE, STREAM_TABLE, parse
 
-SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
-FILE_TREE = SHARED / "data" / "file_tree"
-needs_file_tree = pytest.mark.skipif(
-    not FILE_TREE.is_dir(), reason="../shared/data/file_tree is not available"
-)
+FILE_TREE = sample_data("file_tree")
 
 
 @pytest.fixture(autouse=True)
@@ -76,7 +73,7 @@ def read(bs: int, batches: int, **kwargs: Any) -> list[list[str]]:
 
 
 def as_ints(batches: list[list[str]]) -> list[list[int]]:
-    """File names ("05") as the numbers of the spec tables."""
+    """File names ("05") as the numbers of DALI's tables."""
     return [[int(name) for name in batch] for batch in batches]
 
 
@@ -289,7 +286,6 @@ DALI_FILE_TREE = [
 ]  # fmt: skip
 
 
-@needs_file_tree
 @pytest.mark.parametrize("dont_use_mmap", [False, True])
 def test_real_file_tree(dont_use_mmap: bool) -> None:
     pipe = reader_pipe(11, file_root=str(FILE_TREE), dont_use_mmap=dont_use_mmap)
@@ -302,7 +298,6 @@ def test_real_file_tree(dont_use_mmap: bool) -> None:
     pipe.close()
 
 
-@needs_file_tree
 def test_real_file_list() -> None:
     pipe = reader_pipe(11, file_list=str(FILE_TREE / "image_list.txt"))
     pipe.build()

@@ -1,4 +1,4 @@
-"""Tests of the readers.file sample list: directory walk, file_list parsing, files/labels (§2)."""
+"""Tests of the readers.file sample list: directory walk, file_list parsing, files/labels."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ from feedline.readers.file_index import (
     parse_file_list,
     walk_directory,
 )
+from tests.conftest import sample_data
 
-SHARED = Path(__file__).resolve().parents[2] / ".." / "shared"
-FILE_TREE = SHARED / "data" / "file_tree"
+FILE_TREE = sample_data("file_tree")
 
 
 def touch(root: Path, *names: str) -> None:
@@ -264,7 +264,6 @@ DALI_WALK = [
 ]  # fmt: skip
 
 
-@pytest.mark.skipif(not FILE_TREE.is_dir(), reason="../shared/data/file_tree is not available")
 def test_real_file_tree() -> None:
     assert sources(walk_directory(str(FILE_TREE))) == DALI_WALK
     listed = parse_file_list(str(FILE_TREE / "image_list.txt"))

@@ -1,4 +1,4 @@
-"""Tests of the pure sample-order logic (spec §1)."""
+"""Tests of the pure sample-order logic."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ def stream(n: int, s: int, k: int, bs: int, batches: int, **kw: object) -> list[
 
 
 def parse(text: str) -> list[list[int]]:
-    """``"00,01 | 02,02"`` -> ``[[0, 1], [2, 2]]`` (the spec's table notation)."""
+    """``"00,01 | 02,02"`` -> ``[[0, 1], [2, 2]]`` (the tables' notation)."""
     return [[int(t) for t in batch.split(",")] for batch in text.split("|")]
 
 
@@ -43,8 +43,8 @@ def test_shard_bounds_spec_examples(n: int, s: int, expected: list[tuple[int, in
     assert [shard_bounds(n, s, k) for k in range(s)] == expected
 
 
-# The spec's observed tables (also run through fn.readers.file in test_file.py).
-# §1.2: N=10, S=3, batch 2, no padding: (shard_id, stick_to_shard, batches).
+# DALI's observed tables (also run through fn.readers.file in test_file.py).
+# N=10, S=3, batch 2, no padding: (shard_id, stick_to_shard, batches).
 STREAM_TABLE = [
     (0, False, "00,01 | 02,03 | 04,05 | 06,07 | 08,09 | 00,01"),
     (1, False, "03,04 | 05,06 | 07,08 | 09,00 | 01,02"),
@@ -53,7 +53,7 @@ STREAM_TABLE = [
     (1, True, "03,04 | 05,03 | 04,05"),
     (2, True, "06,07 | 08,09 | 06,07"),
 ]
-# §1.3: N=10 with pad_last_batch: (num_shards, shard_id, batch size, stick_to_shard, batches).
+# N=10 with pad_last_batch: (num_shards, shard_id, batch size, stick_to_shard, batches).
 PAD_TABLE = [
     (3, 0, 2, False, "00,01 | 02,02 | 03,04 | 05,05 | 06,07 | 08,09 | 00,01 | 02,02"),
     (3, 2, 2, False, "06,07 | 08,09 | 00,01 | 02,02"),
@@ -66,7 +66,7 @@ PAD_TABLE = [
     (3, 2, 2, True, "06,07 | 08,09 | 06,07 | 08,09"),
     (1, 0, 4, False, "00,01,02,03 | 04,05,06,07 | 08,09,09,09 | 00,01,02,03"),
 ]
-# §5.4 at the reader: N=7 files "1".."7", bs=2, one pipeline per shard:
+# DALI's iterator tables at the reader: N=7 files "1".."7", bs=2, one pipeline per shard:
 # (num_shards, shard_id, pad_last_batch, batches of file names).
 SEVEN_TABLE = [
     (1, 0, True, "1,2 | 3,4 | 5,6 | 7,7 | 1,2 | 3,4 | 5,6 | 7,7"),

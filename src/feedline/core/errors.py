@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-__all__ = ["CorruptDataWarning", "OperatorError", "PipelineError", "PluginError"]
+from dataclasses import asdict, dataclass
+from typing import Any
+
+__all__ = ["CorruptDataWarning", "OperatorError", "PipelineError", "PluginError", "SkippedSample"]
 
 
 class PipelineError(RuntimeError):
@@ -48,3 +51,34 @@ class OperatorError(PipelineError):
         self.iteration = iteration
         self.sample_index = sample_index
         self.source_info = source_info
+
+
+@dataclass(frozen=True)
+class SkippedSample:
+    """A sample dropped under ``on_error="skip"`` (replaced by the next one from its reader).
+
+    Attributes:
+        operator: the operator that failed on it.
+        iteration: the pipeline iteration.
+        sample_index: its index in the batch (for a reader's own failure: in the batch the
+            reader was preparing).
+        source_info: where it came from (a file path), if known.
+        error: the cause, ``"<ExceptionType>: <message>"``.
+    """
+
+    operator: str
+    iteration: int
+    sample_index: int | None
+    source_info: str
+    error: str
+
+    @classmethod
+    def from_error(cls, error: OperatorError) -> SkippedSample:
+        """The record of a sample whose failure is ``error``."""
+        cause = error.__cause__
+        text = f"{type(cause).__name__}: {cause}" if cause is not None else str(error)
+        return cls(error.operator, error.iteration, error.sample_index, error.source_info, text)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The record as a plain dict."""
+        return asdict(self)

@@ -111,6 +111,12 @@ class KernelContext:
         pipeline: the owning pipeline (for services such as the Python worker pool).
         num_outputs: how many outputs the node has.
         num_inputs: how many positional inputs the node has.
+        on_error: the node's error policy, ``raise`` or ``skip`` (see ``docs/errors.md``); a
+            reader under ``skip`` replaces a sample it fails to load by the next one.
+        stream: the pipeline's device stream for ``mixed``/``gpu`` kernels (a
+            :class:`~feedline.core.execution.device.DeviceStream`: the CUDA stream, pinned and
+            device memory, asynchronous copies); None on the CPU. It is also the current CuPy
+            stream while the kernel runs.
     """
 
     name: str
@@ -125,6 +131,8 @@ class KernelContext:
     pipeline: Any = None
     num_outputs: int = 1
     num_inputs: int = 0
+    on_error: str = "raise"
+    stream: Any = None
 
 
 class Batch:
@@ -277,6 +285,17 @@ class Kernel:
     """Base class of operator implementations: runs on whole batches."""
 
     is_reader: ClassVar[bool] = False
+    """Readers also provide ``reader_meta()``, ``state_dict()``/``load_state_dict()`` and, for
+    ``on_error="skip"``, ``replacement(count, iteration)`` (the next ``count`` samples of their
+    stream, one TensorList per output) and ``take_skipped()`` (the ``SkippedSample`` records of
+    the samples they failed to load); ``feedline.readers.base.Reader`` implements them all."""
+
+    fetches_input: bool = False
+    """Set (in :meth:`setup`) by a source whose data comes from user Python code that DALI runs
+    on the thread scheduling the iteration (``external_source`` callbacks). For each scheduled
+    iteration the pipeline then calls :meth:`fetch_input` on that thread, in order, and hands the
+    result back through :meth:`accept_input` once every source of the iteration succeeded;
+    :meth:`run` of that iteration returns it."""
 
     def __init__(self, ctx: KernelContext) -> None:
         self.ctx = ctx
@@ -284,6 +303,21 @@ class Kernel:
 
     def setup(self) -> None:
         """Prepare once, at ``Pipeline.build()``."""
+
+    def fetch_input(self) -> Any:
+        """The input of the next scheduled iteration (see :attr:`fetches_input`).
+
+        Raises:
+            StopIteration: the input ended (the epoch ends after the iterations before it).
+        """
+        raise NotImplementedError(f"{type(self).__name__} does not fetch its input")
+
+    def accept_input(self, iteration: int, data: Any) -> None:
+        """Keep ``data`` (from :meth:`fetch_input`) for :meth:`run` of iteration ``iteration``."""
+        raise NotImplementedError(f"{type(self).__name__} does not fetch its input")
+
+    def drop_inputs(self) -> None:
+        """Forget the inputs kept for iterations that will not run (they were abandoned)."""
 
     def run(self, batch: Batch) -> Sequence[TensorListCPU]:
         """Compute one iteration: one TensorList per output."""

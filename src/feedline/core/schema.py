@@ -19,7 +19,7 @@ import numpy as np
 
 from feedline.core.types import DataType, ImageType, InterpType, TensorLayout
 
-__all__ = ["COMMON_ARGS", "REQUIRED", "ArgSpec", "InputSpec", "OpSchema"]
+__all__ = ["COMMON_ARGS", "ON_ERROR_POLICIES", "REQUIRED", "ArgSpec", "InputSpec", "OpSchema"]
 
 
 class _Required:
@@ -55,7 +55,26 @@ _KIND_DOC = {
     "dict": "dict",
 }
 
-COMMON_ARGS = ("name", "device", "preserve", "seed")
+COMMON_ARGS = ("name", "device", "preserve", "seed", "on_error")
+
+ON_ERROR_POLICIES = ("raise", "skip")
+"""The values of the ``on_error`` argument of pipelines and operators."""
+
+
+_PYTHON_TYPES = (bool, int, float, complex, str)
+
+
+def _python_type_message(op_name: str, arg: str, value: type) -> str:
+    """Why a Python type is refused as a data type (DALI refuses it too)."""
+    hint = {
+        bool: "types.BOOL",
+        int: "types.INT32 or types.INT64",
+        float: "types.FLOAT (float32) or types.FLOAT64",
+    }.get(value, "a feedline.types.DataType")
+    return (
+        f"{op_name}: argument {arg!r} got the Python type {value.__name__!r}, which names no "
+        f"element width; use {hint} (or a NumPy dtype such as np.float32)"
+    )
 
 
 def _type_name(value: Any) -> str:
@@ -123,6 +142,8 @@ class ArgSpec:
             ValueError: when the value is not one of ``choices``.
         """
         kind = self.kind
+        if kind == "dtype" and isinstance(value, type) and value in _PYTHON_TYPES:
+            raise TypeError(_python_type_message(op_name, self.name, value))
         try:
             if value is None and self.default is None:
                 return None
@@ -138,7 +159,7 @@ class ArgSpec:
                 enum_type = _ENUM_KINDS[kind]
                 if isinstance(value, enum_type):
                     result = value
-                elif kind == "dtype" and isinstance(value, type | np.dtype) and value is not bool:
+                elif kind == "dtype" and isinstance(value, type | np.dtype):
                     from feedline.core.types import from_numpy_dtype
 
                     result = from_numpy_dtype(value)
@@ -217,11 +238,14 @@ class OpSchema:
         inputs: positional inputs.
         outputs: output names, or a function of the resolved arguments (and optionally the
             keyword ``num_inputs``) returning them.
-        args: keyword arguments (``name``, ``device``, ``preserve`` and ``seed`` are implicit).
+        args: keyword arguments (``name``, ``device``, ``preserve``, ``seed`` and ``on_error`` are
+            implicit).
         deprecated: old argument name → new name.
         no_prune: never prune the operator, even when its outputs are unused.
         serializable: whether pipelines using it can be serialized.
         hidden: left out of ``dir(fn)`` (internal operators such as arithmetic).
+        output_dict: the ``fn`` call returns ``{output name: DataNode}`` instead of a list (as
+            DALI's ``readers.tfrecord`` does).
     """
 
     name: str
@@ -233,6 +257,7 @@ class OpSchema:
     no_prune: bool = False
     serializable: bool = True
     hidden: bool = False
+    output_dict: bool = False
 
     def __post_init__(self) -> None:
         names = [a.name for a in self.args]
@@ -381,6 +406,9 @@ class OpSchema:
             f"    device (str, optional): {device_doc}",
             "    preserve (bool, default False): keep the operator even if its outputs are unused.",
             "    seed (int, optional): random seed of this operator (derived from the pipeline's).",
+            "    on_error (str, optional): ``raise`` or ``skip``: what a failing sample of this "
+            "operator does (the pipeline's ``on_error`` when omitted; ``skip`` replaces the "
+            "sample by the next one from its reader).",
         ]
         if self.deprecated:
             lines += ["", "Deprecated aliases:"]
@@ -415,6 +443,7 @@ class OpSchema:
             ("device", None),
             ("preserve", False),
             ("seed", None),
+            ("on_error", None),
         ):
             params.append(inspect.Parameter(common, keyword, default=default))
         return inspect.Signature(params)

@@ -2,11 +2,14 @@
 
 A dense batch (every sample the same shape) lives in one contiguous buffer whose outer dimension
 is the batch; a ragged batch is a list of per-sample arrays. Samples handed out with ``tl[i]`` are
-zero-copy views; ``tl.at(i)`` copies. GPU counterparts live in the GPU plugin (they wrap CuPy).
+zero-copy views, slices ``tl[a:b]`` are zero-copy batches; ``tl.at(i)`` copies. Both types speak
+DLPack and the NumPy array interface, and copy out to a raw address (an int or a
+``ctypes.c_void_p``). GPU counterparts live in the GPU plugin (they wrap CuPy).
 """
 
 from __future__ import annotations
 
+import ctypes
 from collections.abc import Sequence
 from typing import Any
 
@@ -41,6 +44,42 @@ def _from_dlpack(obj: Any) -> np.ndarray:
     return np.from_dlpack(_Capsule())
 
 
+def _to_array(data: Any) -> np.ndarray:
+    """A NumPy view of a DLPack producer or capsule, a bytes-like buffer (as uint8) or any
+    array-like."""
+    if type(data).__name__ == "PyCapsule" or (
+        hasattr(data, "__dlpack__") and not isinstance(data, np.ndarray)
+    ):
+        return _from_dlpack(data)
+    if isinstance(data, bytes | bytearray):
+        return np.frombuffer(data, np.uint8)
+    return np.asarray(data)
+
+
+def _address(ptr: Any) -> int:
+    """A raw address from an int or a ``ctypes.c_void_p`` (as DALI's ``copy_to_external`` takes)."""
+    if isinstance(ptr, ctypes.c_void_p):
+        if ptr.value is None:
+            raise ValueError("copy_to_external: the destination pointer is NULL")
+        return int(ptr.value)
+    if isinstance(ptr, int | np.integer) and not isinstance(ptr, bool):
+        if ptr <= 0:
+            raise ValueError(f"copy_to_external: invalid destination address {int(ptr)}")
+        return int(ptr)
+    raise TypeError(
+        f"copy_to_external: expected an int address or a ctypes.c_void_p, got {type(ptr).__name__}"
+    )
+
+
+def _copy_to(address: int, array: np.ndarray) -> None:
+    """Copy ``array``'s bytes (C order) to raw memory at ``address``."""
+    if array.nbytes:
+        destination = (ctypes.c_uint8 * array.nbytes).from_address(address)
+        np.frombuffer(destination, np.uint8)[:] = (
+            np.ascontiguousarray(array).reshape(-1).view(np.uint8)
+        )
+
+
 def _uniform(samples: Sequence[np.ndarray]) -> bool:
     """Whether there are samples and they all have the same shape."""
     if not samples:
@@ -53,24 +92,36 @@ class TensorCPU:
     """One sample (or a whole dense batch) in CPU memory.
 
     Args:
-        data: an array-like, a DLPack capsule or a ``__dlpack__`` producer.
+        data: an array-like (anything with the buffer protocol or the NumPy array interface), a
+            DLPack capsule or a ``__dlpack__`` producer.
         layout: the layout string (``""`` for none); its length must equal ``ndim``.
+        is_pinned: whether the memory is page-locked (reported by :meth:`is_pinned`).
         source_info: where the data came from (usually a file path).
     """
 
-    __slots__ = ("_array", "_layout", "_source_info")
+    __slots__ = ("_array", "_layout", "_pinned", "_source_info")
 
-    def __init__(self, data: Any, layout: str | None = None, source_info: str = "") -> None:
-        if type(data).__name__ == "PyCapsule" or (
-            hasattr(data, "__dlpack__") and not isinstance(data, np.ndarray)
-        ):
-            array = _from_dlpack(data)
-        else:
-            array = np.asarray(data)
+    def __init__(
+        self,
+        data: Any,
+        layout: str | None = None,
+        is_pinned: bool = False,
+        source_info: str = "",
+    ) -> None:
+        array = _to_array(data)
         from_numpy_dtype(array.dtype)
         self._array = array
         self._layout = _check_layout(layout, array.ndim)
+        self._pinned = bool(is_pinned)
         self._source_info = source_info
+
+    @classmethod
+    def _view(cls, array: np.ndarray, layout: str, source_info: str) -> TensorCPU:
+        """Wrap ``array`` without the constructor's checks (internal)."""
+        tensor = cls.__new__(cls)
+        tensor._array, tensor._layout, tensor._source_info = array, layout, source_info
+        tensor._pinned = False
+        return tensor
 
     def shape(self) -> list[int]:
         """The shape as a list of ints."""
@@ -128,11 +179,17 @@ class TensorCPU:
         """Address of the first element."""
         return int(self._array.__array_interface__["data"][0])
 
-    def copy_to_external(self, ptr: int) -> None:
-        """Copy the data to raw memory at ``ptr`` (must hold ``nbytes`` bytes)."""
-        np.ctypeslib.as_array((np.ctypeslib.ctypes.c_uint8 * self._array.nbytes).from_address(ptr))[
-            :
-        ] = np.ascontiguousarray(self._array).reshape(-1).view(np.uint8)
+    def is_pinned(self) -> bool:
+        """Whether the memory was declared page-locked (``is_pinned=True`` at construction)."""
+        return self._pinned
+
+    def copy_to_external(self, ptr: Any) -> None:
+        """Copy the data (C order) to raw memory at ``ptr``, which must hold ``nbytes`` bytes.
+
+        Args:
+            ptr: the destination address, an int or a ``ctypes.c_void_p``.
+        """
+        _copy_to(_address(ptr), self._array)
 
     def as_cpu(self) -> TensorCPU:
         """Return itself (already in CPU memory)."""
@@ -151,6 +208,9 @@ class TensorCPU:
             return self._array
         return np.array(self._array, dtype=dtype, copy=True)
 
+    def __buffer__(self, flags: int) -> memoryview:
+        return memoryview(self._array)
+
     def __dlpack__(self, stream: Any = None, **kwargs: Any) -> Any:
         return self._array.__dlpack__(**kwargs)
 
@@ -165,33 +225,32 @@ class TensorListCPU:
     """A batch of CPU samples (DALI's ``TensorListCPU``).
 
     Args:
-        data: an ndarray whose outer dimension is the batch, a list of arrays (copied into one
-            buffer; dense when all shapes agree), a DLPack capsule/producer or another TensorList.
+        data: an ndarray (or any buffer) whose outer dimension is the batch, a list of arrays or
+            ``TensorCPU`` (copied into one buffer; dense when all shapes agree), a DLPack
+            capsule/producer or another TensorList.
         layout: the sample layout; its length must equal the sample ``ndim``.
+        is_pinned: whether the memory is page-locked (reported by :meth:`is_pinned`).
 
     Raises:
         ValueError: 0-D input, mixed dtypes or ndims in a list, bad layout.
         RuntimeError: a non-contiguous (strided) array.
     """
 
-    __slots__ = ("_dense", "_layout", "_samples", "_source_info")
+    __slots__ = ("_dense", "_layout", "_pinned", "_samples", "_source_info")
 
-    def __init__(self, data: Any, layout: str | None = None) -> None:
+    def __init__(self, data: Any, layout: str | None = None, is_pinned: bool = False) -> None:
         self._source_info: list[str] | None = None
+        self._pinned = bool(is_pinned)
         if isinstance(data, TensorListCPU):
             self._dense, self._samples = data._dense, data._samples
             self._source_info = data._source_info
+            self._pinned = data._pinned or self._pinned
             self._layout = data._layout if layout is None else _check_layout(layout, data.ndim)
             return
         if isinstance(data, list | tuple):
             self._init_from_list(data)
         else:
-            if type(data).__name__ == "PyCapsule" or (
-                hasattr(data, "__dlpack__") and not isinstance(data, np.ndarray)
-            ):
-                array = _from_dlpack(data)
-            else:
-                array = np.asarray(data)
+            array = _to_array(data)
             if array.ndim == 0:
                 raise ValueError("a TensorList needs at least one dimension (the batch)")
             if not array.flags.c_contiguous:
@@ -240,6 +299,7 @@ class TensorListCPU:
             tl._dense, tl._samples = None, list(samples)
         tl._layout = layout
         tl._source_info = list(source_info) if source_info is not None else None
+        tl._pinned = False
         return tl
 
     @classmethod
@@ -251,6 +311,7 @@ class TensorListCPU:
         tl._dense, tl._samples = array, None
         tl._layout = layout
         tl._source_info = list(source_info) if source_info is not None else None
+        tl._pinned = False
         return tl
 
     def __len__(self) -> int:
@@ -261,20 +322,31 @@ class TensorListCPU:
             return self._dense[index, ...]
         return self._samples[index]
 
-    def __getitem__(self, index: int) -> TensorCPU:
+    def __getitem__(self, index: int | slice) -> Any:
+        """Sample ``index`` as a zero-copy :class:`TensorCPU`, or a slice of the batch as a
+        zero-copy :class:`TensorListCPU`."""
         if isinstance(index, slice):
-            raise TypeError("TensorList does not support slicing; index samples one at a time")
+            return self._slice(index)
         if not isinstance(index, int | np.integer):
-            raise TypeError(f"TensorList indices must be integers, not {type(index).__name__}")
+            raise TypeError(
+                f"TensorList indices must be integers or slices, not {type(index).__name__}"
+            )
         n = len(self)
         if not -n <= index < n:
             raise IndexError(f"sample index {index} out of range for a batch of {n}")
         index = int(index) % n
-        tensor = TensorCPU.__new__(TensorCPU)
-        tensor._array = self._sample(index)
-        tensor._layout = self._layout
-        tensor._source_info = self.source_info(index)
-        return tensor
+        return TensorCPU._view(self._sample(index), self._layout, self.source_info(index))
+
+    def _slice(self, index: slice) -> TensorListCPU:
+        picked = range(len(self))[index]
+        infos = [self._source_info[i] for i in picked] if self._source_info else None
+        if self._dense is not None and picked.step == 1:
+            out = TensorListCPU.from_dense(self._dense[index], self._layout, infos)
+        else:
+            samples = [self._sample(i) for i in picked]
+            out = TensorListCPU.from_samples(samples, self._layout, infos, stack=False)
+        out._pinned = self._pinned
+        return out
 
     def __iter__(self) -> Any:
         return (self[i] for i in range(len(self)))
@@ -321,11 +393,8 @@ class TensorListCPU:
         Raises:
             RuntimeError: if the batch is not dense.
         """
-        tensor = TensorCPU.__new__(TensorCPU)
-        tensor._array = self.as_array()
-        tensor._layout = ("N" + self._layout) if self._layout and "N" not in self._layout else ""
-        tensor._source_info = ""
-        return tensor
+        layout = ("N" + self._layout) if self._layout and "N" not in self._layout else ""
+        return TensorCPU._view(self.as_array(), layout, "")
 
     def as_reshaped_tensor(self, shape: Sequence[int]) -> TensorCPU:
         """Reinterpret the contiguous data of the whole batch with a new shape."""
@@ -384,12 +453,37 @@ class TensorListCPU:
         """Address of the first element of a dense batch."""
         return int(self.as_array().__array_interface__["data"][0])
 
-    def copy_to_external(self, ptr: int) -> None:
-        """Copy all samples back to back into raw memory at ``ptr``."""
-        offset = 0
+    def is_pinned(self) -> bool:
+        """Whether the memory was declared page-locked (``is_pinned=True`` at construction)."""
+        return self._pinned
+
+    def copy_to_external(self, ptr: Any) -> None:
+        """Copy all samples back to back (C order) into raw memory at ``ptr``.
+
+        Args:
+            ptr: the destination address, an int or a ``ctypes.c_void_p``; it must hold
+                :meth:`nbytes` bytes.
+        """
+        offset = _address(ptr)
         for sample in self.samples():
-            TensorCPU(np.ascontiguousarray(sample)).copy_to_external(ptr + offset)
+            _copy_to(offset, sample)
             offset += sample.nbytes
+
+    def __dlpack__(self, stream: Any = None, **kwargs: Any) -> Any:
+        """Export a dense batch as one ``(n, *shape)`` DLPack tensor (zero copy).
+
+        Raises:
+            BufferError: if the samples do not all have the same shape.
+        """
+        if not self.is_dense_tensor():
+            raise BufferError(
+                "a ragged TensorList cannot be exported with DLPack (sample shapes "
+                f"{self.shape()}); export the samples one by one"
+            )
+        return self.as_array().__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return _CPU_DEVICE
 
     def as_cpu(self) -> TensorListCPU:
         """Return itself (already in CPU memory)."""

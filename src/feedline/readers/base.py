@@ -1,28 +1,27 @@
 """The :class:`Reader` base class: sharding, shuffling, padding, epochs, prefetching, checkpoints.
 
 A reader plugin only says what its samples are (:meth:`Reader.index`) and how to load one
-(:meth:`Reader.load`); the base class implements every common reader argument (spec
-``dali-semantics.md`` §1) through :class:`~feedline.readers.sampler.Sampler`, prepares whole
+(:meth:`Reader.load`); the base class implements every common reader argument (see
+``docs/readers.md``) through :class:`~feedline.readers.sampler.Sampler`, prepares whole
 batches ahead on its own thread, reports ``reader_meta`` and serves checkpoints.
 """
 
 from __future__ import annotations
 
-import queue
 import threading
-import weakref
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
-from feedline.core.errors import OperatorError
+from feedline.core.errors import OperatorError, SkippedSample
 from feedline.core.kernel import Batch, Kernel, KernelContext
 from feedline.core.schema import ArgSpec, OpSchema
 from feedline.core.tensor import TensorListCPU
+from feedline.readers.carry import CARRY_KEY, Carry, load_each
 from feedline.readers.fileio import FileBytes, read_bytes
+from feedline.readers.loader import Failure, LoadFailed, Prefetcher, Prepared
 from feedline.readers.sampler import (
     LIST_SHUFFLE_SEED,
     Sampler,
@@ -110,83 +109,6 @@ def reader_schema(
     return OpSchema(name, text, outputs=outputs, args=(*args, *READER_ARGS), **kwargs)
 
 
-@dataclass
-class _Prepared:
-    """A batch made by the loader thread, with the sampler state right after it."""
-
-    outputs: list[TensorListCPU]
-    state: dict[str, Any]
-
-
-@dataclass
-class _Failure:
-    """A failure of the loader thread, delivered to :meth:`Reader.run` in order."""
-
-    error: BaseException
-    sample_index: int | None = None
-    source_info: str = ""
-
-
-class _LoadFailed(Exception):
-    """Raised by the default :meth:`Reader.load_batch`: it knows the batch's first failure."""
-
-    def __init__(self, failure: _Failure) -> None:
-        super().__init__(failure.error)
-        self.failure = failure
-
-
-class _Prefetcher:
-    """A daemon thread that keeps up to ``depth`` prepared batches in a queue.
-
-    It holds its producer weakly, so a reader that is dropped without ``close()`` still ends it.
-    """
-
-    def __init__(self, produce: Callable[[], _Prepared | _Failure], depth: int, name: str) -> None:
-        self._produce = weakref.WeakMethod(produce)  # type: ignore[arg-type]
-        self._queue: queue.Queue[_Prepared | _Failure] = queue.Queue(maxsize=depth)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._loop, name=f"feedline-{name}", daemon=True)
-        self._thread.start()
-
-    def _running(self) -> bool:
-        return not self._stop.is_set() and self._produce() is not None
-
-    def _loop(self) -> None:
-        while self._running():
-            produce = self._produce()
-            if produce is None:
-                return
-            try:
-                item = produce()
-            except BaseException as exc:  # delivered to run(), never lost in this thread
-                item = _Failure(exc)
-            del produce
-            while self._running():
-                try:
-                    self._queue.put(item, timeout=0.05)
-                    break
-                except queue.Full:
-                    continue
-            if isinstance(item, _Failure):
-                return
-
-    def get(self) -> _Prepared | _Failure:
-        while True:
-            try:
-                return self._queue.get(timeout=0.5)
-            except queue.Empty:
-                if not self._thread.is_alive() and self._queue.empty():
-                    return _Failure(RuntimeError("the reader's loader thread stopped"))
-
-    def stop(self) -> None:
-        self._stop.set()
-        while self._thread.is_alive():
-            try:
-                self._queue.get_nowait()
-            except queue.Empty:
-                self._thread.join(timeout=0.05)
-
-
 def _tensor_list(
     column: Sequence[np.ndarray] | np.ndarray, layout: str, infos: list[str]
 ) -> TensorListCPU:
@@ -217,7 +139,9 @@ class Reader(Kernel):
         self._sampler: Sampler | None = None
         self._items: Sequence[Any] | None = None
         self._state: dict[str, Any] = {}
-        self._loader: _Prefetcher | None = None
+        self._carry: Carry | None = None
+        self._skipped: list[SkippedSample] = []
+        self._loader: Prefetcher | None = None
         self._pool: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
         self._file_bytes = FileBytes(not self.args["dont_use_mmap"], self.args["read_ahead"])
@@ -249,26 +173,29 @@ class Reader(Kernel):
         name the first sample that fails.
         """
         samples: list[Any] = [None] * len(items)
-        failures: list[_Failure] = []
+        failures: list[Failure] = []
         n_out = len(self.output_names())
 
         def load_range(lo: int, hi: int) -> None:
             for i in range(lo, hi):
                 try:
-                    out = self.load(items[i])
-                    if not isinstance(out, tuple) or len(out) != n_out:
-                        raise TypeError(
-                            f"{type(self).__name__}.load() must return a tuple of {n_out} arrays"
-                        )
-                    samples[i] = out
+                    samples[i] = self._load_checked(items[i])
                 except Exception as exc:  # each chunk stops at its first failure
-                    failures.append(_Failure(exc, i, self.source_info(items[i])))
+                    failures.append(Failure(exc, i, self.source_info(items[i])))
                     return
 
         self._map_ranges(load_range, len(items))
         if failures:  # the batch's first failure
-            raise _LoadFailed(min(failures, key=lambda f: f.sample_index or 0))
+            raise LoadFailed(min(failures, key=lambda f: f.sample_index or 0))
         return [[s[j] for s in samples] for j in range(n_out)]
+
+    def _load_checked(self, item: Any) -> tuple[np.ndarray, ...]:
+        """:meth:`load`, checking that it returns one array per output."""
+        out = self.load(item)
+        n_out = len(self.output_names())
+        if not isinstance(out, tuple) or len(out) != n_out:
+            raise TypeError(f"{type(self).__name__}.load() must return a tuple of {n_out} arrays")
+        return out
 
     def source_info(self, item: Any) -> str:
         """Where the sample comes from (its path), attached to every output."""
@@ -287,7 +214,7 @@ class Reader(Kernel):
         """Check the common arguments; index the data set unless ``lazy_init``.
 
         Raises:
-            ValueError: a conflicting or out-of-range argument (§1.1, §1.6), or indexing errors.
+            ValueError: a conflicting or out-of-range argument, or indexing errors.
         """
         args = self.args
         check_order_settings(**self._order_settings())
@@ -327,6 +254,7 @@ class Reader(Kernel):
     def close(self) -> None:
         """Stop the loader thread and its helpers."""
         self._stop_loader()
+        self._carry = None
         pool, self._pool = self._pool, None
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
@@ -338,18 +266,75 @@ class Reader(Kernel):
 
     # -- running ---------------------------------------------------------------------------------
     def run(self, batch: Batch) -> list[TensorListCPU]:
-        """Return the next prepared batch of ``max_batch_size`` samples (spec §1.9).
+        """Return the next prepared batch of ``max_batch_size`` samples (``docs/readers.md``).
+
+        Raises:
+            OperatorError: loading a sample failed (names the sample and its source).
+        """
+        if self._carry is None:
+            prepared = self._next_prepared(batch.iteration)
+            if not prepared.failures:
+                self._state = prepared.state
+                return prepared.outputs
+            self._carry = Carry(self._state, len(prepared.outputs))
+            self._push(prepared, batch.iteration)
+        return self._take(self.ctx.batch_size, batch.iteration)
+
+    def replacement(self, count: int, iteration: int) -> list[TensorListCPU]:
+        """The next ``count`` samples of the stream, to replace samples that failed downstream
+        under ``on_error="skip"``; later batches continue after them."""
+        if self._carry is None:
+            self._carry = Carry(self.state_dict(), len(self.output_names()))
+        return self._take(count, iteration)
+
+    def take_skipped(self) -> list[SkippedSample]:
+        """The samples this reader failed to load and left out since the last call."""
+        skipped, self._skipped = self._skipped, []
+        return skipped
+
+    def _take(self, count: int, iteration: int) -> list[TensorListCPU]:
+        """``count`` samples from the carry, pulling prepared batches into it as needed."""
+        carry = self._carry
+        assert carry is not None
+        limit = self._ensure_indexed().config.num_samples + self.ctx.batch_size
+        while carry.drop or len(carry) < count:
+            self._push(self._next_prepared(iteration), iteration)
+            if carry.bad_streak > limit:
+                raise OperatorError(
+                    f"{carry.bad_streak} samples in a row failed to load: the reader has no "
+                    "good sample left to replace them with",
+                    operator=self.ctx.name,
+                    iteration=iteration,
+                )
+        columns, infos = carry.take(count)
+        if carry.empty():
+            self._carry = None
+        layouts = self.output_layouts()
+        return [_tensor_list(c, layout, infos) for c, layout in zip(columns, layouts, strict=True)]
+
+    def _push(self, prepared: Prepared, iteration: int) -> None:
+        assert self._carry is not None
+        outputs = prepared.outputs
+        infos = outputs[0].source_infos() if outputs else []
+        columns = [tl.samples() for tl in outputs]
+        self._skipped += self._carry.push(
+            columns, infos, prepared.failures, self.ctx.name, iteration
+        )
+        self._state = prepared.state
+
+    def _next_prepared(self, iteration: int) -> Prepared:
+        """The loader thread's next batch.
 
         Raises:
             OperatorError: loading a sample failed (names the sample and its source).
         """
         self._ensure_indexed()
         if self._loader is None:
-            self._loader = _Prefetcher(
+            self._loader = Prefetcher(
                 self._prepare, self.args["prefetch_queue_depth"], self.ctx.name
             )
         result = self._loader.get()
-        if isinstance(result, _Failure):
+        if isinstance(result, Failure):
             # Forget what was prepared after the last delivered batch: a retry reads it again.
             self._stop_loader()
             assert self._sampler is not None
@@ -360,14 +345,13 @@ class Reader(Kernel):
             raise OperatorError(
                 f"{type(error).__name__}: {error}",
                 operator=self.ctx.name,
-                iteration=batch.iteration,
+                iteration=iteration,
                 sample_index=result.sample_index,
                 source_info=result.source_info,
             ) from error
-        self._state = result.state
-        return result.outputs
+        return result
 
-    def _prepare(self) -> _Prepared | _Failure:
+    def _prepare(self) -> Prepared | Failure:
         """Plan, load and assemble one batch (runs on the loader thread)."""
         sampler = self._sampler
         all_items = self._items
@@ -375,13 +359,21 @@ class Reader(Kernel):
         plan = sampler.next_batch()
         state = sampler.state_dict()
         items = [all_items[i] for i in plan.indices]
+        n_out = len(self.output_names())
         try:
             columns = self.load_batch(items)
-        except _LoadFailed as failed:
-            return failed.failure
-        except Exception as exc:  # an overriding load_batch: name the failing sample if possible
-            return self._first_failure(items, exc)
-        n_out = len(self.output_names())
+        except Exception as exc:
+            if self.ctx.on_error == "skip":
+                samples, infos, failures = load_each(items, self._load_checked, self.source_info)
+                columns = [[s[j] for s in samples] for j in range(n_out)]
+                layouts = self.output_layouts()
+                outputs = [
+                    _tensor_list(c, lay, infos) for c, lay in zip(columns, layouts, strict=True)
+                ]
+                return Prepared(outputs, state, failures)
+            if isinstance(exc, LoadFailed):
+                return exc.failure
+            return self._first_failure(items, exc)  # an overriding load_batch: name the sample
         if len(columns) != n_out or any(len(column) != len(items) for column in columns):
             raise TypeError(
                 f"{type(self).__name__}.load_batch() must return {n_out} outputs of "
@@ -393,16 +385,16 @@ class Reader(Kernel):
             _tensor_list(column, layout, infos)
             for column, layout in zip(columns, layouts, strict=True)
         ]
-        return _Prepared(outputs, state)
+        return Prepared(outputs, state)
 
-    def _first_failure(self, items: Sequence[Any], error: Exception) -> _Failure:
+    def _first_failure(self, items: Sequence[Any], error: Exception) -> Failure:
         """The first of ``items`` whose :meth:`load` fails, else ``error`` on its own."""
         for i, item in enumerate(items):
             try:
                 self.load(item)
             except Exception as exc:
-                return _Failure(exc, i, self.source_info(item))
-        return _Failure(error)
+                return Failure(exc, i, self.source_info(item))
+        return Failure(error)
 
     def _map_ranges(self, fn: Callable[[int, int], None], n: int) -> None:
         """Run ``fn(lo, hi)`` over contiguous chunks of ``range(n)``, in parallel if allowed."""
@@ -423,7 +415,7 @@ class Reader(Kernel):
     # -- metadata and checkpoints ----------------------------------------------------------------
     def reader_meta(self) -> dict[str, int]:
         """``epoch_size``, ``epoch_size_padded``, ``number_of_shards``, ``shard_id``,
-        ``pad_last_batch``, ``stick_to_shard`` (flags as 0/1; spec §1.4). Forces indexing."""
+        ``pad_last_batch``, ``stick_to_shard`` (flags as 0/1). Forces indexing."""
         config = self._ensure_indexed().config
         return {
             "epoch_size": config.num_samples,
@@ -437,9 +429,10 @@ class Reader(Kernel):
         }
 
     def state_dict(self) -> dict[str, Any]:
-        """JSON-able position, epoch and shuffle state after the last batch :meth:`run` returned."""
+        """JSON-able position, epoch and shuffle state after the last batch :meth:`run` returned
+        (with a carry, see :mod:`feedline.readers.carry`)."""
         self._ensure_indexed()
-        return self._state
+        return self._state if self._carry is None else self._carry.position()
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Make the next :meth:`run` continue exactly after the batch ``state`` was taken at.
@@ -449,5 +442,12 @@ class Reader(Kernel):
         """
         sampler = self._ensure_indexed()
         self._stop_loader()
+        carried = state.get(CARRY_KEY) if isinstance(state, dict) else None
+        if carried is not None:
+            if not isinstance(carried, dict) or set(carried) != {"base", "skip"}:
+                raise ValueError(f"malformed reader state: {CARRY_KEY!r} must hold base and skip")
+            state = carried["base"]
         sampler.load_state_dict(state)
         self._state = sampler.state_dict()
+        skip = int(carried["skip"]) if carried is not None else 0
+        self._carry = Carry(self._state, len(self.output_names()), drop=skip) if skip else None

@@ -1,4 +1,4 @@
-"""``fn.readers.file``: raw file bytes and integer labels (spec ``dali-semantics.md`` §2).
+"""``fn.readers.file``: raw file bytes and integer labels (``docs/readers.md``).
 
 This module is the ``file-reader`` plugin (entry point group ``feedline.plugins``).
 """
@@ -64,7 +64,7 @@ class FileReader(Reader):
     """The ``readers.file`` kernel; its items are positions in the file index."""
 
     def index(self) -> Sequence[int]:
-        """List the samples of the selected mode (spec §2.1-§2.4)."""
+        """List the samples of the selected mode (``docs/readers.md``)."""
         args = self.args
         entries = build_file_index(
             file_root=args["file_root"],

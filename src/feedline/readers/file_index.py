@@ -1,8 +1,8 @@
 """The sample list of ``readers.file``: directory walk, ``file_list`` parsing, ``files``/``labels``.
 
-Spec ``dali-semantics.md`` §2. Every function returns :class:`FileEntry` items in canonical
-order (before sharding and shuffling) and raises an error that names the argument, the path and,
-for list files, the line.
+The rules are stated in ``docs/readers.md``. Every function returns :class:`FileEntry` items in
+canonical order (before sharding and shuffling) and raises an error that names the argument, the
+path and, for list files, the line.
 """
 
 from __future__ import annotations
@@ -191,7 +191,7 @@ def build_file_index(
     dir_filters: Sequence[str] | None = None,
     case_sensitive_filter: bool = False,
 ) -> list[FileEntry]:
-    """Check the ``readers.file`` mode arguments (spec §2.1) and list the samples.
+    """Check the ``readers.file`` mode arguments (``docs/readers.md``) and list the samples.
 
     ``file_filters`` (default :data:`DEFAULT_FILE_FILTERS`) and ``dir_filters`` apply to the
     directory walk only; giving them with ``file_list`` or ``files`` is an error rather than

@@ -1,9 +1,9 @@
-"""Pure sample-order logic shared by every reader (spec ``dali-semantics.md`` §1).
+"""Pure sample-order logic shared by every reader (``docs/readers.md``).
 
 The :class:`Sampler` decides *which* sample a reader emits next; it never touches data. It
-implements shard boundaries (§1.1), cyclic streaming and ``stick_to_shard`` (§1.2),
-``pad_last_batch`` (§1.3), the fixed-seed list permutation and the ``initial_fill`` shuffle buffer
-that never mixes epochs (§1.5), ``shuffle_after_epoch`` (§1.6) and a JSON-able checkpoint state.
+implements shard boundaries, cyclic streaming and ``stick_to_shard``, ``pad_last_batch``, the
+fixed-seed list permutation and the ``initial_fill`` shuffle buffer that never mixes epochs,
+``shuffle_after_epoch`` and a JSON-able checkpoint state.
 
 Model: a *source* reads the samples of epoch 0, epoch 1, ... sequentially (epoch ``e`` of shard
 ``k`` is the range of shard ``(k + e) % S``, or of shard ``k`` itself with ``stick_to_shard``).
@@ -47,7 +47,7 @@ def padded_shard_size(num_samples: int, num_shards: int) -> int:
 
 
 def epoch_size_padded(num_samples: int, num_shards: int, pad_last_batch: bool) -> int:
-    """``ceil(N / S) * S`` with padding, else ``N`` (no rounding to the batch size, §1.4)."""
+    """``ceil(N / S) * S`` with padding, else ``N`` (no rounding to the batch size)."""
     if pad_last_batch:
         return padded_shard_size(num_samples, num_shards) * num_shards
     return num_samples
@@ -68,7 +68,7 @@ def check_order_settings(
     shuffle_after_epoch: bool,
     stick_to_shard: bool,
 ) -> None:
-    """Reject order settings that are invalid whatever the data set (spec §1.1, §1.6).
+    """Reject order settings that are invalid whatever the data set (``docs/readers.md``).
 
     Raises:
         ValueError: naming the offending argument(s).
@@ -332,7 +332,7 @@ class Sampler:
         return missing + (-(self._emitted + missing)) % self.config.batch_size
 
     def _needs_padding(self) -> bool:
-        """Whether the exhausted current epoch still needs a padding sample (§1.3)."""
+        """Whether the exhausted current epoch still needs a padding sample."""
         cfg = self.config
         return cfg.pad_last_batch and (
             self._returned_in_epoch < self._padded_size or self._emitted % cfg.batch_size != 0

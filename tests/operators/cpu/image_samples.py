@@ -11,7 +11,7 @@ from PIL import Image
 
 from feedline import fn, pipeline_def
 from feedline.core.plugins import PluginSystem
-from tests.conftest import shared_data
+from tests.conftest import sample_data
 
 
 def use_transforms(system: PluginSystem) -> None:
@@ -22,12 +22,12 @@ def use_transforms(system: PluginSystem) -> None:
     system.register(transforms_plugin, "transforms")
 
 
-def real_images(folder: str = "photos", count: int = 3, max_side: int = 160) -> list[np.ndarray]:
-    """RGB uint8 images from ``../shared/data/<folder>`` (skips the test when absent).
+def real_images(folder: str = "file_tree", count: int = 3, max_side: int = 160) -> list[np.ndarray]:
+    """RGB uint8 photos from the bundled sample data set ``folder`` (see ``feedline.data``).
 
     Images are shrunk (aspect kept) so that their longer side is at most ``max_side``.
     """
-    root = shared_data(folder)
+    root = sample_data(folder)
     files = sorted(p for p in root.rglob("*") if p.suffix.lower() in (".jpg", ".jpeg", ".png"))
     images = []
     for path in files[:count]:

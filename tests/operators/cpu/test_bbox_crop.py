@@ -22,7 +22,7 @@ from feedline.operators.cpu.bbox_crop import (
     find_crop,
     make_crop_params,
 )
-from tests.conftest import shared_data
+from tests.conftest import sample_data
 from tests.operators.cpu.boxes_testing import run_pipeline, use_boxes
 
 DEFAULTS = {
@@ -316,7 +316,7 @@ def test_ltrb_is_deprecated_but_works() -> None:
 
 
 def test_real_coco_boxes_satisfy_the_constraints() -> None:
-    coco_json = shared_data("coco", "annotations", "instances_train2017.json")
+    coco_json = sample_data("coco_dali_dummy", "instances.json")
     data = json.loads(coco_json.read_text())
     sizes = {img["id"]: (img["width"], img["height"]) for img in data["images"]}
     per_image: dict[int, list[list[float]]] = {}

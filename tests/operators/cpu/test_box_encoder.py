@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from feedline import fn
 from feedline.core.plugins import PluginSystem
 from feedline.operators.cpu.box_encoder import encode_boxes, prepare_anchors
-from tests.conftest import shared_data
+from tests.conftest import sample_data
 from tests.operators.cpu.boxes_testing import run_pipeline, use_boxes
 
 
@@ -147,7 +147,7 @@ def encode_in_pipeline(boxes: list[np.ndarray], labels: list[np.ndarray], **kwar
 
 
 def test_real_coco_boxes_in_a_pipeline() -> None:
-    coco_json = shared_data("coco", "annotations", "instances_train2017.json")
+    coco_json = sample_data("coco_dali_dummy", "instances.json")
     data = json.loads(coco_json.read_text())
     sizes = {img["id"]: (img["width"], img["height"]) for img in data["images"]}
     per_image: dict[int, tuple[list[list[float]], list[int]]] = {}

@@ -45,7 +45,7 @@ def reference(
 
 
 def test_imagenet_normalisation_on_real_photos() -> None:
-    images = real_images("photos", 3)
+    images = real_images("file_tree", 3)
     out, layout = run_op(
         "crop_mirror_normalize",
         images,

@@ -24,7 +24,7 @@ from feedline.operators.cpu.codecs import (
     apply_orientation,
     jpeg_orientation,
 )
-from tests.conftest import shared_data
+from tests.conftest import sample_jpegs
 from tests.operators.cpu.image_ops_testing import encode, pil_decode, use_image_plugins
 from tests.operators.cpu.image_samples import generated_image
 
@@ -66,7 +66,7 @@ def test_unknown_signature_matches_nothing() -> None:
 
 
 def test_jpeg_rgb_bgr_gray_on_real_photos() -> None:
-    files = sorted(shared_data("photos").iterdir())[:4]
+    files = sample_jpegs(4)
     codec = JpegCodec()
     for path in files:
         data = np.fromfile(path, dtype=np.uint8)
@@ -274,7 +274,7 @@ def test_jpeg_header_read_in_python_matches_libjpeg(name: str) -> None:
 
 def test_jpeg_header_read_in_python_matches_libjpeg_on_real_photos() -> None:
     simplejpeg = pytest.importorskip("simplejpeg")
-    for path in sorted(shared_data("photos").iterdir()):
+    for path in sample_jpegs():
         data = path.read_bytes()
         height, width, _, _ = simplejpeg.decode_jpeg_header(data)
         assert JpegCodec()._header(data)[:2] == (height, width), path.name

@@ -107,7 +107,7 @@ def test_exact_cases_and_dali_facts() -> None:
 
 
 def test_brightness_any_layout_and_per_sample() -> None:
-    images = real_images("photos", 2)
+    images = real_images("file_tree", 2)
     chw = [np.ascontiguousarray(i.transpose(2, 0, 1)) for i in images]
     out, layout = run_op("brightness", chw, "CHW", brightness=PerSample([0.5, 2.0]))
     assert layout == "CHW"
@@ -152,7 +152,7 @@ def test_color_twist_matches_yiq_reference(hue, saturation, brightness, contrast
 
 
 def test_hue_saturation_hsv_on_real_images() -> None:
-    images = real_images("coco/images", 2)
+    images = real_images("coco_dali_dummy", 2)
     out, _ = run_op("hue", images, hue=PerSample([45.0, -120.0]))
     for image, hue, got in zip(images, [45.0, -120.0], out, strict=True):
         diff = got.astype(np.float64) - to_type(twist_reference(image, hue=hue), np.uint8)

@@ -42,7 +42,7 @@ def rounded(values: np.ndarray) -> np.ndarray:
 
 
 def test_real_images_to_gray_and_ycbcr() -> None:
-    images = real_images("photos", 2)
+    images = real_images("file_tree", 2)
     out, layout = run_op(
         "color_space_conversion", images, image_type=types.RGB, output_type=types.GRAY
     )

@@ -49,7 +49,7 @@ def test_fractional_crop_size_is_truncated() -> None:
 
 
 def test_real_photos_centre_crop() -> None:
-    for image in real_images("photos", 3):
+    for image in real_images("file_tree", 3):
         (got,), _ = run_op("crop", [image], crop=(64, 80))
         y0 = dali_round(0.5 * (image.shape[0] - 64))
         x0 = dali_round(0.5 * (image.shape[1] - 80))

@@ -12,7 +12,7 @@ from PIL import Image
 from feedline import fn, pipeline_def, types
 from feedline.core.errors import OperatorError
 from feedline.core.plugins import PluginSystem
-from tests.conftest import shared_data
+from tests.conftest import sample_jpegs
 from tests.operators.cpu.image_ops_testing import (
     coordinate_image,
     dali_round,
@@ -39,14 +39,14 @@ def decode_op(op: str, samples: list[np.ndarray], *extra, **kwargs) -> list[np.n
 
 
 def photo_bytes(count: int) -> list[np.ndarray]:
-    files = sorted(shared_data("photos").iterdir())[:count]
+    files = sample_jpegs(count)
     return [np.fromfile(path, dtype=np.uint8) for path in files]
 
 
 def test_real_photos_bit_identical_to_pillow() -> None:
     samples = photo_bytes(4)
-    gray = shared_data("coco", "images", "000000000086.jpg")
-    samples.append(np.fromfile(gray, dtype=np.uint8))
+    gray = generated_image(RNG, 48, 64, channels=1)[:, :, 0]
+    samples.append(encode(gray, "JPEG"))
     for data, got in zip(samples, decode_op("decoders.image", samples), strict=True):
         np.testing.assert_array_equal(got, pil_decode(data, "RGB"))
 

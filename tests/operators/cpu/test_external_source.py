@@ -1,4 +1,4 @@
-"""external_source: source kinds, cycle modes, per-sample mode, checks, push mode (spec §4.5)."""
+"""external_source: source kinds, cycle modes, per-sample mode, checks, push mode."""
 
 from __future__ import annotations
 

@@ -35,7 +35,7 @@ def reference_flip(data: np.ndarray, layout: str, flags: dict[str, bool]) -> np.
 
 
 def test_real_photos_match_mirrored_views() -> None:
-    images = real_images("photos", 3)
+    images = real_images("file_tree", 3)
     out, layout = run_op("flip", images)
     assert layout == "HWC"
     for img, got in zip(images, out, strict=True):
@@ -46,7 +46,7 @@ def test_real_photos_match_mirrored_views() -> None:
 
 
 def test_coco_images_both_axes() -> None:
-    images = real_images("coco/images", 2)
+    images = real_images("coco_dali_dummy", 2)
     out, _ = run_op("flip", images, horizontal=1, vertical=1)
     for img, got in zip(images, out, strict=True):
         np.testing.assert_array_equal(got, img[::-1, ::-1])

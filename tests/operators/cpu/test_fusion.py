@@ -13,7 +13,7 @@ from feedline.core.errors import OperatorError
 from feedline.core.plugins import PluginSystem
 from feedline.operators.cpu import native_kernels
 from feedline.operators.cpu.geometry_utils import resize_plan
-from tests.conftest import shared_data
+from tests.conftest import sample_jpegs
 from tests.operators.cpu.image_ops_testing import (
     PIL_TOLERANCE,
     dali_round,
@@ -235,7 +235,7 @@ def test_resize_with_two_readers_is_not_fused(jpeg_files: list[str]) -> None:
 
 
 def test_real_photos_fused_equals_unfused() -> None:
-    files = [str(p) for p in sorted(shared_data("photos").iterdir())[:8]]
+    files = [str(p) for p in sample_jpegs(8)]
     fused, _ = run(files, rrc_then_cmn, keep_decoded=False, batch=8)
     plain, _ = run(files, rrc_then_cmn, keep_decoded=True, batch=8)
     for a, b in zip(fused, plain, strict=True):

@@ -22,7 +22,7 @@ from feedline.operators.cpu.native_kernels import (
     normalize_u8,
 )
 from feedline.operators.cpu.resample import FILTER_IDS, resample_native
-from tests.conftest import shared_data
+from tests.conftest import sample_jpegs
 from tests.operators.cpu.image_samples import generated_image
 from tests.operators.native_testing import require_library
 
@@ -90,7 +90,7 @@ def test_narrow_bands_at_every_column(width: int) -> None:
 
 def test_real_photos_regions_equal_full_decodes() -> None:
     rng = np.random.default_rng(2)
-    for path in sorted(shared_data("photos").iterdir())[:20]:
+    for path in sample_jpegs(20):
         encoded = path.read_bytes()
         full = full_decode(encoded, "RGB")
         height, width = full.shape[:2]

@@ -28,7 +28,7 @@ def _plugins(empty_plugin_system: PluginSystem) -> None:
 
 
 def test_transpose_real_images_to_chw() -> None:
-    images = real_images("photos", 2)
+    images = real_images("file_tree", 2)
     out, layout = run_op("transpose", images, perm=[2, 0, 1])
     assert layout == "CHW"
     for image, got in zip(images, out, strict=True):
@@ -179,7 +179,7 @@ def test_paste_geometry_matches_dali(key, expected) -> None:
 
 
 def test_paste_real_images_and_min_canvas() -> None:
-    images = real_images("coco/images", 2)
+    images = real_images("coco_dali_dummy", 2)
     out, layout = run_op(
         "paste",
         images,

@@ -1,4 +1,4 @@
-"""DataNode arithmetic inside pipelines: registration, literals, promotion, errors (spec §4.8)."""
+"""DataNode arithmetic inside pipelines: registration, literals, promotion, errors."""
 
 from __future__ import annotations
 

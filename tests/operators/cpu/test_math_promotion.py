@@ -150,7 +150,7 @@ def test_math_functions_give_float32_on_integers(op: str) -> None:
 @pytest.mark.parametrize(
     ("op", "types", "expected"),
     [
-        # Observed on DALI 2.4.0 (spec §4.8), literals already typed (int → i32, float → f32).
+        # Observed on DALI 2.4.0, literals already typed (int → i32, float → f32).
         ("add", ("u8", "u8"), "u8"),
         ("add", ("u8", "i8"), "i16"),
         ("add", ("i8", "u16"), "i32"),

@@ -37,7 +37,7 @@ def test_noise_statistics_on_float_data() -> None:
 
 
 def test_integer_outputs_round_and_saturate() -> None:
-    images = real_images("photos", 2)
+    images = real_images("file_tree", 2)
     out, _ = run_op("noise.gaussian", images, stddev=40.0)
     for image, got in zip(images, out, strict=True):
         assert got.dtype == np.uint8 and got.shape == image.shape

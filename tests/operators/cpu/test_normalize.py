@@ -18,7 +18,7 @@ def _plugins(empty_plugin_system: PluginSystem) -> None:
 
 
 def test_real_images_per_sample_and_per_channel() -> None:
-    images = real_images("photos", 2)
+    images = real_images("file_tree", 2)
     out, layout = run_op("normalize", images)
     assert layout == "HWC"
     for image, got in zip(images, out, strict=True):

@@ -94,7 +94,7 @@ def test_upscaling_is_bilinear_with_clamped_borders() -> None:
 
 
 def test_real_photos_within_one_level() -> None:
-    for image in real_images("photos", 2, max_side=200):
+    for image in real_images("file_tree", 2, max_side=200):
         (got,) = run_op("resize", [image], resize_shorter=64)[0]
         size, source = resize_plan("resize", image.shape[:2], {"resize_shorter": 64})
         expected = reference_resize(image, *size, source[0], source[1])

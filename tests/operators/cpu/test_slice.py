@@ -47,7 +47,7 @@ def window_reference(
 
 
 def test_real_image_crop_named_and_positional() -> None:
-    images = real_images("photos", 2)
+    images = real_images("file_tree", 2)
     out, layout = run_op("slice", images, start=(10, 5), shape=(40, 30))
     assert layout == "HWC"
     for image, got in zip(images, out, strict=True):

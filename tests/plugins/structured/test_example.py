@@ -1,4 +1,4 @@
-"""The multi-camera example runs end to end: on generated images always, on COCO when present."""
+"""The multi-camera example runs end to end: on generated images and on the bundled COCO sample."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from types import ModuleType
 
 import pytest
 
-from tests.conftest import REPO_ROOT, shared_data
+from tests.conftest import REPO_ROOT, sample_data
 
 torch = pytest.importorskip("torch", reason="the example hands out torch tensors")
 
@@ -48,8 +48,13 @@ def test_example_on_generated_images(capsys: pytest.CaptureFixture[str]) -> None
     assert "2 batches per epoch" in printed and "labels: DALIDataType.INT32" in printed
 
 
-def test_example_on_coco() -> None:
-    root = shared_data("coco")
+def test_example_on_coco(tmp_path: Path) -> None:
+    # The example reads DIR/images and DIR/annotations/instances_*.json: lay the sample out so.
+    root = tmp_path / "coco"
+    (root / "annotations").mkdir(parents=True)
+    (root / "images").symlink_to(sample_data("coco_dali_dummy", "images"))
+    instances = sample_data("coco_dali_dummy", "instances.json").read_bytes()
+    (root / "annotations" / "instances_dummy.json").write_bytes(instances)
     example = load_example()
     batches = example.main(["--coco", str(root), "--samples", "8", "--batch-size", "4"])
     check_batches(batches, 4, 2, 80)

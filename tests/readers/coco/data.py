@@ -5,7 +5,7 @@ order, multi-part polygons, crowd objects with uncompressed RLE, a compressed RL
 ``is_crowd`` spelling, images without objects, tiny boxes, an unknown category, an annotation of
 an unlisted image, file names with a sub-directory and a space) at a size that builds in
 milliseconds. :func:`reference_samples` is an independent, plain-Python statement of the DALI
-rules (spec ``dali-semantics.md`` §3) used as the expected values.
+rules (``docs/coco.md``) used as the expected values.
 """
 
 from __future__ import annotations
@@ -19,12 +19,13 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
-SHARED = Path(__file__).resolve().parents[3] / ".." / "shared"
-DATA = SHARED / "data"
-REAL_COCO = (DATA / "coco" / "images", DATA / "coco" / "annotations" / "instances_train2017.json")
-PIXELWISE = DATA / "coco_dali_pixelwise"
-DUMMY = (DATA / "coco_dali_dummy" / "images", DATA / "coco_dali_dummy" / "instances.json")
-SKIP_REASON = "needs the shared test data in ../shared/data (the repository's sibling folder)"
+from tests.conftest import SHARED_DATA, sample_data, shared_reason
+
+COCO = SHARED_DATA / "coco"
+REAL_COCO = (COCO / "images", COCO / "annotations" / "instances_train2017.json")
+SKIP_REASON = shared_reason(COCO)
+PIXELWISE = sample_data("coco_dali_pixelwise")
+DUMMY = (sample_data("coco_dali_dummy", "images"), sample_data("coco_dali_dummy", "instances.json"))
 
 
 def _polygon(rng: random.Random, w: int, h: int, points: int) -> list[float]:
@@ -190,9 +191,9 @@ def reference_samples(
 
 
 def reference_mask(sample: dict[str, Any], ratio: bool = False) -> np.ndarray:
-    """The pixelwise mask of a reference sample, computed with pycocotools (spec §3.6).
+    """The pixelwise mask of a reference sample, computed with pycocotools (``docs/coco.md``).
 
-    With ``ratio`` the vertices make the float32 round trip ``(v / W) * W`` first (spec §3.4).
+    With ``ratio`` the vertices make the float32 round trip ``(v / W) * W`` first.
     """
     from pycocotools import _mask
     from pycocotools import mask as mask_utils

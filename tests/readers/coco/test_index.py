@@ -1,4 +1,4 @@
-"""Tests of the DALI rules applied by ``build_index`` (spec §3.2-§3.5), flag by flag."""
+"""Tests of the DALI rules applied by ``build_index`` (``docs/coco.md``), flag by flag."""
 
 from __future__ import annotations
 
@@ -13,7 +13,14 @@ import pytest
 
 from feedline.readers.coco.index import CocoIndex, CocoOptions, build_index
 from feedline.readers.coco.raw import RawCoco, ranges, raw_from_document
-from tests.readers.coco.data import DUMMY, REAL_COCO, SKIP_REASON, make_document, reference_samples
+from tests.readers.coco.data import (
+    DUMMY,
+    PIXELWISE,
+    REAL_COCO,
+    SKIP_REASON,
+    make_document,
+    reference_samples,
+)
 
 FLAGS = list(itertools.product([False, True], repeat=5))
 FLAG_IDS = [
@@ -28,7 +35,8 @@ def _raw(name: str) -> tuple[dict[str, Any], RawCoco]:
     if name == "generated":
         doc = make_document()
     else:
-        doc = json.loads(Path(REAL_COCO[1] if name == "coco" else DUMMY[1]).read_text())
+        files = {"coco": REAL_COCO[1], "dummy": DUMMY[1], "pixelwise": PIXELWISE / "instances.json"}
+        doc = json.loads(Path(files[name]).read_text())
     return doc, raw_from_document(doc, name, True, False)
 
 
@@ -60,13 +68,18 @@ def test_every_flag_combination_generated(flags: tuple[bool, ...]) -> None:
     _check("generated", flags)
 
 
+@pytest.mark.parametrize("name", ["dummy", "pixelwise"])
+def test_every_flag_combination_bundled(name: str) -> None:
+    for flags in FLAGS:
+        _check(name, flags)
+
+
 @pytest.mark.skipif(not REAL_COCO[1].exists(), reason=SKIP_REASON)
-@pytest.mark.parametrize("flags", FLAGS, ids=FLAG_IDS)
-def test_every_flag_combination_real_coco(flags: tuple[bool, ...]) -> None:
-    _check("coco", flags)
+def test_every_flag_combination_real_coco() -> None:
+    for flags in FLAGS:
+        _check("coco", flags)
 
 
-@pytest.mark.skipif(not DUMMY[1].exists(), reason=SKIP_REASON)
 def test_dali_dummy_published_values() -> None:
     """DALI's own C++ test publishes these for coco_dummy: objects per image, remapped labels."""
     doc, raw = _raw("dummy")
@@ -93,7 +106,7 @@ def _tiny(categories: list[int], annotations: list[tuple[int, int]]) -> RawCoco:
 
 
 def test_remapping_follows_category_order() -> None:
-    """Spec §3.3 observed: categories [5, 2, 9] → 5→1, 2→2, 9→3, unknown 7→0."""
+    """Observed on DALI: categories [5, 2, 9] → 5→1, 2→2, 9→3, unknown 7→0."""
     raw = _tiny([5, 2, 9], [(1, 9), (1, 7), (1, 5), (2, 2)])
     assert build_index(raw, CocoOptions()).labels.tolist() == [3, 0, 1, 2]
     assert build_index(raw, CocoOptions(avoid_class_remapping=True)).labels.tolist() == [9, 7, 5, 2]

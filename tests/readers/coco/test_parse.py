@@ -120,9 +120,16 @@ def test_generated_dataset_uses_the_fast_path(tmp_path: Path) -> None:
     assert (raw.ann_rle >= 0).sum() == 3
 
 
-@pytest.mark.skipif(not REAL_COCO[1].exists(), reason=SKIP_REASON)
 @pytest.mark.parametrize(
-    "path", [REAL_COCO[1], PIXELWISE / "instances.json", DUMMY[1]], ids=["coco", "pix", "dummy"]
+    "path",
+    [
+        pytest.param(
+            REAL_COCO[1], marks=pytest.mark.skipif(not REAL_COCO[1].exists(), reason=SKIP_REASON)
+        ),
+        PIXELWISE / "instances.json",
+        DUMMY[1],
+    ],
+    ids=["coco", "pix", "dummy"],
 )
 def test_real_files_use_the_fast_path(path: Path) -> None:
     assert_same(fast(str(path)), reference(str(path)))

@@ -20,6 +20,7 @@ from feedline.core.plugins import PluginSystem, use_plugin_system
 from feedline.core.types import DataType
 from feedline.readers.coco.store import CACHE_ENV
 from tests.readers.coco.data import (
+    PIXELWISE,
     REAL_COCO,
     SKIP_REASON,
     make_document,
@@ -120,18 +121,28 @@ class _no_warning:
         return None
 
 
+def check_real_files(images: Path, annotations: Path, count: int, mode: str, ratio: bool) -> None:
+    root, ann = str(images), str(annotations)
+    doc = json.loads(annotations.read_text())
+    pipe, samples = read_epoch(bs=16, file_root=root, annotations_file=ann, ratio=ratio,
+                               include_iscrowd=mode == "pixelwise", **MODES[mode])  # fmt: skip
+    expected = reference_samples(doc, ratio=ratio, include_iscrowd=mode == "pixelwise")
+    assert len(samples) == count
+    check_samples(root, samples, expected, mode, False, ratio)
+    pipe.close()
+
+
+@pytest.mark.parametrize("mode", ["polygons", "pixelwise"])
+@pytest.mark.parametrize("ratio", [False, True])
+def test_outputs_bundled_pixelwise_sample(mode: str, ratio: bool) -> None:
+    check_real_files(PIXELWISE / "images", PIXELWISE / "instances.json", 6, mode, ratio)
+
+
 @pytest.mark.skipif(not REAL_COCO[1].exists(), reason=SKIP_REASON)
 @pytest.mark.parametrize("mode", ["polygons", "pixelwise"])
 @pytest.mark.parametrize("ratio", [False, True])
 def test_outputs_real_coco(mode: str, ratio: bool) -> None:
-    root, ann = map(str, REAL_COCO)
-    doc = json.loads(REAL_COCO[1].read_text())
-    pipe, samples = read_epoch(bs=16, file_root=root, annotations_file=ann, ratio=ratio,
-                               include_iscrowd=mode == "pixelwise", **MODES[mode])  # fmt: skip
-    expected = reference_samples(doc, ratio=ratio, include_iscrowd=mode == "pixelwise")
-    assert len(samples) == 128
-    check_samples(root, samples, expected, mode, False, ratio)
-    pipe.close()
+    check_real_files(*REAL_COCO, 128, mode, ratio)
 
 
 def test_output_names_layouts_and_types(dataset: tuple) -> None:

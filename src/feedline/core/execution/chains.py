@@ -21,14 +21,20 @@ from feedline.core.graph import OpNode
 from feedline.core.kernel import BatchArena, SampleContext, SampleKernel, set_active_source
 from feedline.core.tensor import TensorListCPU
 
-__all__ = ["Chain", "ChainRun"]
+__all__ = ["Chain", "ChainRun", "sample_arg"]
 
 Key = tuple[int, int]
 _VEC_KINDS = {"int_vec", "float_vec", "str_vec", "bool_vec"}
 _INT_KINDS = {"int": int, "float": float, "bool": bool}
 
 
-def _sample_arg(value: np.ndarray, kind: str) -> Any:
+def sample_arg(value: np.ndarray, kind: str) -> Any:
+    """One sample's value of a per-sample argument as kernels see it: vectors as tuples,
+    scalars as Python numbers (``kind`` is the argument's schema kind).
+
+    Raises:
+        ValueError: a scalar argument got more than one value.
+    """
     if kind in _VEC_KINDS:
         return tuple(np.asarray(value).ravel().tolist())
     if kind in _INT_KINDS:
@@ -177,7 +183,7 @@ class ChainRun:
                     args = dict(args)
                     for name, key, kind in arg_keys:
                         value = local[key] if key in local else external[key][i]
-                        args[name] = _sample_arg(value, kind)
+                        args[name] = sample_arg(value, kind)
                 start = time.perf_counter()
                 context = SampleContext(i, iteration, source, in_layouts, seed, self.arenas[id(op)])
                 set_active_source(source)
@@ -187,7 +193,7 @@ class ChainRun:
             except Exception as exc:
                 raise OperatorError(
                     f"{type(exc).__name__}: {exc}",
-                    operator=op.name,
+                    operator=op.error_name or op.name,
                     iteration=iteration,
                     sample_index=i,
                     source_info=source,

@@ -16,19 +16,32 @@ iteration. Sources (readers, external sources, constants) run first in each iter
 they can end the epoch, so nothing that could still end it runs after the next iteration has
 started. Batch operators after the chain (arithmetic, GPU stages) run while the pool works on
 the next batch. Each operator still runs its iterations in order.
+
+**Skipping failed samples.** When some operator's error policy is ``skip``
+(:mod:`.errors_policy`), the per-sample failures of its chain are collected instead of failing
+the job; the failed samples are dropped from the readers' batches, the readers hand out their
+next samples to fill them up, and the steps after the sources run again. Iterations then do not
+overlap: the readers' next samples may still be needed by the current one.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from feedline.core.buffers import BufferPool
-from feedline.core.errors import OperatorError
+from feedline.core.errors import OperatorError, SkippedSample
 from feedline.core.execution.chains import Chain, ChainRun, Key
+from feedline.core.execution.errors_policy import (
+    ErrorLog,
+    SampleFailures,
+    check_samples,
+    guard,
+    substitute,
+)
 from feedline.core.execution.threads import Job, ThreadPool
 from feedline.core.graph import DataNode, OpNode
 from feedline.core.kernel import Batch, Kernel, SampleKernel
@@ -68,6 +81,9 @@ class IterationResult:
 
     outputs: tuple[TensorListCPU, ...]
     reader_states: dict[str, Any]
+    pending: Any = None
+    """For a pipeline with a device stage: the future of that stage's result (the outputs are
+    then only the CPU stage's; see :mod:`.stages`)."""
 
 
 @dataclass
@@ -98,6 +114,10 @@ class Executor:
         set_affinity: pin the worker threads to CPU cores.
         requested: whether an iteration number has been requested, so that it may start while
             the iteration before it finishes (see the module docstring); never, when omitted.
+        policies: each operator's error policy by name (``raise`` when omitted).
+        errors: where skipped samples are recorded; needed when a policy is ``skip``.
+        pool: a thread pool to share (another stage's; it stays open when this one closes);
+            a pool of its own when omitted.
     """
 
     def __init__(
@@ -111,6 +131,9 @@ class Executor:
         memory_stats: bool = False,
         set_affinity: bool = False,
         requested: Callable[[int], bool] | None = None,
+        policies: dict[str, str] | None = None,
+        errors: ErrorLog | None = None,
+        pool: ThreadPool | None = None,
     ) -> None:
         self.ops = list(ops)
         self.kernels = {id(op): k for op, k in zip(ops, kernels, strict=True)}
@@ -118,7 +141,8 @@ class Executor:
         self.batch_size = batch_size
         self.seeds = seeds
         self.memory_stats = memory_stats
-        self.pool = ThreadPool(num_threads, set_affinity)
+        self._owns_pool = pool is None
+        self.pool = ThreadPool(num_threads, set_affinity) if pool is None else pool
         self.buffers = BufferPool()
         self.stats = {op.name: OpStats(op.device.upper()) for op in self.ops}
         self._stats_lock = threading.Lock()
@@ -127,6 +151,24 @@ class Executor:
         self._needed = self._externally_needed()
         self._overlap_at = self._overlap_position()
         self._overlapped: _Progress | None = None
+        self.errors = errors
+        policies = policies or {}
+        self._skipping = {
+            name
+            for op in self.ops
+            if policies.get(op.name) == "skip"
+            for name in (op.name, op.error_name)
+            if name is not None
+        }
+        if self._skipping:
+            assert errors is not None
+            # Replacements come from the readers' next batches: no iteration may start early.
+            self._requested = None
+            self._overlap_at = None
+        self._sources_end = next(
+            (p for p, s in enumerate(self._plan) if isinstance(s, Chain) or s.upstream()),
+            len(self._plan),
+        )
 
     def _is_chained(self, op: OpNode) -> bool:
         return isinstance(self.kernels[id(op)], SampleKernel) and op.device == "cpu"
@@ -184,8 +226,18 @@ class Executor:
         ]
         return pooled[-1] if pooled else None
 
-    def run_iteration(self, iteration: int) -> IterationResult:
+    def run_iteration(
+        self,
+        iteration: int,
+        given: Mapping[Key, TensorListCPU] | None = None,
+        size: int | None = None,
+    ) -> IterationResult:
         """Run every operator once (continuing the iteration if it was started early).
+
+        Args:
+            iteration: the iteration number.
+            given: values computed elsewhere (by an earlier stage) that operators read.
+            size: the batch size of ``given``.
 
         Raises:
             EndOfData: an input callback ended the epoch.
@@ -196,11 +248,18 @@ class Executor:
         if progress is not None and progress.number != iteration:
             self._abandon(progress)
             progress = None
-        progress = progress or _Progress(iteration, self.batch_size)
+        if progress is None:
+            progress = _Progress(iteration, self.batch_size if size is None else size)
+            if given:
+                progress.values.update(given)
+                progress.sized = size is not None
         try:
             if progress.failure is not None:
                 raise progress.failure
-            self._advance(progress)
+            if self._skipping:
+                self._advance_skipping(progress)
+            else:
+                self._advance(progress)
         except BaseException:
             self.discard_overlapped()
             raise
@@ -233,12 +292,15 @@ class Executor:
                     self.seeds,
                     self.buffers,
                 )
+                process = guard(run.process, self._skipping) if self._skipping else run.process
                 if step.serial:
-                    per_sample = [run.process(i) for i in range(run.size)]
+                    per_sample = [process(i) for i in range(run.size)]
+                    if self._skipping:
+                        check_samples(per_sample)
                     run.finish(per_sample, progress.values, self._needed, self._record)
                     progress.position += 1
                     continue
-                progress.running = (run, self.pool.open(run.process, run.size))
+                progress.running = (run, self.pool.open(process, run.size))
                 if until_pooled:
                     return
             else:
@@ -255,6 +317,8 @@ class Executor:
             per_sample = self.pool.join(job, poll)
         finally:
             progress.running = None
+        if self._skipping:
+            check_samples(per_sample)
         run.finish(per_sample, progress.values, self._needed, self._record)
         progress.position += 1
 
@@ -291,6 +355,51 @@ class Executor:
                 )
         if kernel.is_reader:
             progress.reader_states[op.name] = kernel.state_dict()  # type: ignore[attr-defined]
+            if self._skipping:
+                self._take_skipped(kernel)
+
+    def _advance_skipping(self, progress: _Progress) -> None:
+        """:meth:`_advance`, replacing the samples that fail in operators that skip them by the
+        readers' next samples and running the non-source steps again, until none fails."""
+        while True:
+            try:
+                self._advance(progress)
+                return
+            except SampleFailures as failures:
+                errors = failures.errors
+            except OperatorError as exc:
+                skippable = exc.operator in self._skipping and exc.sample_index is not None
+                if not skippable or progress.position < self._sources_end:
+                    raise
+                errors = [exc]
+            self._replace(progress, errors)
+
+    def _replace(self, progress: _Progress, errors: list[OperatorError]) -> None:
+        """Record the failed samples, put the readers' next samples in their places and rewind
+        ``progress`` to the first step after the sources."""
+        assert self.errors is not None
+        errors = sorted(errors, key=lambda e: e.sample_index or 0)
+        self.errors.record(SkippedSample.from_error(e) for e in errors)
+        indices = sorted({e.sample_index for e in errors if e.sample_index is not None})
+        sources = self._plan[: self._sources_end]
+        for op in sources:
+            kernel = self.kernels[id(op)]
+            if not kernel.is_reader:
+                continue
+            fresh = kernel.replacement(len(indices), progress.number)  # type: ignore[attr-defined]
+            for index, tl in enumerate(fresh):
+                key = (id(op), index)
+                progress.values[key] = substitute(progress.values[key], indices, tl)
+            progress.reader_states[op.name] = kernel.state_dict()  # type: ignore[attr-defined]
+            self._take_skipped(kernel)
+        keep = {(id(op), i) for op in sources for i in range(len(op.outputs))}  # type: ignore[union-attr]
+        progress.values = {k: v for k, v in progress.values.items() if k in keep}
+        progress.position = self._sources_end
+
+    def _take_skipped(self, reader: Kernel) -> None:
+        """Record the samples that ``reader`` failed to load and replaced itself."""
+        assert self.errors is not None
+        self.errors.record(reader.take_skipped())  # type: ignore[attr-defined]
 
     def _run_batch_op(
         self,
@@ -345,6 +454,14 @@ class Executor:
                     max(a, b) for a, b in zip(previous, sizes, strict=True)
                 ]
 
+    def statistics(self) -> dict[str, Any]:
+        """Each operator's counters by name, and ``"errors"``: the skipped samples (when some
+        operator skips them)."""
+        stats: dict[str, Any] = {name: s.as_dict() for name, s in self.stats.items()}
+        if self.errors is not None:
+            stats["errors"] = self.errors.as_list()
+        return stats
+
     def kernel_of(self, op: OpNode) -> Kernel:
         """The kernel that runs ``op``."""
         return self.kernels[id(op)]
@@ -357,6 +474,7 @@ class Executor:
     def close(self) -> None:
         """Drop the work started early, stop the thread pool and close every kernel."""
         self.discard_overlapped()
-        self.pool.close()
+        if self._owns_pool:
+            self.pool.close()
         for kernel in self.kernels.values():
             kernel.close()

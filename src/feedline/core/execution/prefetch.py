@@ -1,11 +1,14 @@
 """The prefetch queue: iterations computed ahead of the consumer, handed out in order.
 
 :class:`IterationQueue` implements the scheduling half of DALI's run API for a pipeline:
-``schedule()`` requests iterations (the queue depth at the start of an epoch, then one at a time)
-and ``next_result()`` waits for the oldest. With ``background=True`` they are computed on one
-background thread while the consumer works on earlier ones; otherwise at once, in ``schedule()``.
+``schedule()`` requests iterations (the queue depth at the start of an epoch, then one at a time),
+each after a ``prepare`` step that runs on the calling thread (the pipeline's input callbacks,
+which may end the input), and ``next_result()`` waits for the oldest. With ``background=True``
+they are computed on one background thread while the consumer works on earlier ones; otherwise
+at once, in ``schedule()``.
 The end of the input (:class:`~feedline.core.execution.executor.EndOfData`) stops the epoch; any
-other failure stops the queue for good and is re-raised to the consumer.
+other failure stops the queue (until :meth:`IterationQueue.new_epoch`) and is re-raised to the
+consumer.
 
 Shutting down never runs queued work: :meth:`IterationQueue.close` cancels the iterations not
 started yet and waits only for the one being computed (or for none, with ``wait=False``), and a
@@ -120,6 +123,8 @@ class IterationQueue:
         """How many iterations have been requested (iteration numbers below it)."""
         self.stopped = False
         self.end_reached = False
+        self.input_ended = False
+        """A ``prepare`` step reported the end of the input: nothing more is scheduled."""
         self.failure: BaseException | None = None
 
     def is_requested(self, iteration: int) -> bool:
@@ -134,19 +139,29 @@ class IterationQueue:
         """Number the next iteration ``iteration`` (resuming from a checkpoint)."""
         self.iteration = self.requested = iteration
 
-    def schedule(self) -> None:
+    def schedule(self, prepare: Callable[[int], bool] | None = None) -> None:
         """Request the queue depth's iterations at the start of an epoch, else one more.
+
+        Args:
+            prepare: called with each iteration's number on this thread before it is requested
+                (the pipeline's input callbacks); False means the input ended: nothing more is
+                requested this epoch, and once the iterations requested before it are consumed
+                :meth:`next_result` raises StopIteration.
 
         Raises:
             PipelineError: an earlier iteration failed.
+            Exception: what ``prepare`` raised (the queue then stops for good).
         """
         self._raise_if_failed()
-        if self.end_reached or self.stopped:
+        if self.end_reached or self.stopped or self.input_ended:
             return
         count = self._depth if self._first_in_epoch else 1
         self._first_in_epoch = False
-        self.requested += count
         for _ in range(count):
+            if prepare is not None and not self._prepare(prepare):
+                self.input_ended = True
+                return
+            self.requested += 1
             if self._background:
                 if self._runner is None:
                     self._runner = _Runner(self._compute)
@@ -159,6 +174,14 @@ class IterationQueue:
                 future.set_exception(exc)
             self._pending.append(future)
 
+    def _prepare(self, prepare: Callable[[int], bool]) -> bool:
+        try:
+            return prepare(self.requested)
+        except Exception as exc:
+            self.failure = exc
+            self._drain()
+            raise
+
     def next_result(self) -> IterationResult:
         """Wait for the oldest scheduled iteration.
 
@@ -168,6 +191,7 @@ class IterationQueue:
         """
         self._raise_if_failed()
         if not self._pending:
+            self.end_reached = self.end_reached or self.input_ended
             raise StopIteration
         future = self._pending[0]
         try:
@@ -196,10 +220,16 @@ class IterationQueue:
         return result
 
     def new_epoch(self) -> bool:
-        """Start a new epoch if the input had ended; whether it had."""
-        if not self.end_reached:
+        """Start a new epoch if an iteration had failed, or if the input had ended and every
+        iteration before the end was consumed; whether it did. (DALI also starts one while such
+        iterations are still queued, handing them out in the new epoch; here they are never mixed
+        into it.)"""
+        if self.failure is not None:
+            self.failure = None
+            self.requested = self.iteration
+        elif not (self.end_reached or (self.input_ended and not self._pending)):
             return False
-        self.end_reached = False
+        self.end_reached = self.input_ended = False
         self.stopped = False
         self._first_in_epoch = True
         return True
@@ -220,6 +250,12 @@ class IterationQueue:
         self.stopped = True
         for future in self._pending:
             future.cancel()
+
+    def fail(self, failure: BaseException) -> None:
+        """A later stage of a handed-out iteration failed: stop for good, as if the iteration
+        itself had failed (later calls raise PipelineError naming ``failure``)."""
+        self._drain()
+        self.failure = failure
 
     def _compute(self) -> IterationResult:
         if self.stopped:

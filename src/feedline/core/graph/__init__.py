@@ -16,7 +16,7 @@ from feedline.core.graph.nodes import (
     resolve_operator,
     resolve_schema,
 )
-from feedline.core.graph.passes import check_placement, ordered_ops, prepare, prune
+from feedline.core.graph.passes import check_placement, ordered_ops, prepare, prune, split_stages
 
 __all__ = [
     "Constant",
@@ -33,4 +33,5 @@ __all__ = [
     "prune",
     "resolve_operator",
     "resolve_schema",
+    "split_stages",
 ]

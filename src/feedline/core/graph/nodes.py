@@ -21,7 +21,7 @@ import numpy as np
 from feedline.core.graph.constants import constant_array
 from feedline.core.plugins import get_plugin_system
 from feedline.core.registry import DEVICES, TRANSFER_TO_CPU, TRANSFER_TO_GPU, OperatorEntry
-from feedline.core.schema import COMMON_ARGS, OpSchema
+from feedline.core.schema import COMMON_ARGS, ON_ERROR_POLICIES, OpSchema
 from feedline.core.types import DataType, ScalarConstant
 
 __all__ = [
@@ -33,6 +33,7 @@ __all__ = [
     "constant_node",
     "current_graph",
     "make_operator_call",
+    "output_device",
     "resolve_operator",
     "resolve_schema",
 ]
@@ -60,11 +61,19 @@ def _unary(op: str) -> Callable[[DataNode], DataNode]:
 
 
 class DataNode:
-    """A symbolic batch: output ``index`` of operator ``source``, living on ``device``."""
+    """A symbolic batch: output ``index`` of operator ``source``, living on ``device``.
+
+    Constructed as in DALI, ``DataNode(name, device="cpu", source=None)``; a node without a
+    source operator is refused where it is used.
+    """
 
     __slots__ = ("device", "index", "name", "source")
 
-    def __init__(self, name: str, device: str, source: OpNode, index: int) -> None:
+    def __init__(
+        self, name: str, device: str = "cpu", source: OpNode | None = None, index: int = 0
+    ) -> None:
+        if device not in ("cpu", "gpu"):
+            raise ValueError(f"DataNode {name!r}: device must be 'cpu' or 'gpu', got {device!r}")
         self.name = name
         self.device = device
         self.source = source
@@ -135,14 +144,20 @@ class OpNode:
         preserve: keep even when unused.
         outputs: the output nodes.
         position: creation order in the pipeline (used to derive the seed).
+        on_error: the operator's own error policy (``raise``/``skip``), or None for the
+            pipeline's.
+        error_name: the name its failures are reported under, when a graph pass merged the
+            user's operator into this one (a decoder fused with the resize that follows it).
     """
 
     __slots__ = (
         "arg_inputs",
         "args",
         "device",
+        "error_name",
         "inputs",
         "name",
+        "on_error",
         "outputs",
         "position",
         "preserve",
@@ -171,7 +186,9 @@ class OpNode:
         self.seed = seed
         self.preserve = preserve
         self.position = position
-        out_device = "gpu" if device in ("gpu", "mixed") else "cpu"
+        self.on_error: str | None = None
+        self.error_name: str | None = None
+        out_device = output_device(schema, device)
         names = schema.output_names(args, num_inputs=len(inputs))
         self.outputs = [
             DataNode(name if len(names) == 1 else f"{name}[{i}]", out_device, self, i)
@@ -184,6 +201,14 @@ class OpNode:
 
     def __repr__(self) -> str:
         return f"OpNode({self.schema.name!r}, name={self.name!r}, device={self.device!r})"
+
+
+def output_device(schema: OpSchema, device: str) -> str:
+    """Where an operator's outputs live: on the GPU for ``mixed``/``gpu`` operators, except the
+    GPU-to-CPU transfer (``.cpu()``), whose outputs are in host memory."""
+    if schema is TRANSFER_TO_CPU:
+        return "cpu"
+    return "gpu" if device in ("gpu", "mixed") else "cpu"
 
 
 def _auto_class_name(op_name: str) -> str:
@@ -250,6 +275,10 @@ class Graph:
         if self.frozen:
             raise RuntimeError("cannot add operators to a pipeline that is already built")
         for node in [*inputs, *arg_inputs.values()]:
+            if node.source is None:
+                raise ValueError(
+                    f"{schema.name}: input {node.name!r} is a DataNode without a source operator"
+                )
             if not any(node.source is op for op in self.ops):
                 raise ValueError(
                     f"{schema.name}: input {node.name!r} was defined in another pipeline"
@@ -398,7 +427,7 @@ def _place(entry: OperatorEntry, requested: str | None, nodes: Sequence[DataNode
 
     Raises:
         ValueError: the device is unknown or has no registered kernel (naming those that have),
-            or a cpu/mixed operator is given a GPU input.
+            a cpu/mixed operator is given a GPU input, or a gpu operator a CPU one.
     """
     op_name = entry.schema.name
     device = requested
@@ -407,23 +436,31 @@ def _place(entry: OperatorEntry, requested: str | None, nodes: Sequence[DataNode
     if device not in DEVICES:
         raise ValueError(f"{op_name}: unknown device {device!r}; expected cpu, mixed or gpu")
     entry.check_device(device)
-    if device in ("cpu", "mixed"):
-        for index, node in enumerate(nodes):
-            if node.device == "gpu":
-                raise ValueError(
-                    f"input {index} of {device} operator {op_name!r} is {node.name!r}, stored on "
-                    "incompatible device gpu; call .cpu() on it or run the operator on the gpu"
-                )
+    for index, node in enumerate(nodes):
+        if device in ("cpu", "mixed") and node.device == "gpu":
+            raise ValueError(
+                f"input {index} of {device} operator {op_name!r} is {node.name!r}, stored on "
+                "incompatible device gpu; call .cpu() on it or run the operator on the gpu"
+            )
+        if device == "gpu" and node.device == "cpu":
+            raise ValueError(
+                f"input {index} of gpu operator {op_name!r} is {node.name!r}, stored on "
+                "incompatible device cpu; call .gpu() on it or run the operator on the cpu"
+            )
     return device
 
 
 def make_operator_call(
     op_name: str, inputs: Sequence[Any], kwargs: Mapping[str, Any]
-) -> DataNode | list[DataNode]:
+) -> DataNode | list[DataNode] | dict[str, DataNode]:
     """Create the graph node for ``fn.<op_name>(*inputs, **kwargs)`` in the current graph.
 
+    A source with only a ``cpu`` kernel asked for on the GPU (``external_source`` or
+    ``constant`` with ``device="gpu"``) runs on the CPU and its outputs are copied to the GPU.
+
     Returns:
-        The single output node, or the list of output nodes.
+        The single output node, or the list of output nodes (a dict by output name when the
+        schema sets ``output_dict``).
 
     Raises:
         TypeError: bad inputs or arguments (see :meth:`OpSchema.validate`).
@@ -437,7 +474,8 @@ def make_operator_call(
     common = {key: kwargs.pop(key) for key in COMMON_ARGS if key in kwargs}
     schema.check_num_inputs(len(inputs))
     nodes = [_as_input(x) for x in inputs]
-    device = _place(entry, common.get("device"), nodes)
+    host_source = _is_host_source(entry, common.get("device"), nodes)
+    device = _place(entry, "cpu" if host_source else common.get("device"), nodes)
     static, tensor = schema.validate(kwargs, lambda v: isinstance(v, DataNode))
     for arg, node in tensor.items():
         if node.device != "cpu":
@@ -451,5 +489,28 @@ def make_operator_call(
     if seed is not None and (not isinstance(seed, int | np.integer) or isinstance(seed, bool)):
         raise TypeError(f"{op_name}: 'seed' must be an int, got {type(seed).__name__}")
     preserve = bool(common.get("preserve", False))
+    on_error = common.get("on_error")
+    if on_error is not None and on_error not in ON_ERROR_POLICIES:
+        raise ValueError(
+            f"{op_name}: 'on_error' must be one of {', '.join(ON_ERROR_POLICIES)}, got {on_error!r}"
+        )
     op = graph.add_op(schema, device, nodes, tensor, static, seed, preserve, name)
-    return op.outputs[0] if len(op.outputs) == 1 else list(op.outputs)
+    op.on_error = on_error
+    outputs = [node.gpu() for node in op.outputs] if host_source else list(op.outputs)
+    if schema.output_dict:
+        names = schema.output_names(static, num_inputs=len(nodes))
+        return dict(zip(names, outputs, strict=True))
+    return outputs[0] if len(outputs) == 1 else outputs
+
+
+def _is_host_source(entry: OperatorEntry, requested: str | None, nodes: Sequence[DataNode]) -> bool:
+    """Whether a source (no positional inputs) asked for on the GPU runs on the CPU followed by
+    a copy to the GPU: it has a ``cpu`` kernel and no ``gpu`` one (``external_source`` and
+    ``constant`` with ``device="gpu"``; the data is produced on the host anyway)."""
+    return (
+        requested == "gpu"
+        and not nodes
+        and "gpu" not in entry.kernels
+        and "cpu" in entry.kernels
+        and TRANSFER_TO_GPU.name != entry.schema.name
+    )

@@ -13,7 +13,7 @@ from feedline.core.errors import PipelineError
 from feedline.core.graph.nodes import DataNode, OpNode
 from feedline.core.registry import Registry, load_object
 
-__all__ = ["check_placement", "ordered_ops", "prepare", "prune"]
+__all__ = ["check_placement", "ordered_ops", "prepare", "prune", "split_stages"]
 
 
 def prune(ops: Sequence[OpNode], outputs: Sequence[DataNode]) -> list[OpNode]:
@@ -53,10 +53,42 @@ def prepare(ops: Sequence[OpNode], outputs: Sequence[DataNode], registry: Regist
 
 
 def check_placement(ops: Sequence[OpNode], device_id: int | None) -> None:
-    """Raise PipelineError if a GPU-side operator is in a CPU-only pipeline (no ``device_id``)."""
+    """Check the devices of a graph about to be built.
+
+    Raises:
+        PipelineError: a GPU-side (``mixed``/``gpu``) operator in a CPU-only pipeline
+            (``device_id=None``), or a CPU operator reading a GPU batch (needs ``.cpu()``).
+    """
     for op in ops:
         if op.device in ("gpu", "mixed") and device_id is None:
             raise PipelineError(
                 f"operator {op.name!r} ({op.schema.name}) runs on {op.device}, but the "
                 "pipeline is CPU-only (device_id=None); pass device_id or use device='cpu'"
             )
+        if op.device in ("cpu", "mixed"):
+            for node in op.upstream():
+                if node.device == "gpu":
+                    raise PipelineError(
+                        f"{op.device} operator {op.name!r} ({op.schema.name}) reads "
+                        f"{node.name!r}, which is on the GPU; insert .cpu() to copy it back"
+                    )
+
+
+def split_stages(ops: Sequence[OpNode]) -> tuple[list[OpNode], list[OpNode]]:
+    """Split built operators into the CPU stage and the device stage (in order).
+
+    The CPU stage is every source (an operator that reads nothing, whatever its device: an
+    ``external_source(device="gpu")`` is fed on the CPU side) and every ``cpu`` operator that
+    reads nothing produced on the GPU side; the device stage holds the other ``mixed`` and
+    ``gpu`` operators and the CPU operators that read data copied back with ``.cpu()``, in graph
+    order (a topological one, so cpu → mixed → gpu along every path). The device stage is empty
+    for a CPU-only graph.
+    """
+    device_side: set[int] = set()
+    for op in ops:
+        upstream = op.upstream()
+        if (op.device != "cpu" and upstream) or any(id(n.source) in device_side for n in upstream):
+            device_side.add(id(op))
+    cpu = [op for op in ops if id(op) not in device_side]
+    device = [op for op in ops if id(op) in device_side]
+    return cpu, device

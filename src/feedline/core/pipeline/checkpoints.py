@@ -55,7 +55,7 @@ class ReaderState:
         }
 
     def reader_meta(self, name: str | None = None) -> dict[str, Any]:
-        """Reader metadata (spec §1.4): of reader ``name``, or ``{name: meta}`` for all."""
+        """Reader metadata (docs/readers.md): of reader ``name``, or ``{name: meta}`` for all."""
         readers = self._readers()
         if name is None:
             return {n: k.reader_meta() for n, k in readers.items()}  # type: ignore[attr-defined]

@@ -11,26 +11,27 @@ parsing in :mod:`~feedline.core.pipeline.serialize`.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
 from feedline.core.errors import PipelineError
+from feedline.core.execution.errors_policy import ErrorLog, check_policy, error_policies
 from feedline.core.execution.executor import Executor, IterationResult
 from feedline.core.execution.prefetch import IterationQueue
+from feedline.core.execution.stages import StagedExecutor
 from feedline.core.graph import (
     DataNode,
     Graph,
     OpNode,
     check_placement,
-    constant_node,
     prepare,
-    prune,
 )
 from feedline.core.kernel import Kernel, KernelContext
-from feedline.core.pipeline import serialize as _serialize
 from feedline.core.pipeline.checkpoints import ReaderState, parse_checkpoint
+from feedline.core.pipeline.definition import GraphDefinition, require_source
+from feedline.core.pipeline.inputs import ScheduledInputs
 from feedline.core.pipeline.properties import (
     PipelineProperties,
     check_device_id,
@@ -39,6 +40,12 @@ from feedline.core.pipeline.properties import (
     check_queue_depth,
     check_seed,
 )
+from feedline.core.pipeline.staging import (
+    ExecutorSettings,
+    StagePlan,
+    make_executor,
+    plan_stages,
+)
 from feedline.core.plugins import get_registry
 from feedline.core.tensor import TensorListCPU
 from feedline.core.types import PipelineAPIType
@@ -46,14 +53,17 @@ from feedline.core.types import PipelineAPIType
 __all__ = ["Pipeline"]
 
 
-class Pipeline(PipelineProperties, ReaderState):
+class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
     """A graph of operators and the machinery to run it.
 
     Args:
-        batch_size: maximum number of samples per iteration.
+        batch_size: maximum number of samples per iteration; ``-1`` (DALI's documented default)
+            only for :meth:`deserialize_and_build`, which takes the stored value.
         num_threads: CPU worker threads for per-sample work (``None`` → TypeError at build;
-            values < 1 → ValueError, as in DALI where they are only valid for serialization).
-        device_id: CUDA device, or ``None`` for a CPU-only pipeline.
+            values < 1 → ValueError at build, as in DALI where they are only valid for
+            serialization; ``-1`` takes the stored value when deserializing).
+        device_id: CUDA device, ``None`` for a CPU-only pipeline, or ``-1`` for the current
+            CUDA device (the stored one when deserializing), as in DALI.
         seed: pipeline seed; ``None`` picks a random one (``Pipeline.seed`` stays ``None``).
         exec_pipelined: overlap iterations (prefetching).
         prefetch_queue_depth: iterations computed ahead, or ``{"cpu_size": c, "gpu_size": g}``
@@ -62,8 +72,9 @@ class Pipeline(PipelineProperties, ReaderState):
         bytes_per_sample: memory hint per sample (kept for DALI compatibility; buffers are
             allocated per iteration, so it changes no result).
         set_affinity: pin the worker threads to CPU cores (one core each, round robin).
-        max_streams: CUDA streams limit (GPU pipelines only).
-        default_cuda_stream_priority: CUDA stream priority (GPU pipelines only).
+        max_streams: CUDA streams limit (kept for DALI compatibility: a GPU pipeline uses one).
+        default_cuda_stream_priority: the priority of the pipeline's CUDA stream (lower is more
+            urgent; GPU pipelines only).
         enable_memory_stats: record output memory sizes in :meth:`executor_statistics`.
         py_num_workers: worker processes for ``external_source(parallel=True)``.
         py_start_method: ``"fork"`` or ``"spawn"`` for those workers.
@@ -73,6 +84,12 @@ class Pipeline(PipelineProperties, ReaderState):
         enable_checkpointing: allow :meth:`checkpoint`.
         checkpoint: a checkpoint (from :meth:`checkpoint`) to resume from at build.
         exec_dynamic: accepted for DALI compatibility (the executor is always dynamic here).
+        on_error: ``"raise"`` (a failing sample fails the iteration) or ``"skip"`` (it is
+            replaced by the next sample of its reader, logged and listed in
+            ``executor_statistics()["errors"]``); operators may override it with their own
+            ``on_error`` argument. See ``docs/errors.md``.
+        max_errors: with ``skip``, how many samples may be skipped before the pipeline raises a
+            ``PipelineError`` listing them all; ``None`` (the default): no limit.
     """
 
     def __init__(
@@ -99,13 +116,16 @@ class Pipeline(PipelineProperties, ReaderState):
         output_ndim: Any = None,
         output_layout: Any = None,
         exec_dynamic: bool | None = None,
+        on_error: str = "raise",
+        max_errors: int | None = None,
     ) -> None:
-        if batch_size is not None:
+        if batch_size is not None and batch_size != -1:
             batch_size = check_positive_int("batch_size", batch_size)
         check_device_id(device_id)
         seed = check_seed(seed)
         cpu_size, gpu_size, self._separated = check_queue_depth(prefetch_queue_depth, exec_async)
         check_py_workers(py_num_workers, py_start_method)
+        self._on_error, self._max_errors = check_policy(on_error, max_errors)
         self._batch_size = batch_size
         self._num_threads = num_threads
         self._device_id = device_id
@@ -136,15 +156,10 @@ class Pipeline(PipelineProperties, ReaderState):
         self._outputs: list[DataNode] | None = None
         self._built = False
         self._built_before_with: list[bool] = []
-        self._executor: Executor | None = None
+        self._executor: Executor | StagedExecutor | None = None
         self._built_ops: list[OpNode] = []
         self._seeds: dict[str, int] = {}
-        self._queue = IterationQueue(
-            self._run_iteration,
-            self._discard_overlapped,
-            max(cpu_size, gpu_size) if self._exec_pipelined else 1,
-            background=self._exec_async and self._exec_pipelined,
-        )
+        self._queue = self._new_queue()
         self._api_type: PipelineAPIType | None = None
         self._epoch_idx = 0
         self._consumed = 0
@@ -152,6 +167,22 @@ class Pipeline(PipelineProperties, ReaderState):
         self._reader_states: dict[str, Any] = {}
         self._shared: tuple[TensorListCPU, ...] | None = None
         self.py_pool: Any = None
+        self._py_started = False
+        self._sinks: list[DataNode] = []
+        self._api_check = True
+        self._inputs = ScheduledInputs([], self.iter_setup)
+        self._prepared: list[OpNode] | None = None
+        self._policies: dict[str, str] = {}
+        self._stages: StagePlan | None = None
+        self._kernels: dict[int, Kernel] = {}
+
+    def _new_queue(self) -> IterationQueue:
+        return IterationQueue(
+            self._run_iteration,
+            self._discard_overlapped,
+            max(self._cpu_size, self._gpu_size) if self._exec_pipelined else 1,
+            background=self._exec_async and self._exec_pipelined,
+        )
 
     # -- definition -------------------------------------------------------------------------
 
@@ -188,46 +219,16 @@ class Pipeline(PipelineProperties, ReaderState):
         if not self._built_before_with.pop() and self._built:
             self.close()
 
-    def set_outputs(self, *outputs: Any) -> None:
-        """Set the pipeline outputs (DataNodes, or constants that become constant nodes)."""
-        nodes: list[DataNode] = []
-        with self._graph:
-            for index, value in enumerate(outputs):
-                if isinstance(value, DataNode):
-                    nodes.append(value)
-                elif isinstance(value, list | tuple) and any(
-                    isinstance(v, DataNode) for v in value
-                ):
-                    raise TypeError(
-                        f"output {index} is a nested list of DataNodes; return a tuple for "
-                        "several outputs"
-                    )
-                else:
-                    nodes.append(constant_node(value))
-        self._outputs = nodes
-
-    def define_graph(self) -> Any:
-        """Override in a subclass to define the graph (return the outputs)."""
-        raise NotImplementedError(
-            "define the pipeline with @pipeline_def, set_outputs() or by overriding define_graph()"
-        )
-
     # -- build ------------------------------------------------------------------------------
 
-    def _ensure_defined(self) -> None:
-        if self._outputs is not None:
-            return
-        with self._graph:
-            result = self.define_graph()
-        outputs = result if isinstance(result, tuple) else (() if result is None else (result,))
-        self.set_outputs(*outputs)
-
-    def build(self) -> None:
-        """Build the pipeline (idempotent): prune, check devices, create and set up kernels."""
-        if self._built:
-            return
+    def _check_build_params(self) -> None:
         if self._batch_size is None:
             raise TypeError("Pipeline: batch_size was not given")
+        if self._batch_size == -1:
+            raise ValueError(
+                "Pipeline: batch_size=-1 is only valid for a deserialized pipeline (which takes "
+                "the stored batch size, see deserialize_and_build()); pass batch_size >= 1"
+            )
         if self._num_threads is None:
             raise TypeError("Pipeline: num_threads was not given")
         if isinstance(self._num_threads, bool) or not isinstance(self._num_threads, int):
@@ -236,17 +237,89 @@ class Pipeline(PipelineProperties, ReaderState):
             raise ValueError(
                 "Pipeline: num_threads < 1 is only allowed for pipelines built for serialization"
             )
+
+    def _prepare_ops(self) -> list[OpNode]:
+        """The pruned, rewritten operators to build (once: the definition is final now)."""
+        if self._prepared is None:
+            outputs = [*(self._outputs or []), *self._sinks]
+            if not outputs and not any(op.preserve or op.schema.no_prune for op in self._graph.ops):
+                raise PipelineError("the pipeline has no outputs and no preserved operator")
+            registry = get_registry()
+            ops = prepare(self._graph.ops, outputs, registry)
+            check_placement(ops, self._device_id)
+            self._seeds = {op.name: self._op_seed(op) for op in ops}
+            self._policies = error_policies(ops, registry, self._on_error)
+            self._prepared = ops
+            self._graph.frozen = True
+        return self._prepared
+
+    def start_py_workers(self) -> None:
+        """Start the worker processes of ``external_source(parallel=True)`` now.
+
+        As in DALI, call it before anything creates a CUDA context when the workers are
+        forked (``py_start_method="fork"``), e.g. on every pipeline before building any. It
+        defines the graph and sets up the CPU operators; :meth:`build` sets up the rest (and
+        calls this itself otherwise). ``build(define_graph=...)`` is refused afterwards.
+        """
+        if self._built:
+            return
+        self._check_build_params()
         self._ensure_defined()
-        outputs = self._outputs or []
-        if not outputs and not any(op.preserve or op.schema.no_prune for op in self._graph.ops):
-            raise PipelineError("the pipeline has no outputs and no preserved operator")
+        self._create_kernels(self._prepare_ops(), devices=("cpu",))
+        if self.py_pool is not None and not self._py_started:
+            self.py_pool.start()
+            self._py_started = True
+
+    def build(self, define_graph: Callable[[], Any] | None = None) -> None:
+        """Build the pipeline (idempotent): prune, check devices, create and set up kernels.
+
+        Args:
+            define_graph: a function defining the graph, used instead of the
+                :meth:`define_graph` method (refused when the outputs were set otherwise).
+        """
+        if self._built:
+            self._ensure_defined(define_graph)
+            return
+        self._check_build_params()
+        self._ensure_defined(define_graph)
+        self.start_py_workers()
+        ops = self._prepare_ops()
+        self._stages = plan_stages(ops, self._device_id, self._default_cuda_stream_priority)
+        kernels = self._create_kernels(ops, devices=("cpu", "mixed", "gpu"))
+        self._built_ops = ops
+        self._executor = make_executor(
+            ops,
+            kernels,
+            self._outputs or [],
+            self._stages,
+            ExecutorSettings(
+                self._batch_size,
+                self._num_threads,
+                self._seeds,
+                self._enable_memory_stats,
+                self._set_affinity,
+                self._queue.is_requested,
+                self._cpu_size,
+                self._gpu_size,
+                background=self._exec_async and self._exec_pipelined,
+            ),
+            policies=self._policies,
+            errors=ErrorLog(self._max_errors) if "skip" in self._policies.values() else None,
+        )
+        sources = [(op.name, k) for op, k in zip(ops, kernels, strict=True) if k.fetches_input]
+        self._inputs = ScheduledInputs(sources, self.iter_setup)
+        self._built = self._graph.frozen = True
+        if self._restore_from is not None:
+            self._apply_checkpoint(self._restore_from)
+
+    def _create_kernels(self, ops: list[OpNode], devices: tuple[str, ...]) -> list[Kernel]:
+        """Create and set up the kernels of ``ops`` on ``devices`` not created yet; all of
+        ``ops``' kernels created so far, in order. On failure every kernel is closed."""
         registry = get_registry()
-        ops = prepare(self._graph.ops, outputs, registry)
-        check_placement(ops, self._device_id)
-        self._seeds = {op.name: self._op_seed(op) for op in ops}
-        kernels: list[Kernel] = []
         try:
             for op in ops:
+                if op.device not in devices or id(op) in self._kernels:
+                    continue
                 entry = registry.entry(op.schema.name)
                 if entry is None:
                     raise PipelineError(f"operator {op.schema.name!r} has no registered kernel")
@@ -263,6 +336,8 @@ class Pipeline(PipelineProperties, ReaderState):
                     pipeline=self,
                     num_outputs=len(op.outputs),
                     num_inputs=len(op.inputs),
+                    on_error=self._policies[op.name],
+                    stream=None if self._stages is None else self._stages.stream_of(op),
                 )
                 try:
                     kernel = entry.kernel_class(op.device)(context)
@@ -271,28 +346,23 @@ class Pipeline(PipelineProperties, ReaderState):
                     if hasattr(exc, "add_note"):
                         exc.add_note(f"while building operator {op.name!r} ({op.schema.name})")
                     raise
-                kernels.append(kernel)
+                self._kernels[id(op)] = kernel
         except BaseException:
-            for kernel in kernels:
-                kernel.close()
+            self._close_kernels()
             raise
+        return [self._kernels[id(op)] for op in ops if id(op) in self._kernels]
+
+    def _close_kernels(self) -> None:
+        for kernel in self._kernels.values():
+            kernel.close()
+        self._kernels = {}
+        if self._stages is not None and self._stages.stream is not None:
+            self._stages.stream.close()
+        self._stages = None
         if self.py_pool is not None:
-            self.py_pool.start()
-        self._built_ops = ops
-        self._executor = Executor(
-            ops,
-            kernels,
-            outputs,
-            self._batch_size,
-            self._num_threads,
-            self._seeds,
-            self._enable_memory_stats,
-            self._set_affinity,
-            requested=self._queue.is_requested,
-        )
-        self._built = self._graph.frozen = True
-        if self._restore_from is not None:
-            self._apply_checkpoint(self._restore_from)
+            self.py_pool.close()
+            self.py_pool = None
+            self._py_started = False
 
     def _op_seed(self, op: OpNode) -> int:
         if op.seed is not None:
@@ -302,7 +372,13 @@ class Pipeline(PipelineProperties, ReaderState):
 
     # -- running ----------------------------------------------------------------------------
 
+    def enable_api_check(self, enable: bool) -> None:
+        """Turn the check that refuses mixing ``run()`` with the scheduled calls on or off."""
+        self._api_check = bool(enable)
+
     def _check_api(self, api: PipelineAPIType) -> None:
+        if not self._api_check:
+            return
         if self._api_type is None:
             self._api_type = api
         elif self._api_type is not api:
@@ -314,21 +390,40 @@ class Pipeline(PipelineProperties, ReaderState):
     def _run_iteration(self, iteration: int) -> IterationResult:
         assert self._executor is not None
         result = self._executor.run_iteration(iteration)
-        self._validate_outputs(result.outputs)
+        if result.pending is None:
+            self._validate_outputs(result.outputs)
+        return result
+
+    def _collect(self, result: IterationResult) -> IterationResult:
+        """The complete outputs of an iteration whose device stage was still under way."""
+        executor = self._executor
+        assert isinstance(executor, StagedExecutor)
+        try:
+            result = executor.collect(result)
+            self._validate_outputs(result.outputs)
+        except BaseException as exc:
+            executor.runner.close(wait=False)
+            self._queue.fail(exc)
+            raise
         return result
 
     def _discard_overlapped(self) -> None:
         if self._executor is not None:
             self._executor.discard_overlapped()
+        self._inputs.drop()
 
     def schedule_run(self) -> None:
-        """Schedule iterations: ``prefetch_queue_depth`` at the start of an epoch, else one."""
+        """Schedule iterations: ``prefetch_queue_depth`` at the start of an epoch, else one.
+
+        The external sources' callbacks and :meth:`iter_setup` of each scheduled iteration run
+        here, on this thread (as in DALI); the rest is computed in the background.
+        """
         self._check_api(PipelineAPIType.SCHEDULED)
         self._schedule()
 
     def _schedule(self) -> None:
         self.build()
-        self._queue.schedule()
+        self._queue.schedule(self._inputs.prepare)
 
     def share_outputs(self) -> tuple[TensorListCPU, ...]:
         """Wait for the oldest scheduled iteration and return its outputs.
@@ -342,6 +437,8 @@ class Pipeline(PipelineProperties, ReaderState):
     def _share(self) -> tuple[TensorListCPU, ...]:
         self.build()
         result = self._queue.next_result()
+        if result.pending is not None:
+            result = self._collect(result)
         self._consumed += 1
         self._reader_states.update(result.reader_states)
         self._shared = result.outputs
@@ -383,7 +480,8 @@ class Pipeline(PipelineProperties, ReaderState):
         return self._queue.empty()
 
     def reset(self) -> None:
-        """Start a new epoch after the input data ended (no-op otherwise; readers do not rewind)."""
+        """Start a new epoch after the input data ended or an error (no-op otherwise; readers do
+        not rewind)."""
         if not self._queue.new_epoch():
             return
         self._epoch_idx += 1
@@ -402,7 +500,10 @@ class Pipeline(PipelineProperties, ReaderState):
     ) -> None:
         """Queue one batch for the external source named ``data_node`` (FIFO)."""
         self.build()
-        name = data_node.source.name if isinstance(data_node, DataNode) else data_node
+        if isinstance(data_node, DataNode):
+            name = require_source(data_node, "feed_input").source.name
+        else:
+            name = data_node
         for op in self._built_ops:
             if op.name == name:
                 kernel = self._executor.kernel_of(op)  # type: ignore[union-attr]
@@ -415,50 +516,11 @@ class Pipeline(PipelineProperties, ReaderState):
 
     # -- queries ----------------------------------------------------------------------------
 
-    def executor_statistics(self) -> dict[str, dict[str, Any]]:
-        """Per operator: stage, run count, time spent and (with memory stats) output bytes."""
-        if self._executor is None:
-            return {}
-        return {name: stats.as_dict() for name, stats in self._executor.stats.items()}
-
-    # -- serialization ------------------------------------------------------------------------
-
-    def serialize(self, filename: str | None = None) -> str:
-        """The graph and parameters as a JSON document (callbacks omitted)."""
-        self._ensure_defined()
-        text = _serialize.dump_pipeline(self, prune(self._graph.ops, self._outputs or []))
-        if filename is not None:
-            with open(filename, "w", encoding="utf-8") as handle:
-                handle.write(text)
-        return text
-
-    @classmethod
-    def deserialize(
-        cls,
-        serialized_pipeline: str | bytes | None = None,
-        filename: str | None = None,
-        **kwargs: Any,
-    ) -> Pipeline:
-        """Rebuild a pipeline from :meth:`serialize` output; ``kwargs`` override parameters.
-
-        The returned pipeline is built. External sources have no callback: feed them.
-        """
-        return _serialize.load_pipeline(cls, serialized_pipeline, filename, kwargs)
-
-    def save_graph_to_dot_file(
-        self,
-        filename: str,
-        show_tensors: bool = False,
-        show_ids: bool = False,
-        use_colors: bool = False,
-    ) -> None:
-        """Write the built graph as Graphviz dot text."""
-        self.build()
-        text = _serialize.to_dot(
-            self._built_ops, self._outputs or [], show_tensors, show_ids, use_colors
-        )
-        with open(filename, "w", encoding="utf-8") as handle:
-            handle.write(text)
+    def executor_statistics(self) -> dict[str, Any]:
+        """Per operator: stage, run count, time spent and (with memory stats) output bytes;
+        with ``on_error="skip"`` anywhere, also ``"errors"``: the skipped samples (dicts of
+        operator, iteration, sample_index, source_info and error)."""
+        return {} if self._executor is None else self._executor.statistics()
 
     # -- lifetime ---------------------------------------------------------------------------
 
@@ -475,10 +537,14 @@ class Pipeline(PipelineProperties, ReaderState):
         if self._executor is not None:
             self._executor.close()
             self._executor = None
+        else:
+            self._close_kernels()
         if self.py_pool is not None:
             self.py_pool.close()
             self.py_pool = None
+        self._kernels, self._prepared, self._py_started, self._stages = {}, None, False, None
         self._built = self._graph.frozen = False
+        self._queue = self._new_queue()  # a later build() starts clean, whatever failed before
 
     def __del__(self) -> None:
         with contextlib.suppress(Exception):

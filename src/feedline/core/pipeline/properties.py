@@ -33,9 +33,14 @@ def check_positive_int(name: str, value: Any) -> int:
 
 
 def check_device_id(device_id: Any) -> None:
-    """Raise ValueError unless ``device_id`` is None or an int >= 0."""
-    if device_id is not None and (not isinstance(device_id, int) or device_id < 0):
-        raise ValueError(f"Pipeline: device_id must be None or an int >= 0, got {device_id!r}")
+    """Raise ValueError unless ``device_id`` is None or an int >= -1 (-1: the current device)."""
+    if device_id is not None and (
+        isinstance(device_id, bool) or not isinstance(device_id, int) or device_id < -1
+    ):
+        raise ValueError(
+            f"Pipeline: device_id must be None, -1 (the current CUDA device) or an int >= 0, "
+            f"got {device_id!r}"
+        )
 
 
 def check_seed(seed: Any) -> int | None:
@@ -103,6 +108,8 @@ class PipelineProperties:
     _py_num_workers: int
     _py_start_method: str
     _py_callback_pickler: Any
+    _on_error: str
+    _max_errors: int | None
     _output_dtype: Any
     _output_ndim: Any
     _output_layout: Any
@@ -219,6 +226,16 @@ class PipelineProperties:
     def py_callback_pickler(self) -> Any:
         """Custom pickler for spawned callbacks."""
         return self._py_callback_pickler
+
+    @property
+    def on_error(self) -> str:
+        """The error policy, ``"raise"`` or ``"skip"`` (operators may override it)."""
+        return self._on_error
+
+    @property
+    def max_errors(self) -> int | None:
+        """How many samples ``"skip"`` may drop before the pipeline raises (None: no limit)."""
+        return self._max_errors
 
     @property
     def num_outputs(self) -> int:

@@ -12,7 +12,7 @@ import numpy as np
 from feedline.core.graph import DataNode, OpNode, resolve_schema
 from feedline.core.types import DataType, ImageType, InterpType
 
-__all__ = ["dump_pipeline", "load_pipeline", "to_dot"]
+__all__ = ["dump_pipeline", "load_into", "load_pipeline", "to_dot"]
 
 FORMAT = "feedline-pipeline"
 VERSION = 1
@@ -33,6 +33,8 @@ _PARAMS = (
     "enable_memory_stats",
     "py_num_workers",
     "py_start_method",
+    "on_error",
+    "max_errors",
 )
 _OMITTED = {"__omitted__": "callable"}
 
@@ -95,7 +97,8 @@ def dump_pipeline(pipe: Any, ops: Sequence[OpNode]) -> str:
                 "arg_inputs": {k: _ref(n) for k, n in op.arg_inputs.items()},
                 "args": {k: _encode(v) for k, v in op.args.items()},
                 "seed": pipe._op_seed(op),
-                "preserve": op.preserve,
+                "preserve": op.preserve or any(n.source is op for n in pipe._sinks),
+                "on_error": op.on_error,
             }
         )
     params = {name: getattr(pipe, name) for name in _PARAMS}
@@ -113,13 +116,8 @@ def dump_pipeline(pipe: Any, ops: Sequence[OpNode]) -> str:
     return json.dumps(document)
 
 
-def load_pipeline(
-    cls: type,
-    serialized: str | bytes | None,
-    filename: str | None,
-    overrides: Mapping[str, Any],
-) -> Any:
-    """Rebuild and build a pipeline of class ``cls`` from :func:`dump_pipeline` output."""
+def _read(serialized: str | bytes | None, filename: str | None) -> dict[str, Any]:
+    """The validated document of :func:`dump_pipeline` output (given or read from a file)."""
     if (serialized is None) == (filename is None):
         raise ValueError("deserialize needs exactly one of serialized_pipeline and filename")
     if filename is not None:
@@ -133,6 +131,29 @@ def load_pipeline(
         raise ValueError("not a serialized feedline pipeline (missing format marker)")
     if document.get("version") != VERSION:
         raise ValueError(f"unsupported serialized pipeline version {document.get('version')!r}")
+    return document
+
+
+def _output_specs(document: Mapping[str, Any]) -> dict[str, Any]:
+    specs = {}
+    for key in ("output_dtype", "output_ndim", "output_layout"):
+        decoded = _decode(document.get(key))
+        specs[key] = list(decoded) if isinstance(decoded, tuple) else decoded
+    return specs
+
+
+def load_pipeline(
+    cls: type,
+    serialized: str | bytes | None,
+    filename: str | None,
+    overrides: Mapping[str, Any],
+) -> Any:
+    """Rebuild and build a pipeline of class ``cls`` from :func:`dump_pipeline` output.
+
+    ``overrides`` replace stored parameters, except DALI's ``-1`` for ``batch_size``,
+    ``num_threads``, ``device_id`` and ``seed``, which keeps the stored value.
+    """
+    document = _read(serialized, filename)
     params = dict(document["params"])
     depth = overrides.get("prefetch_queue_depth", params.get("prefetch_queue_depth", 2))
     if isinstance(depth, Mapping) and set(depth) == {"cpu", "gpu"}:
@@ -140,11 +161,50 @@ def load_pipeline(
     params["prefetch_queue_depth"] = depth
     params["exec_pipelined"] = False
     params["exec_async"] = False
-    for key in ("output_dtype", "output_ndim", "output_layout"):
-        decoded = _decode(document.get(key))
-        params[key] = list(decoded) if isinstance(decoded, tuple) else decoded
-    params.update({k: v for k, v in overrides.items() if k != "prefetch_queue_depth"})
+    params.update(_output_specs(document))
+    params.update(
+        {
+            k: v
+            for k, v in overrides.items()
+            if k != "prefetch_queue_depth" and not (k in _FROM_STORED and _is_minus_one(v))
+        }
+    )
     pipe = cls(**params)
+    _add_graph(pipe, document)
+    pipe.build()
+    return pipe
+
+
+_FROM_STORED = ("batch_size", "num_threads", "device_id", "seed")
+
+
+def _is_minus_one(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value == -1
+
+
+def load_into(pipe: Any, serialized: str | bytes) -> None:
+    """Define ``pipe``'s graph from :func:`dump_pipeline` output (not built).
+
+    The stored batch size and thread count replace ``None``/``-1``, the stored device ``-1``,
+    the stored seed and output checks ``None``; ``pipe``'s other parameters stay.
+    """
+    document = _read(serialized, None)
+    stored = document["params"]
+    if pipe._batch_size in (None, -1):
+        pipe._batch_size = stored["batch_size"]
+    if pipe._num_threads in (None, -1):
+        pipe._num_threads = stored["num_threads"]
+    if pipe._device_id == -1:
+        pipe._device_id = stored["device_id"]
+    if pipe._seed is None and stored.get("seed") is not None:
+        pipe._seed = pipe._effective_seed = int(stored["seed"])
+    for key, value in _output_specs(document).items():
+        if getattr(pipe, f"_{key}") is None:
+            setattr(pipe, f"_{key}", value)
+    _add_graph(pipe, document)
+
+
+def _add_graph(pipe: Any, document: Mapping[str, Any]) -> None:
     nodes: dict[str, OpNode] = {}
     for record in document["ops"]:
         schema = resolve_schema(record["op"])
@@ -153,7 +213,7 @@ def load_pipeline(
         arg_inputs = {
             k: nodes[name].outputs[index] for k, (name, index) in record["arg_inputs"].items()
         }
-        nodes[record["name"]] = pipe._graph.add_op(
+        node = pipe._graph.add_op(
             schema,
             record["device"],
             inputs,
@@ -163,9 +223,9 @@ def load_pipeline(
             record["preserve"],
             record["name"],
         )
+        node.on_error = record.get("on_error")
+        nodes[record["name"]] = node
     pipe._outputs = [nodes[name].outputs[index] for name, index in document["outputs"]]
-    pipe.build()
-    return pipe
 
 
 def to_dot(

@@ -18,6 +18,7 @@ import threading
 import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass
+from multiprocessing import resource_tracker
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -160,6 +161,18 @@ def _reply(results: Connection, message: tuple[Any, ...]) -> bool:
     return True
 
 
+def _renew_tracker_lock() -> None:
+    """Give a forked worker a fresh lock for multiprocessing's resource tracker.
+
+    The lock is copied in whatever state the parent had it: when another thread of the parent
+    held it at the fork (registering or releasing a shared-memory segment of another pipeline),
+    the worker's first segment would wait for it forever. The worker has a single thread here,
+    so replacing the lock is safe.
+    """
+    tracker = resource_tracker._resource_tracker
+    tracker._lock = type(tracker._lock)()
+
+
 def worker_main(
     index: int,
     tasks: Connection,
@@ -183,6 +196,8 @@ def worker_main(
         inherited: the parent's pipe ends a forked child must close.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if inherited:  # forked: the parent's threads and locks were copied mid-flight
+        _renew_tracker_lock()
     for conn in inherited:
         conn.close()
     try:

@@ -12,7 +12,14 @@ from feedline.core.kernel import Batch, Kernel, SampleContext, SampleKernel
 from feedline.core.tensor import TensorListCPU
 from feedline.core.types import to_numpy_dtype
 
-__all__ = ["CastKernel", "ConstantKernel", "CopyKernel", "ReshapeKernel", "cast_array"]
+__all__ = [
+    "CastKernel",
+    "ConstantKernel",
+    "CopyKernel",
+    "ReshapeKernel",
+    "cast_array",
+    "cast_batch",
+]
 
 
 class ConstantKernel(Kernel):
@@ -85,6 +92,15 @@ def cast_array(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
     return values.astype(dtype)
 
 
+def cast_batch(tl: TensorListCPU, dtype: np.dtype) -> TensorListCPU:
+    """:func:`cast_array` over a batch (one NumPy call when it is dense)."""
+    if tl.is_dense_tensor() and len(tl):
+        out = cast_array(tl.as_array(), dtype)
+        return TensorListCPU.from_dense(out, tl.layout(), tl.source_infos())
+    samples = [cast_array(s, dtype) for s in tl.samples()]
+    return TensorListCPU.from_samples(samples, tl.layout(), tl.source_infos())
+
+
 class CastKernel(Kernel):
     """Vectorised cast over the whole batch."""
 
@@ -93,11 +109,7 @@ class CastKernel(Kernel):
 
     def run(self, batch: Batch) -> list[TensorListCPU]:
         (tl,) = batch.inputs
-        if tl.is_dense_tensor() and len(tl):
-            out = cast_array(tl.as_array(), self._dtype)
-            return [TensorListCPU.from_dense(out, tl.layout(), tl.source_infos())]
-        samples = [cast_array(s, self._dtype) for s in tl.samples()]
-        return [TensorListCPU.from_samples(samples, tl.layout(), tl.source_infos())]
+        return [cast_batch(tl, self._dtype)]
 
 
 class CopyKernel(Kernel):

@@ -118,6 +118,11 @@ class DecoderKernel(CodecKernel):
         if dtype not in _DEPTHS:
             allowed = ", ".join(t.name for t in _DEPTHS)
             raise TypeError(f"{self.op}: dtype {DataType(dtype).name} is not supported ({allowed})")
+        if self.ctx.device == "cpu" and self.args.get("gpu_decoding", "auto") == "nvimgcodec":
+            raise ValueError(
+                f"{self.op}: gpu_decoding='nvimgcodec' needs device='mixed' (this decoder runs "
+                "on the cpu)"
+            )
 
     def output_layouts(self, input_layouts: tuple[str, ...]) -> tuple[str, ...]:
         """Decoded images are HWC."""

@@ -144,6 +144,10 @@ class ExternalSourceKernel(Kernel):
         self._pool_source: int | None = None
         if self._parallel:
             self._setup_parallel()
+        # Callbacks run on the thread that schedules the iteration, as in DALI (parallel ones
+        # run in the worker processes and are collected in the background).
+        self.fetches_input = self._kind != "push" and not self._parallel
+        self._fetched: dict[int, list[TensorListCPU]] = {}
 
     def _setup_parallel(self) -> None:
         pipeline = self.ctx.pipeline
@@ -185,7 +189,15 @@ class ExternalSourceKernel(Kernel):
             self.ctx.pipeline.py_pool.reset(self._pool_source)
 
     def feed(self, data: Any, layout: str | None = None, **_: Any) -> None:
-        """Queue one batch (push mode)."""
+        """Queue one batch (push mode).
+
+        Raises:
+            RuntimeError: the source has a ``source`` (DALI refuses to feed it too).
+        """
+        if self._kind != "push":
+            raise RuntimeError(
+                f"Cannot use feed_input on {self._what}: it was created with a `source`"
+            )
         outputs = data if self._num_outputs is not None else (data,)
         if self._num_outputs is not None and len(outputs) != self._num_outputs:
             raise ValueError(f"{self._what}: expected {self._num_outputs} outputs to be fed")
@@ -194,9 +206,12 @@ class ExternalSourceKernel(Kernel):
             [self._to_batch(out, index, layouts[index]) for index, out in enumerate(outputs)]
         )
 
-    def run(self, batch: Batch) -> list[TensorListCPU]:
-        if self._kind == "push":
-            return self._pop_fed()
+    def fetch_input(self) -> list[TensorListCPU]:
+        """Call the source for its next iteration and convert (copy) the batch.
+
+        Raises:
+            StopIteration: the source ended (its iteration counter restarts at 0).
+        """
         try:
             raw = self._fetch()
         except StopIteration:
@@ -204,6 +219,24 @@ class ExternalSourceKernel(Kernel):
             raise
         self._iteration += 1
         return self._convert(raw)
+
+    def accept_input(self, iteration: int, data: list[TensorListCPU]) -> None:
+        self._fetched[iteration] = data
+
+    def drop_inputs(self) -> None:
+        self._fetched.clear()
+
+    def run(self, batch: Batch) -> list[TensorListCPU]:
+        if self._kind == "push":
+            return self._pop_fed()
+        if self.fetches_input:
+            try:
+                return self._fetched.pop(batch.iteration)
+            except KeyError:
+                raise RuntimeError(
+                    f"{self._what}: iteration {batch.iteration} was not scheduled"
+                ) from None
+        return self.fetch_input()
 
     def _pop_fed(self) -> list[TensorListCPU]:
         if self._fed:
@@ -337,3 +370,4 @@ class ExternalSourceKernel(Kernel):
 
     def close(self) -> None:
         self._fed.clear()
+        self._fetched.clear()

@@ -114,6 +114,10 @@ def _merge(decoder: OpNode, follower: OpNode, schema: Any, args: Mapping[str, An
     follower.args = {spec.name: merged.get(spec.name, spec.default) for spec in schema.args}
     follower.inputs = list(decoder.inputs)
     follower.arg_inputs = {**decoder.arg_inputs, **follower.arg_inputs}
+    # A fused node fails mostly on the file it decodes: report and treat that as the decoder's.
+    follower.error_name = decoder.error_name or decoder.name
+    if decoder.on_error is not None:
+        follower.on_error = decoder.on_error
 
 
 def _push_crop(ops: Sequence[OpNode], resize: OpNode, outputs: Sequence[DataNode]) -> None:

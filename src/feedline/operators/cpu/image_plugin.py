@@ -64,6 +64,18 @@ _DECODE_ARGS = (
         "UINT8, UINT16 (v * 257 for 8-bit files) or FLOAT (v / 255, i.e. in [0, 1]).",
     ),
 )
+_GPU_DECODING = ArgSpec(
+    "gpu_decoding",
+    "str",
+    "auto",
+    "Where a ``device='mixed'`` decoder decodes JPEGs: 'auto' on the GPU with nvImageCodec "
+    "when ``nvidia-nvimgcodec-cu12``/``-cu13`` is installed, else on the CPU thread pool; "
+    "'nvimgcodec' on the GPU (an error at build without it); 'cpu' on the CPU thread pool. CPU "
+    "decoding writes into pinned memory and copies each batch to the GPU in one asynchronous "
+    "transfer; other formats and ``image_slice`` always decode on the CPU. A ``cpu`` decoder "
+    "accepts only 'auto' and 'cpu'.",
+    choices=("auto", "nvimgcodec", "cpu"),
+)
 _POS_DOC = (
     "Relative position of the window: start = round(pos * (in_size - crop_size)), halves away "
     "from zero; 0.5 centres it."
@@ -142,14 +154,14 @@ DECODERS_IMAGE = OpSchema(
     "decoders.image",
     f"Decodes images.\n\n{_DECODE_DOC}",
     inputs=_ENCODED,
-    args=_DECODE_ARGS,
+    args=(*_DECODE_ARGS, _GPU_DECODING),
 )
 DECODERS_IMAGE_CROP = OpSchema(
     "decoders.image_crop",
     "Decodes a fixed window of each image (``crop`` conventions).\n\nThe window is placed from "
     "the header's size; codecs that support it decode only the window.\n\n" + _DECODE_DOC,
     inputs=_ENCODED,
-    args=(*_DECODE_ARGS, *_CROP_WINDOW_ARGS),
+    args=(*_DECODE_ARGS, _GPU_DECODING, *_CROP_WINDOW_ARGS),
 )
 DECODERS_IMAGE_RANDOM_CROP = OpSchema(
     "decoders.image_random_crop",
@@ -158,14 +170,14 @@ DECODERS_IMAGE_RANDOM_CROP = OpSchema(
     "round(sqrt(A * area / ratio)); the first window that fits is placed uniformly.\n\n"
     + _DECODE_DOC,
     inputs=_ENCODED,
-    args=(*_DECODE_ARGS, *_RANDOM_WINDOW_ARGS),
+    args=(*_DECODE_ARGS, _GPU_DECODING, *_RANDOM_WINDOW_ARGS),
 )
 DECODERS_IMAGE_SLICE = OpSchema(
     "decoders.image_slice",
     "Decodes a slice of each image: ``slice``'s arguments and rounding on the decoded HWC image "
     "(coordinates default to x, y: ``axis_names='WH'``).\n\n" + _DECODE_DOC,
     inputs=(*_ENCODED, *SLICE.inputs[1:]),
-    args=(*_DECODE_ARGS, *(a for a in SLICE.args if a.name != "dtype")),
+    args=(*_DECODE_ARGS, _GPU_DECODING, *(a for a in SLICE.args if a.name != "dtype")),
 )
 PEEK_IMAGE_SHAPE = OpSchema(
     "peek_image_shape",

@@ -1,9 +1,12 @@
 """CPU kernels of the arithmetic operators (``x + y``, ``feedline.math.*``), written with NumPy.
 
 Every operator is an elementwise function over NumPy arrays (:func:`evaluate`) with DALI's
-semantics (spec §4.8): C-style integer ``//`` and ``%``, integer division by zero is an error,
+semantics (``docs/semantics/arithmetic.md``): C-style integer ``//`` and ``%``, integer division
+by zero is an error,
 float ``//`` is plain division, integer ``pow`` with a negative exponent gives 0, ``min``/``max``
-pick like ``a < b ? a : b``, comparisons of mixed-sign integers are exact. :class:`ArithmeticKernel`
+pick like ``a < b ? a : b``; comparisons involving a float convert both operands to the promoted
+type first (``float32 < int64`` compares in float32) and comparisons of two integers (any
+signedness) are exact, as DALI's ``safe_compare``. :class:`ArithmeticKernel`
 runs one of them on whole batches: when every input is dense it makes one NumPy call over the
 ``(batch, ...)`` buffers; otherwise it loops over samples. Samples broadcast NumPy-style (outer
 unit dimensions are added to the operand with fewer dimensions).

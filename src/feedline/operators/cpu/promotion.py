@@ -1,4 +1,4 @@
-"""Result types of the arithmetic operators: DALI's type-promotion rules (spec §4.8).
+"""Result types of the arithmetic operators: DALI's type promotion (docs/semantics/arithmetic.md).
 
 Binary promotion is commutative and n-ary operators fold it from the left:
 

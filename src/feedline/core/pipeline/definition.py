@@ -1,0 +1,153 @@
+"""Defining a pipeline's graph (``set_outputs``, ``define_graph``, ``add_sink``, the
+``iter_setup`` hook) and reading or writing it (serialization, Graphviz export), mixed into
+:class:`~feedline.core.pipeline.Pipeline`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from feedline.core.graph import DataNode, Graph, OpNode, constant_node, prune
+from feedline.core.pipeline import serialize as _serialize
+
+__all__ = ["GraphDefinition", "require_source"]
+
+
+class GraphDefinition:
+    """The graph-definition half of ``Pipeline``, which sets the attributes."""
+
+    _graph: Graph
+    _outputs: list[DataNode] | None
+    _sinks: list[DataNode]
+    _prepared: list[OpNode] | None
+    _built_ops: list[OpNode]
+
+    def build(self) -> None:
+        """Build the pipeline (implemented by ``Pipeline``)."""
+        raise NotImplementedError
+
+    def set_outputs(self, *outputs: Any) -> None:
+        """Set the pipeline outputs (DataNodes, or constants that become constant nodes)."""
+        nodes: list[DataNode] = []
+        with self._graph:
+            for index, value in enumerate(outputs):
+                if isinstance(value, DataNode):
+                    nodes.append(require_source(value, f"output {index}"))
+                elif isinstance(value, list | tuple) and any(
+                    isinstance(v, DataNode) for v in value
+                ):
+                    raise TypeError(
+                        f"output {index} is a nested list of DataNodes; return a tuple for "
+                        "several outputs"
+                    )
+                else:
+                    nodes.append(constant_node(value))
+        self._outputs = nodes
+
+    def define_graph(self) -> Any:
+        """Override in a subclass to define the graph (return the outputs)."""
+        raise NotImplementedError(
+            "define the pipeline with @pipeline_def, set_outputs() or by overriding define_graph()"
+        )
+
+    def add_sink(self, edge: DataNode) -> None:
+        """Keep ``edge``'s operator (and what it reads) although no output uses it."""
+        if not isinstance(edge, DataNode):
+            raise TypeError(f"add_sink: expected a DataNode, got {type(edge).__name__}")
+        if self._prepared is not None:
+            raise RuntimeError("add_sink: the pipeline is already built")
+        self._sinks.append(require_source(edge, "add_sink"))
+
+    def iter_setup(self) -> None:
+        """Override to prepare each iteration, e.g. with :meth:`feed_input` (DALI's legacy hook).
+
+        Called on the thread that schedules the iteration (``run()``/``schedule_run()``), after
+        the external sources' callbacks of that iteration and before its computation is queued;
+        raise StopIteration to end the epoch.
+        """
+
+    def _ensure_defined(self, define_graph: Callable[[], Any] | None = None) -> None:
+        if define_graph is not None:
+            if not callable(define_graph):
+                hint = (
+                    " (to write a file, pass filename=...)" if isinstance(define_graph, str) else ""
+                )
+                raise TypeError(f"define_graph must be callable, got {define_graph!r}{hint}")
+            if self._outputs is not None:
+                raise RuntimeError(
+                    "Duplicate graph definition: define_graph must not be given when the "
+                    "outputs were already set (set_outputs(), @pipeline_def, "
+                    "start_py_workers(), serialize() or an earlier build())"
+                )
+        if self._outputs is not None:
+            return
+        with self._graph:
+            result = (define_graph or self.define_graph)()
+        outputs = result if isinstance(result, tuple) else (() if result is None else (result,))
+        self.set_outputs(*outputs)
+
+    def serialize(
+        self, define_graph: Callable[[], Any] | None = None, filename: str | None = None
+    ) -> str:
+        """The graph and parameters as a JSON document (callbacks omitted).
+
+        Args:
+            define_graph: defines the graph instead of :meth:`define_graph` (as in ``build``).
+            filename: also write the document there.
+        """
+        self._ensure_defined(define_graph)
+        ops = prune(self._graph.ops, [*(self._outputs or []), *self._sinks])
+        text = _serialize.dump_pipeline(self, ops)
+        if filename is not None:
+            with open(filename, "w", encoding="utf-8") as handle:
+                handle.write(text)
+        return text
+
+    @classmethod
+    def deserialize(
+        cls,
+        serialized_pipeline: str | bytes | None = None,
+        filename: str | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """Rebuild a pipeline from :meth:`serialize` output; ``kwargs`` override parameters.
+
+        The returned pipeline is built. External sources have no callback: feed them.
+        """
+        return _serialize.load_pipeline(cls, serialized_pipeline, filename, kwargs)
+
+    def deserialize_and_build(self, serialized_pipeline: str | bytes) -> None:
+        """Define this pipeline's graph from :meth:`serialize` output and build it.
+
+        The stored batch size, thread count, device and seed are used where this pipeline was
+        given none (or DALI's ``-1``); its other parameters are its own.
+
+        Raises:
+            RuntimeError: this pipeline's graph is already defined.
+        """
+        if self._outputs is not None or self._graph.ops:
+            raise RuntimeError("deserialize_and_build: this pipeline's graph is already defined")
+        _serialize.load_into(self, serialized_pipeline)
+        self.build()
+
+    def save_graph_to_dot_file(
+        self,
+        filename: str,
+        show_tensors: bool = False,
+        show_ids: bool = False,
+        use_colors: bool = False,
+    ) -> None:
+        """Write the built graph as Graphviz dot text."""
+        self.build()
+        text = _serialize.to_dot(
+            self._built_ops, self._outputs or [], show_tensors, show_ids, use_colors
+        )
+        with open(filename, "w", encoding="utf-8") as handle:
+            handle.write(text)
+
+
+def require_source(node: DataNode, what: str) -> DataNode:
+    """``node``, or ValueError when it was constructed without a source operator."""
+    if node.source is None:
+        raise ValueError(f"{what}: DataNode {node.name!r} has no source operator")
+    return node

@@ -1,0 +1,53 @@
+"""Built-in plugin: schema and registration of ``decoders.video`` (CPU, through PyAV).
+
+The operator is always registered (its docs are visible); building a pipeline that uses it
+without PyAV installed raises an ImportError saying how to install it.
+"""
+
+from __future__ import annotations
+
+from feedline.core.hookspecs import hookimpl
+from feedline.core.registry import Registry
+from feedline.core.schema import ArgSpec, InputSpec, OpSchema
+from feedline.operators.cpu.video.decoder import PAD_MODES
+
+VIDEO = OpSchema(
+    "decoders.video",
+    """Decode videos from in-memory streams into sequences of RGB frames (``F×H×W×3`` uint8,
+    layout ``FHWC``).
+
+    Decoding uses FFmpeg through PyAV (``pip install 'feedline[video]'``): every codec and
+    container of the installed FFmpeg build. Without selection arguments every frame is
+    returned. ``frames`` lists the indices to return (any order, repeats allowed; each must
+    exist). Otherwise frames run from ``start_frame`` by ``stride`` up to ``end_frame``
+    (exclusive) or for ``sequence_length`` frames; indices past the end are handled by
+    ``pad_mode``: ``none`` (shorter sequence), ``constant`` (frames of ``fill_value``),
+    ``edge``/``repeat`` (last frame), ``reflect_1001``/``symmetric`` (``ABC → ABCCBA``),
+    ``reflect_101``/``reflect`` (``ABC → ABCBA``).""",
+    inputs=(InputSpec("encoded", "Encoded videos (1-D uint8 each)."),),
+    args=(
+        ArgSpec("frames", "int_vec", None, "Indices of the frames to return.", tensor=True),
+        ArgSpec("start_frame", "int", None, "First frame (default 0).", tensor=True),
+        ArgSpec("stride", "int", None, "Step between frames (default 1).", tensor=True),
+        ArgSpec("end_frame", "int", None, "Frame to stop before.", tensor=True),
+        ArgSpec("sequence_length", "int", None, "Number of frames to return.", tensor=True),
+        ArgSpec("pad_mode", "str", "constant", "How indices past the end are filled.",
+                choices=PAD_MODES),
+        ArgSpec("fill_value", "int_vec", (0,), "Colour of constant padding frames: one value "
+                "or one per channel, in [0, 255]."),
+        ArgSpec("build_index", "bool", True, "Index keyframes for seeking (a speed setting; "
+                "frames are decoded in order up to the last one needed, so it has no effect "
+                "on the result)."),
+        ArgSpec("affine", "bool", True, "Mixed (GPU) backend only: pin decoder threads to "
+                "cores. No effect on the CPU."),
+    ),
+)  # fmt: skip
+
+
+@hookimpl
+def feedline_register_operators(registry: Registry) -> None:
+    """Register ``decoders.video``."""
+    registry.add_operator(VIDEO, {"cpu": "feedline.operators.cpu.video.decoder:VideoDecoderKernel"})
+
+
+__all__ = ["VIDEO"]

@@ -1,0 +1,103 @@
+"""``gaussian_blur`` against a direct (non-separable) convolution with mirrored borders."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from feedline import OperatorError, types
+from feedline.operators.cpu.effects.blur import gaussian_blur, gaussian_window
+from tests.operators.cpu.image_samples import PerSample, run_op
+
+
+def mirror(i: int, n: int) -> int:
+    """Reflect-101 index: ... 2 1 | 0 1 2 ... n-1 | n-2 ..."""
+    if n == 1:
+        return 0
+    period = 2 * n - 2
+    i %= period
+    return i if i < n else period - i
+
+
+def reference(image: np.ndarray, sigma: float, window: int) -> np.ndarray:
+    """2-D convolution of an HW float image, tap by tap."""
+    taps = gaussian_window(sigma, window)
+    r = len(taps) // 2
+    h, w = image.shape
+    out = np.zeros((h, w))
+    for y in range(h):
+        for x in range(w):
+            total = 0.0
+            for dy in range(-r, r + 1):
+                for dx in range(-r, r + 1):
+                    total += (
+                        taps[dy + r] * taps[dx + r] * image[mirror(y + dy, h), mirror(x + dx, w)]
+                    )
+            out[y, x] = total
+    return out
+
+
+def test_window_follows_dalis_formulas() -> None:
+    assert len(gaussian_window(1.0, 0)) == 2 * math.ceil(3.0) + 1
+    assert len(gaussian_window(0.4, 0)) == 5
+    taps = gaussian_window(0.0, 7)
+    sigma = (3 - 1) * 0.3 + 0.8
+    expected = np.exp(-(np.arange(-3, 4) ** 2) / (2 * sigma**2))
+    np.testing.assert_allclose(taps, expected / expected.sum())
+    assert taps.sum() == pytest.approx(1.0)
+    for sigma, window, message in [(0, 0, "give sigma"), (1, 4, "odd"), (-1, 3, "negative")]:
+        with pytest.raises(ValueError, match=message):
+            gaussian_window(sigma, window)
+
+
+@settings(max_examples=25)
+@given(
+    hnp.arrays(
+        np.float32,
+        st.tuples(st.integers(1, 7), st.integers(1, 7)),
+        elements=st.floats(0, 255, width=32),
+    ),
+    st.sampled_from([(0.7, 0), (0.0, 3), (1.5, 5), (2.0, 0)]),
+)
+def test_separable_blur_equals_direct_convolution(image: np.ndarray, params: tuple) -> None:
+    sigma, window = params
+    got = gaussian_blur(image, "HW", [sigma], [window], np.dtype(np.float32))
+    np.testing.assert_allclose(got, reference(image.astype(np.float64), sigma, window), atol=1e-3)
+
+
+def test_blur_in_a_pipeline_channels_per_axis_and_dtype() -> None:
+    rng = np.random.default_rng(0)
+    images = [rng.integers(0, 256, (12, 9, 3), dtype=np.uint8) for _ in range(2)]
+    out, layout = run_op("gaussian_blur", images, "HWC", sigma=1.2)
+    assert layout == "HWC" and out[0].dtype == np.uint8
+    for channel in range(3):
+        expected = reference(images[0][:, :, channel].astype(np.float64), 1.2, 0)
+        assert np.abs(out[0][:, :, channel].astype(np.float64) - expected).max() <= 0.5 + 1e-6
+    # a blur along W only: every column kept apart
+    out, _ = run_op("gaussian_blur", images, "HWC", window_size=[1, 5], dtype=types.FLOAT)
+    assert out[0].dtype == np.float32
+    np.testing.assert_allclose(
+        out[0][:, 4, 0], images[0][:, 2:7, 0].astype(np.float64) @ gaussian_window(0, 5), rtol=1e-5
+    )
+    out, _ = run_op("gaussian_blur", images, "HWC", sigma=PerSample([0.5, 3.0]))
+    assert out[0].std() > out[1].std()  # the second sample is blurred more
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"sigma": [1.0, 2.0, 3.0]}, "one per spatial axis"),
+        ({"window_size": 4}, "odd"),
+        ({"sigma": 1.0, "dtype": types.INT16}, "'dtype' = INT16 is not supported"),
+    ],
+)
+def test_blur_errors(kwargs: dict, message: str) -> None:
+    with pytest.raises((OperatorError, ValueError, TypeError), match=message):
+        run_op("gaussian_blur", [np.zeros((4, 4, 3), np.uint8)], "HWC", **kwargs)
+    with pytest.raises((OperatorError, ValueError), match="channels must be first or last"):
+        run_op("gaussian_blur", [np.zeros((4, 3, 4), np.uint8)], "HCW", sigma=1.0)

@@ -1,0 +1,127 @@
+"""``decoders.video``: frame selection and padding against DALI's definitions (needs PyAV)."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+
+from feedline import OperatorError
+from feedline.core.plugins import PluginSystem
+from feedline.operators.cpu.video.decoder import select_frames
+from tests.operators.cpu.image_samples import PerSample, run_op
+
+av = pytest.importorskip("av")
+
+LEVELS = [10 + 20 * k for k in range(10)]  # frame k is a flat grey of level LEVELS[k]
+
+
+@pytest.fixture(autouse=True)
+def _video_plugins(empty_plugin_system: PluginSystem) -> Iterator[None]:
+    from feedline.operators.cpu import basic
+    from feedline.operators.cpu.video import plugin
+
+    empty_plugin_system.register(basic, "basic")
+    empty_plugin_system.register(plugin, "video")
+    yield
+
+
+def encode(count: int = 10, size: tuple[int, int] = (48, 64)) -> np.ndarray:
+    """An MPEG-4 video in an MP4 container whose frame k is flat grey LEVELS[k]."""
+    buffer = io.BytesIO()
+    with av.open(buffer, mode="w", format="mp4") as container:
+        stream = container.add_stream("mpeg4", rate=10)
+        stream.height, stream.width = size
+        stream.pix_fmt = "yuv420p"
+        stream.options = {"qscale": "1"}
+        for k in range(count):
+            image = np.full((*size, 3), LEVELS[k], np.uint8)
+            for packet in stream.encode(av.VideoFrame.from_ndarray(image, format="rgb24")):
+                container.mux(packet)
+        for packet in stream.encode():
+            container.mux(packet)
+    return np.frombuffer(buffer.getvalue(), np.uint8)
+
+
+VIDEO = encode()
+
+
+def levels(sequence: np.ndarray) -> list[int]:
+    """The level index of each decoded frame (by its mean, robust to compression)."""
+    return [int(np.argmin([abs(f.mean() - v) for v in LEVELS])) for f in sequence]
+
+
+def decode(**kwargs: object) -> np.ndarray:
+    (out,), layout = run_op("decoders.video", [VIDEO], None, **kwargs)
+    assert layout == "FHWC"
+    return out
+
+
+def test_all_frames_by_default() -> None:
+    out = decode()
+    assert out.shape == (10, 48, 64, 3) and out.dtype == np.uint8
+    assert levels(out) == list(range(10))
+
+
+def test_frames_start_stride_end_and_length() -> None:
+    assert levels(decode(frames=[7, 2, 2, 9])) == [7, 2, 2, 9]
+    assert levels(decode(start_frame=3, stride=2)) == [3, 5, 7, 9]
+    assert levels(decode(start_frame=1, end_frame=4)) == [1, 2, 3]
+    assert levels(decode(start_frame=2, sequence_length=3, stride=3)) == [2, 5, 8]
+
+
+@pytest.mark.parametrize(
+    ("mode", "expected"),
+    [
+        ("none", [6, 8]),
+        ("edge", [6, 8, 8, 8, 8]),
+        ("repeat", [6, 8, 8, 8, 8]),
+        ("symmetric", [6, 8, 8, 6, 6]),
+        ("reflect_1001", [6, 8, 8, 6, 6]),
+        ("reflect", [6, 8, 6, 8, 6]),
+        ("reflect_101", [6, 8, 6, 8, 6]),
+    ],
+)
+def test_pad_modes(mode: str, expected: list[int]) -> None:
+    assert levels(decode(start_frame=6, stride=2, sequence_length=5, pad_mode=mode)) == expected
+
+
+def test_constant_padding_uses_fill_value() -> None:
+    out = decode(start_frame=8, sequence_length=4, fill_value=[1, 2, 3])
+    assert levels(out[:2]) == [8, 9]
+    assert (out[2:] == [1, 2, 3]).all()
+
+
+def test_per_sample_selection() -> None:
+    out, _ = run_op(
+        "decoders.video", [VIDEO, VIDEO], None, start_frame=PerSample([0, 5]), sequence_length=2
+    )
+    assert [levels(o) for o in out] == [[0, 1], [5, 6]]
+
+
+def test_selection_argument_rules() -> None:
+    with pytest.raises(ValueError, match="cannot be combined"):
+        select_frames({"frames": [1], "stride": 2})
+    with pytest.raises(ValueError, match="mutually exclusive"):
+        select_frames({"end_frame": 3, "sequence_length": 2})
+    with pytest.raises(ValueError, match="stride"):
+        select_frames({"stride": 0})
+    assert select_frames({}) == (None, 0, 1, None)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"frames": [12]}, "frame 12 does not exist"),
+        ({"start_frame": 20}, "past the end"),
+        ({"fill_value": [1, 2]}, "1 or 3 values"),
+        ({"pad_mode": "wrap"}, "must be one of"),
+    ],
+)
+def test_errors(kwargs: dict, message: str) -> None:
+    with pytest.raises((OperatorError, ValueError), match=message):
+        decode(**kwargs)
+    with pytest.raises((OperatorError, ValueError), match="cannot decode"):
+        run_op("decoders.video", [np.frombuffer(b"not a video" * 20, np.uint8)], None)

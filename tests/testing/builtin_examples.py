@@ -1,0 +1,121 @@
+"""One example call per public built-in operator, for ``check_operator`` (see test_builtins)."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from feedline import types
+from feedline.testing import OperatorExample
+
+_RNG = np.random.default_rng(2024)
+
+
+def _images(count: int = 3, channels: int = 3) -> list[np.ndarray]:
+    shapes = [(24 + 4 * i, 32 - 2 * i) for i in range(count)]
+    return [_RNG.integers(0, 256, (*hw, channels), dtype=np.uint8) for hw in shapes]
+
+
+def _encoded(fmt: str = "JPEG") -> list[np.ndarray]:
+    files = []
+    for image in _images():
+        buffer = io.BytesIO()
+        Image.fromarray(image).save(buffer, fmt)
+        files.append(np.frombuffer(buffer.getvalue(), np.uint8))
+    return files
+
+
+def _boxes(count: int = 3) -> list[np.ndarray]:
+    """Relative ``[x, y, w, h]`` boxes, two to four per sample."""
+    out = []
+    for i in range(count):
+        xy = _RNG.uniform(0, 0.5, (2 + i, 2))
+        wh = _RNG.uniform(0.1, 0.5, (2 + i, 2))
+        out.append(np.concatenate([xy, wh], axis=1).astype(np.float32))
+    return out
+
+
+def _ltrb(count: int = 3) -> list[np.ndarray]:
+    return [np.concatenate([b[:, :2], b[:, :2] + b[:, 2:]], axis=1) for b in _boxes(count)]
+
+
+def _labels(boxes: list[np.ndarray]) -> list[np.ndarray]:
+    return [np.arange(1, len(b) + 1, dtype=np.int32) for b in boxes]
+
+
+def _floats(count: int = 3) -> list[np.ndarray]:
+    return [_RNG.normal(0, 1, (5 + i, 3)).astype(np.float32) for i in range(count)]
+
+
+def _double(sample: Any) -> Any:
+    return sample * 2
+
+
+IMAGES, HWC = [_images()], ["HWC"]
+LTRB = _ltrb()
+FLOATS = [_floats()]
+
+EXAMPLES: dict[str, OperatorExample] = {
+    "bb_flip": OperatorExample([_boxes()]),
+    "bbox_paste": OperatorExample([_boxes()], args={"ratio": 2.0}),
+    "box_encoder": OperatorExample(
+        [LTRB, _labels(LTRB)],
+        args={"anchors": [0.0, 0.0, 0.5, 0.5, 0.5, 0.5, 1.0, 1.0, 0.0, 0.0, 1.0, 1.0]},
+    ),
+    "brightness": OperatorExample(IMAGES, HWC, {"brightness": 1.3}),
+    "brightness_contrast": OperatorExample(IMAGES, HWC, {"brightness": 0.9, "contrast": 1.2}),
+    "cast": OperatorExample(FLOATS, args={"dtype": types.INT32}),
+    "color_space_conversion": OperatorExample(
+        IMAGES, HWC, {"image_type": types.RGB, "output_type": types.YCbCr}
+    ),
+    "color_twist": OperatorExample(IMAGES, HWC, {"hue": 20.0, "saturation": 0.7}),
+    "constant": OperatorExample(args={"fdata": [1.0, 2.0, 3.0], "shape": [3]}),
+    "contrast": OperatorExample(IMAGES, HWC, {"contrast": 1.5}),
+    "coord_flip": OperatorExample([[np.asarray(b[:, :2]) for b in _boxes()]], ["xy"]),
+    "coord_transform": OperatorExample(FLOATS, args={"M": [2.0], "T": [1.0, 0.0, -1.0]}),
+    "copy": OperatorExample(IMAGES, HWC),
+    "crop": OperatorExample(IMAGES, HWC, {"crop": [16.0, 16.0]}),
+    "crop_mirror_normalize": OperatorExample(
+        IMAGES, HWC, {"crop": [16.0, 16.0], "mean": [128.0], "std": [64.0], "mirror": 1}
+    ),
+    "decoders.image": OperatorExample([_encoded()]),
+    "decoders.image_crop": OperatorExample([_encoded()], args={"crop": [12.0, 12.0]}),
+    "decoders.image_random_crop": OperatorExample([_encoded("PNG")]),
+    "decoders.image_slice": OperatorExample(
+        [_encoded()], args={"rel_start": [0.25, 0.25], "rel_shape": [0.5, 0.5]}
+    ),
+    "external_source": OperatorExample(
+        args={"source": lambda: [np.full((2,), i, np.int32) for i in range(3)], "batch": True},
+        batch_size=3,
+    ),
+    "flip": OperatorExample(IMAGES, HWC, {"horizontal": 1, "vertical": 1}),
+    "hsv": OperatorExample(IMAGES, HWC, {"hue": 30.0, "value": 0.8}),
+    "hue": OperatorExample(IMAGES, HWC, {"hue": 45.0}),
+    "noise.gaussian": OperatorExample(IMAGES, HWC, {"stddev": 10.0}),
+    "normalize": OperatorExample(FLOATS),
+    "pad": OperatorExample(FLOATS, args={"fill_value": -1.0}),
+    "paste": OperatorExample(IMAGES, HWC, {"ratio": 1.5, "fill_value": [0, 0, 0]}),
+    "peek_image_shape": OperatorExample([_encoded()]),
+    "python_function": OperatorExample(FLOATS, args={"function": _double}),
+    "random.choice": OperatorExample([[np.array(5, np.int32)] * 4]),
+    "random.coin_flip": OperatorExample(args={"probability": 0.3}, batch_size=4),
+    "random.normal": OperatorExample(args={"shape": [3]}, batch_size=4),
+    "random.uniform": OperatorExample(args={"range": [-1.0, 1.0]}, batch_size=4),
+    "random_bbox_crop": OperatorExample(
+        [LTRB, _labels(LTRB)], args={"bbox_layout": "xyXY", "scaling": [0.3, 1.0]}
+    ),
+    "random_resized_crop": OperatorExample(IMAGES, HWC, {"size": [16, 16]}),
+    "reshape": OperatorExample(FLOATS, args={"rel_shape": [1.0, 1.0], "layout": "ab"}),
+    "resize": OperatorExample(IMAGES, HWC, {"resize_shorter": 20.0}),
+    "rotate": OperatorExample(IMAGES, HWC, {"angle": 30.0}),
+    "saturation": OperatorExample(IMAGES, HWC, {"saturation": 0.5}),
+    "slice": OperatorExample(IMAGES, HWC, {"rel_start": [0.1, 0.2], "rel_shape": [0.5, 0.5]}),
+    "transpose": OperatorExample(IMAGES, HWC, {"perm": [2, 0, 1]}),
+    "warp_affine": OperatorExample(IMAGES, HWC, {"matrix": [1.0, 0.2, 0.0, 0.1, 1.0, 0.0]}),
+}
+"""Readers are checked by ``check_reader`` (and run here only through their schema checks)."""
+
+READERS = ("readers.coco", "readers.file")
