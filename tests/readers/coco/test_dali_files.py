@@ -11,25 +11,24 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
-import feedline.readers.coco as coco_plugin
 from feedline import fn, pipeline_def
-from feedline.core.plugins import PluginSystem, use_plugin_system
 from feedline.readers.coco.dali_files import load_dali
-from feedline.readers.coco.store import CACHE_ENV
 from tests.readers.coco.data import make_document, write_dataset
 
-pytestmark = pytest.mark.filterwarnings(
-    "ignore:__array__ implementation:DeprecationWarning",
-    "ignore:readers.coco. masks",
-    "ignore:Use `polygon_masks` instead:DeprecationWarning",
-)
+pytestmark = [
+    pytest.mark.usefixtures("registry"),
+    pytest.mark.filterwarnings(
+        "ignore:__array__ implementation:DeprecationWarning",
+        "ignore:readers.coco. masks",
+        "ignore:Use `polygon_masks` instead:DeprecationWarning",
+    ),
+]
 
 FIXTURES = Path(__file__).parent / "dali_files"
 CONFIGS: dict[str, dict[str, Any]] = {
@@ -47,15 +46,6 @@ try:
 except ImportError:
     dali = None
 needs_dali = pytest.mark.skipif(dali is None, reason="nvidia-dali-cuda120 is not installed")
-
-
-@pytest.fixture(autouse=True)
-def registry(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.delenv(CACHE_ENV, raising=False)
-    system = PluginSystem(autoload=False)
-    system.register(coco_plugin, "coco-reader")
-    with use_plugin_system(system):
-        yield
 
 
 def write_fixture_dataset(root: Path) -> Path:
