@@ -32,7 +32,12 @@ one minute to the next.
 
 ``--spellings`` instead compares the ways DALI code spells the train pipeline's window
 (``SPELLINGS``: random_resized_crop, decoders.image_random_crop → resize, decoders.image_crop →
-resize, decoders.image_slice → resize), each in feedline and DALI, in alternating rounds.
+resize, decoders.image_slice → resize), each in feedline and DALI, in alternating rounds. On
+2026-11-25 (same 2-core VM, shared and loaded; ``--rounds 3 --seconds 4``, DALI 2.4 CPU) the
+quietest run gave, img/s (range): separate 887-940, DALI 471-493; fused 859-921 (0.98x the
+separate spelling; 775-792 before the fusion pass took it over), DALI 590-605; crop (96 x 96
+windows) 1161-1194, DALI 1083-1183; slice 536-605 (not fused: 0.64x), DALI 446-454. A loaded
+run minutes earlier gave half of these rates with ranges of +-30%.
 
 Usage: ``python benchmarks/imagenet.py [--modes train val] [--threads 2] [--rounds 3]
 [--seconds 8] [--data DIR] [--spellings]``
