@@ -37,12 +37,13 @@ from feedline.operators.cpu.image.schemas import MAX_IMAGE_PIXELS
 from feedline.operators.cpu.image.windows import Source
 
 __all__ = [
+    "MAX_IMAGE_PIXELS",
     "ImageCodec",
     "JpegCodec",
     "JpegProbe",
-    "MAX_IMAGE_PIXELS",
     "PillowCodec",
     "apply_orientation",
+    "check_image_size",
     "jpeg_orientation",
     "pil_to_array",
 ]
