@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import io
 from typing import Any
 
@@ -54,9 +55,17 @@ def _double(sample: Any) -> Any:
     return sample * 2
 
 
+def _videos() -> list[np.ndarray]:
+    """Three short MPEG-4 videos of different lengths and sizes (needs PyAV)."""
+    from tests.operators.cpu.video.test_decoder import encode
+
+    return [encode(4 + i, (16 + 8 * i, 32)) for i in range(3)]
+
+
 IMAGES, HWC = [_images()], ["HWC"]
 LTRB = _ltrb()
 FLOATS = [_floats()]
+HAS_AV = importlib.util.find_spec("av") is not None
 
 EXAMPLES: dict[str, OperatorExample] = {
     "bb_flip": OperatorExample([_boxes()]),
@@ -81,21 +90,41 @@ EXAMPLES: dict[str, OperatorExample] = {
     "crop_mirror_normalize": OperatorExample(
         IMAGES, HWC, {"crop": [16.0, 16.0], "mean": [128.0], "std": [64.0], "mirror": 1}
     ),
+    "cast_like": OperatorExample([FLOATS[0], [np.zeros(1, np.int16)] * 3]),
+    "cat": OperatorExample([FLOATS[0], _floats()], args={"axis": 1}),
     "decoders.image": OperatorExample([_encoded()]),
     "decoders.image_crop": OperatorExample([_encoded()], args={"crop": [12.0, 12.0]}),
     "decoders.image_random_crop": OperatorExample([_encoded("PNG")]),
     "decoders.image_slice": OperatorExample(
         [_encoded()], args={"rel_start": [0.25, 0.25], "rel_shape": [0.5, 0.5]}
     ),
+    "erase": OperatorExample(
+        IMAGES,
+        HWC,
+        {
+            "anchor": [2.0, 3.0, 10.0, 1.0],
+            "shape": [5.0, 6.0, 4.0, 8.0],
+            "axis_names": "HW",
+            "fill_value": [255.0, 0.0, 10.0],
+        },
+    ),
+    "expand_dims": OperatorExample(FLOATS, ["ab"], {"axes": [0, 2], "new_axis_names": "XY"}),
     "external_source": OperatorExample(
         args={"source": lambda: [np.full((2,), i, np.int32) for i in range(3)], "batch": True},
         batch_size=3,
     ),
     "flip": OperatorExample(IMAGES, HWC, {"horizontal": 1, "vertical": 1}),
+    "gaussian_blur": OperatorExample(IMAGES, HWC, {"sigma": [1.5, 0.8]}),
+    "grid_mask": OperatorExample(IMAGES, HWC, {"tile": 8, "ratio": 0.4, "angle": 0.3}),
     "hsv": OperatorExample(IMAGES, HWC, {"hue": 30.0, "value": 0.8}),
     "hue": OperatorExample(IMAGES, HWC, {"hue": 45.0}),
+    "jitter": OperatorExample(IMAGES, HWC, {"nDegree": 3, "fill_value": 7.0}),
     "noise.gaussian": OperatorExample(IMAGES, HWC, {"stddev": 10.0}),
     "normalize": OperatorExample(FLOATS),
+    "one_hot": OperatorExample(
+        [[np.array([0, 3, 1], np.int32), np.array([2], np.int32), np.array([5, 0], np.int32)]],
+        args={"num_classes": 4, "dtype": types.UINT8, "on_value": 9.0},
+    ),
     "pad": OperatorExample(FLOATS, args={"fill_value": -1.0}),
     "paste": OperatorExample(IMAGES, HWC, {"ratio": 1.5, "fill_value": [0, 0, 0]}),
     "peek_image_shape": OperatorExample([_encoded()]),
@@ -113,9 +142,23 @@ EXAMPLES: dict[str, OperatorExample] = {
     "rotate": OperatorExample(IMAGES, HWC, {"angle": 30.0}),
     "saturation": OperatorExample(IMAGES, HWC, {"saturation": 0.5}),
     "slice": OperatorExample(IMAGES, HWC, {"rel_start": [0.1, 0.2], "rel_shape": [0.5, 0.5]}),
+    "squeeze": OperatorExample([[x[None] for x in FLOATS[0]]], ["xab"], {"axis_names": "x"}),
+    "stack": OperatorExample([FLOATS[0], _floats()], ["ab", "ab"], {"axis": -1, "axis_name": "s"}),
     "transpose": OperatorExample(IMAGES, HWC, {"perm": [2, 0, 1]}),
     "warp_affine": OperatorExample(IMAGES, HWC, {"matrix": [1.0, 0.2, 0.0, 0.1, 1.0, 0.0]}),
 }
+if HAS_AV:
+    EXAMPLES["decoders.video"] = OperatorExample([_videos()], args={"sequence_length": 3})
+
+SKIPPED = {} if HAS_AV else {"decoders.video": "PyAV (the 'av' package) is not installed"}
+"""Operators whose example cannot be built here, with the reason."""
+
 """Readers are checked by ``check_reader`` (and run here only through their schema checks)."""
 
-READERS = ("readers.coco", "readers.file")
+READERS = (
+    "readers.coco",
+    "readers.file",
+    "readers.numpy",
+    "readers.tfrecord",
+    "readers.webdataset",
+)

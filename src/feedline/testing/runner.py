@@ -104,6 +104,8 @@ def operator_pipeline(
         if gpu:
             call["device"] = device
         outputs = _fn_target(name)(*nodes, **call, **extra)
+        if isinstance(outputs, dict):  # readers.tfrecord: one output per feature, in order
+            return tuple(outputs.values())
         return tuple(outputs) if isinstance(outputs, list | tuple) else outputs
 
     pipe = one_operator()

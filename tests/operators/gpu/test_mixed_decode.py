@@ -159,6 +159,37 @@ def test_nvimgcodec_is_chosen_where_installed_and_applicable(
     pipe.close()
 
 
+class _BrokenCodecModule:
+    """An nvImageCodec that is installed but cannot make a decoder (no driver here)."""
+
+    class Decoder:
+        def __init__(self, device_id: int) -> None:
+            raise RuntimeError("Could not create decoder")
+
+
+def test_an_unusable_nvimgcodec_falls_back_to_the_cpu_under_auto_only(
+    fake_gpu: PluginSystem, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(mixed_decode, "nvimgcodec_module", lambda: _BrokenCodecModule)
+
+    @pipeline_def(batch_size=1, num_threads=1, device_id=0)
+    def graph(choice: str):
+        return fn.decoders.image(
+            fn.external_source(source=lambda: FILES[:1]), device="mixed", gpu_decoding=choice
+        )
+
+    pipe = graph("auto")
+    with pytest.warns(RuntimeWarning, match="cannot create a decoder.*decoding on the CPU"):
+        pipe.build()
+    (decoder,) = [k for k in pipe._executor.kernels.values() if hasattr(k, "window")]
+    assert decoder._gpu is None
+    pipe.close()
+    pipe = graph("nvimgcodec")
+    with pytest.raises(RuntimeError, match="cannot create a decoder: Could not create decoder"):
+        pipe.build()
+    pipe.close()
+
+
 def test_asking_for_nvimgcodec_without_it_fails_at_build(
     fake_gpu: PluginSystem, monkeypatch: pytest.MonkeyPatch
 ) -> None:

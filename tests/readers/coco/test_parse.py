@@ -36,7 +36,7 @@ def write(tmp_path: Path, doc: Any, **dump: Any) -> str:
 
 def fast(path: str, polygons: bool = True, rle: bool = True) -> RawCoco:
     """The msgspec path's result, which must not have needed the reference."""
-    raw = _columns(path, polygons or rle, rle, workers=2)
+    raw = _columns(path, polygons or rle, rle)
     assert raw is not None
     return raw
 

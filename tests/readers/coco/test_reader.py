@@ -5,18 +5,15 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
-import feedline.readers.coco as coco_plugin
 from feedline import fn, pipeline_def
 from feedline.core.errors import OperatorError
 from feedline.core.pipeline import Pipeline
-from feedline.core.plugins import PluginSystem, use_plugin_system
 from feedline.core.types import DataType
 from feedline.readers.coco.store import CACHE_ENV
 from tests.readers.coco.data import (
@@ -29,16 +26,10 @@ from tests.readers.coco.data import (
     write_dataset,
 )
 
-pytestmark = pytest.mark.filterwarnings("ignore:__array__ implementation:DeprecationWarning")
-
-
-@pytest.fixture(autouse=True)
-def registry(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.delenv(CACHE_ENV, raising=False)
-    system = PluginSystem(autoload=False)
-    system.register(coco_plugin, "coco-reader")
-    with use_plugin_system(system):
-        yield
+pytestmark = [
+    pytest.mark.usefixtures("registry"),
+    pytest.mark.filterwarnings("ignore:__array__ implementation:DeprecationWarning"),
+]
 
 
 @pytest.fixture
@@ -193,7 +184,7 @@ def test_deprecated_aliases(dataset: tuple, tmp_path: Path) -> None:
 def test_preprocessed_annotations_round_trip(dataset: tuple, tmp_path: Path) -> None:
     root, ann, doc = dataset
     saved = str(tmp_path / "saved")
-    kwargs = dict(ratio=True, skip_empty=True, ltrb=True)
+    kwargs = dict(skip_empty=True, ltrb=True)  # with ratio: see test_dali_files
     pipe, first = read_epoch(file_root=root, annotations_file=ann, pixelwise_masks=True,
                              save_preprocessed_annotations=True,
                              save_preprocessed_annotations_dir=saved, **kwargs)  # fmt: skip

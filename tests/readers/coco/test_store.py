@@ -18,6 +18,7 @@ from feedline.readers.coco.store import (
     MANIFEST,
     cache_entry,
     load_index,
+    load_preprocessed,
     resolve_cache_dir,
     save_index,
     store_in_cache,
@@ -79,8 +80,12 @@ def test_load_errors(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match="not found"):
         load_index(str(tmp_path / "missing"))
     (tmp_path / "boxes.dat").write_bytes(b"\0" * 8)
-    with pytest.raises(FileNotFoundError, match="DALI's .dat files"):
+    with pytest.raises(FileNotFoundError, match="no feedline_coco.json"):
         load_index(str(tmp_path))
+    with pytest.raises(FileNotFoundError, match="holds no preprocessed annotations"):
+        load_preprocessed(str(tmp_path))
+    with pytest.raises(FileNotFoundError, match="not found"):
+        load_preprocessed(str(tmp_path / "missing"))
     save_index(_index(CocoOptions()), str(tmp_path))
     (tmp_path / "labels.npy").write_bytes(b"garbage")
     with pytest.raises(ValueError, match=r"damaged .*labels.npy"):

@@ -21,10 +21,49 @@ class GraphDefinition:
     _sinks: list[DataNode]
     _prepared: list[OpNode] | None
     _built_ops: list[OpNode]
+    _built: bool
+    _built_before_with: list[bool]
 
     def build(self) -> None:
         """Build the pipeline (implemented by ``Pipeline``)."""
         raise NotImplementedError
+
+    def close(self) -> None:
+        """Release the pipeline's resources (implemented by ``Pipeline``)."""
+        raise NotImplementedError
+
+    @staticmethod
+    def current() -> GraphDefinition | None:
+        """The pipeline being defined on this thread, if any."""
+        graph = Graph.current()
+        owner = graph.owner if graph is not None else None
+        return owner if isinstance(owner, GraphDefinition) else None
+
+    @staticmethod
+    def push_current(pipeline: GraphDefinition) -> None:
+        """Make ``pipeline`` the current one on this thread."""
+        pipeline._graph.__enter__()
+
+    @staticmethod
+    def pop_current() -> GraphDefinition | None:
+        """Undo the last :meth:`push_current`."""
+        pipeline = GraphDefinition.current()
+        if Graph.current() is not None:
+            Graph.current().__exit__(None, None, None)
+        return pipeline
+
+    def __enter__(self) -> GraphDefinition:
+        """Define the graph in this block (as in DALI); a pipeline built inside the block is
+        closed when it ends, so ``with my_pipeline() as pipe: pipe.build(); ...`` frees its
+        threads, worker processes and memory maps however the block is left."""
+        self._graph.__enter__()
+        self._built_before_with.append(self._built)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self._graph.__exit__(*exc)
+        if not self._built_before_with.pop() and self._built:
+            self.close()
 
     def set_outputs(self, *outputs: Any) -> None:
         """Set the pipeline outputs (DataNodes, or constants that become constant nodes)."""

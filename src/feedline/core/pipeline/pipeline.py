@@ -184,59 +184,7 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
             background=self._exec_async and self._exec_pipelined,
         )
 
-    # -- definition -------------------------------------------------------------------------
-
-    @staticmethod
-    def current() -> Pipeline | None:
-        """The pipeline being defined on this thread, if any."""
-        graph = Graph.current()
-        owner = graph.owner if graph is not None else None
-        return owner if isinstance(owner, Pipeline) else None
-
-    @staticmethod
-    def push_current(pipeline: Pipeline) -> None:
-        """Make ``pipeline`` the current one on this thread."""
-        pipeline._graph.__enter__()
-
-    @staticmethod
-    def pop_current() -> Pipeline | None:
-        """Undo the last :meth:`push_current`."""
-        pipeline = Pipeline.current()
-        if Graph.current() is not None:
-            Graph.current().__exit__(None, None, None)
-        return pipeline
-
-    def __enter__(self) -> Pipeline:
-        """Define the graph in this block (as in DALI); a pipeline built inside the block is
-        closed when it ends, so ``with my_pipeline() as pipe: pipe.build(); ...`` frees its
-        threads, worker processes and memory maps however the block is left."""
-        self._graph.__enter__()
-        self._built_before_with.append(self._built)
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self._graph.__exit__(*exc)
-        if not self._built_before_with.pop() and self._built:
-            self.close()
-
     # -- build ------------------------------------------------------------------------------
-
-    def _check_build_params(self) -> None:
-        if self._batch_size is None:
-            raise TypeError("Pipeline: batch_size was not given")
-        if self._batch_size == -1:
-            raise ValueError(
-                "Pipeline: batch_size=-1 is only valid for a deserialized pipeline (which takes "
-                "the stored batch size, see deserialize_and_build()); pass batch_size >= 1"
-            )
-        if self._num_threads is None:
-            raise TypeError("Pipeline: num_threads was not given")
-        if isinstance(self._num_threads, bool) or not isinstance(self._num_threads, int):
-            raise TypeError(f"Pipeline: num_threads must be an int, got {self._num_threads!r}")
-        if self._num_threads < 1:
-            raise ValueError(
-                "Pipeline: num_threads < 1 is only allowed for pipelines built for serialization"
-            )
 
     def _prepare_ops(self) -> list[OpNode]:
         """The pruned, rewritten operators to build (once: the definition is final now)."""

@@ -116,6 +116,25 @@ class PipelineProperties:
     _outputs: Any
     _epoch_idx: int
 
+    def _check_build_params(self) -> None:
+        """Refuse to build without a usable batch size and thread count (``-1`` and ``None``
+        are only for pipelines that are deserialized or serialized)."""
+        if self._batch_size is None:
+            raise TypeError("Pipeline: batch_size was not given")
+        if self._batch_size == -1:
+            raise ValueError(
+                "Pipeline: batch_size=-1 is only valid for a deserialized pipeline (which takes "
+                "the stored batch size, see deserialize_and_build()); pass batch_size >= 1"
+            )
+        if self._num_threads is None:
+            raise TypeError("Pipeline: num_threads was not given")
+        if isinstance(self._num_threads, bool) or not isinstance(self._num_threads, int):
+            raise TypeError(f"Pipeline: num_threads must be an int, got {self._num_threads!r}")
+        if self._num_threads < 1:
+            raise ValueError(
+                "Pipeline: num_threads < 1 is only allowed for pipelines built for serialization"
+            )
+
     def _ensure_defined(self) -> None:
         """Run the graph definition if needed (implemented by ``Pipeline``)."""
         raise NotImplementedError

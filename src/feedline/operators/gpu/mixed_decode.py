@@ -16,6 +16,7 @@ and the window cut out on the device. GPU decoding applies to 8-bit RGB, BGR and
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
@@ -92,11 +93,22 @@ class _MixedDecoder(Kernel):
             and self.args["dtype"] == DataType.UINT8
             and ImageType(self.args["output_type"]) in _GPU_TYPES
         )
-        self._gpu = (
-            _NvImageCodec(module, self._stream, self.ctx.name)
-            if module is not None and usable
-            else None
-        )
+        self._gpu = None
+        if module is not None and usable:
+            try:
+                self._gpu = _NvImageCodec(module, self._stream, self.ctx.name)
+            except Exception as exc:  # installed but unusable here (no driver, no device…)
+                if choice == "nvimgcodec":
+                    raise RuntimeError(
+                        f"{self.ctx.name}: gpu_decoding='nvimgcodec' but nvImageCodec cannot "
+                        f"create a decoder: {exc}"
+                    ) from exc
+                warnings.warn(
+                    f"{self.ctx.name}: nvImageCodec is installed but cannot create a decoder "
+                    f"({exc}); decoding on the CPU (gpu_decoding='cpu' silences this)",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
 
     def run(self, batch: Batch) -> list[Any]:
         """Decode the batch; one device batch out."""

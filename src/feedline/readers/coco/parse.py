@@ -97,14 +97,13 @@ def _no_gc() -> Iterator[None]:
             gc.enable()
 
 
-def parse_coco(path: str, want_polygons: bool, want_rle: bool, workers: int = 1) -> RawCoco:
+def parse_coco(path: str, want_polygons: bool, want_rle: bool) -> RawCoco:
     """Parse the COCO annotation file ``path``.
 
     Args:
         path: the JSON file.
         want_polygons: collect polygon segmentations.
         want_rle: also collect RLE segmentations (implies ``want_polygons``).
-        workers: threads for parsing the polygons' coordinates.
 
     Raises:
         OSError: the file cannot be read.
@@ -114,7 +113,7 @@ def parse_coco(path: str, want_polygons: bool, want_rle: bool, workers: int = 1)
     want_polygons = want_polygons or want_rle
     with _no_gc():
         try:
-            raw = _columns(path, want_polygons, want_rle, workers)
+            raw = _columns(path, want_polygons, want_rle)
         except (
             msgspec.DecodeError,
             msgspec.ValidationError,
@@ -139,7 +138,7 @@ def _int64(entries: Sequence[Any], field: str) -> np.ndarray:
     return np.fromiter(map(attrgetter(field), entries), np.int64, len(entries))
 
 
-def _columns(path: str, want_polygons: bool, want_rle: bool, workers: int) -> RawCoco | None:
+def _columns(path: str, want_polygons: bool, want_rle: bool) -> RawCoco | None:
     """The columns of file ``path`` read with msgspec, or None where the reference must decide."""
     doc = _DECODERS[want_polygons].decode(_map(path))
     images, anns = doc.images, doc.annotations
@@ -167,7 +166,7 @@ def _columns(path: str, want_polygons: bool, want_rle: bool, workers: int) -> Ra
         return raw
     segs = list(map(attrgetter("segmentation"), anns))
     del doc, anns, images  # the file's text stays alive only as long as the segmentations
-    return _segmentations(raw, segs, Where(path, None), want_rle, workers)
+    return _segmentations(raw, segs, Where(path, None), want_rle)
 
 
 def _crowd(anns: Sequence[_Annotation]) -> np.ndarray | None:
@@ -188,7 +187,7 @@ def _crowd(anns: Sequence[_Annotation]) -> np.ndarray | None:
 
 
 def _segmentations(
-    raw: RawCoco, segs: list[msgspec.Raw], where: Where, want_rle: bool, workers: int
+    raw: RawCoco, segs: list[msgspec.Raw], where: Where, want_rle: bool
 ) -> RawCoco | None:
     """Add the segmentation columns to ``raw`` from the raw JSON of each segmentation (``segs``
     is emptied, which frees the file's text before the coordinates are gathered)."""
@@ -206,7 +205,7 @@ def _segmentations(
         attach_rles(raw, [rle_to_string(decode(segs[i]), i, where) for i in rles.tolist()])
     lists = list(compress(segs, is_list.tolist()))
     segs.clear()
-    polygons = parse_polygons(lists, workers)
+    polygons = parse_polygons(lists)
     if polygons is None:
         return None
     per_list, vertices, coordinates = polygons

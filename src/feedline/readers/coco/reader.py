@@ -23,9 +23,8 @@ from feedline.readers.coco.index import CocoIndex, CocoOptions, build_index
 from feedline.readers.coco.store import (
     CACHE_ENV,
     cache_entry,
-    load_index,
+    load_preprocessed,
     resolve_cache_dir,
-    save_index,
     store_in_cache,
 )
 
@@ -82,11 +81,13 @@ COCO_ARGS: tuple[ArgSpec, ...] = (
             "polygons and RLE segmentations (needs pycocotools). Excludes polygon_masks."),
     ArgSpec("image_ids", "bool", False, "Also output the COCO image id."),
     ArgSpec("preprocessed_annotations", "str", "", "Directory written by "
-            "save_preprocessed_annotations, read instead of annotations_file (then "
+            "save_preprocessed_annotations (DALI's or feedline's), read instead of "
+            "annotations_file (then "
             "annotations_file, images, ltrb, ratio, size_threshold and skip_empty must be left "
             "at their defaults: the saved values already include them)."),
     ArgSpec("save_preprocessed_annotations", "bool", False, "Write the parsed annotations to "
-            "save_preprocessed_annotations_dir (feedline's .npy format) when they are loaded."),
+            "save_preprocessed_annotations_dir in DALI's binary layout (DALI reads them) when they "
+            "are loaded."),
     ArgSpec("save_preprocessed_annotations_dir", "str", "", "Where "
             "save_preprocessed_annotations writes (created if needed)."),
     ArgSpec("cache_dir", "str", None, "feedline extension: cache parsed annotations in this "
@@ -145,7 +146,7 @@ def _check_args(args: Mapping[str, Any], name: str) -> None:
     if args["save_preprocessed_annotations"] != bool(args["save_preprocessed_annotations_dir"]):
         fail("save_preprocessed_annotations and save_preprocessed_annotations_dir go together")
     if args["skip_cached_images"]:
-        fail("skip_cached_images is not supported by readers.coco")
+        fail("skip_cached_images is not supported (DALI's COCO reader rejects it too)")
 
 
 class CocoReader(Reader):
@@ -200,8 +201,7 @@ class CocoReader(Reader):
         cache_dir = resolve_cache_dir(args["cache_dir"])
         index = cache_entry(cache_dir, path, options) if cache_dir else None
         if index is None:
-            workers = max(1, min(self.ctx.num_threads, os.cpu_count() or 1))
-            raw = parse_coco(path, options.polygons, options.rle, workers)
+            raw = parse_coco(path, options.polygons, options.rle)
             try:
                 index = build_index(raw, options)
             except ValueError as exc:
@@ -212,12 +212,16 @@ class CocoReader(Reader):
         return index
 
     def _preprocessed(self, directory: str) -> CocoIndex:
-        index = load_index(directory)
+        index, has_ids = load_preprocessed(directory)
         saved = index.options
         wanted = self._options()
-        missing = (wanted.polygons and not saved.polygons, wanted.rle and not saved.rle)
+        missing = (
+            wanted.polygons and not saved.polygons,
+            wanted.rle and not saved.rle,
+            self.args["image_ids"] and not has_ids,
+        )
         if any(missing):
-            kind = "polygon" if missing[0] else "RLE"
+            kind = ("polygon", "pixelwise mask", "image id")[missing.index(True)]
             raise ValueError(
                 f"readers.coco {self.ctx.name!r}: the preprocessed annotations in "
                 f"{directory!r} were saved without {kind} data; save them with the same mask "
@@ -231,11 +235,9 @@ class CocoReader(Reader):
         index = self._load_index()
         source = args["annotations_file"] or args["preprocessed_annotations"]
         if args["save_preprocessed_annotations"]:
-            save_index(
-                index,
-                args["save_preprocessed_annotations_dir"],
-                source={"annotations_file": os.path.abspath(source)},
-            )
+            from feedline.readers.coco.dali_files import save_dali
+
+            save_dali(index, args["save_preprocessed_annotations_dir"], args["image_ids"])
         if len(index) == 0:
             raise ValueError(f"readers.coco {self.ctx.name!r}: {source!r} gives no samples")
         too_big = (index.image_ids < -(2**31)) | (index.image_ids >= 2**31)

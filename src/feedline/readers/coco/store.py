@@ -1,8 +1,13 @@
 """Preprocessed COCO annotations on disk, and the automatic annotation cache.
 
-A directory holds one ``.npy`` file per array of :class:`~feedline.readers.coco.index.CocoIndex`
-(loaded with ``allow_pickle=False``, large ones memory-mapped), the file names as one
-NUL-separated UTF-8 ``uint8`` array, and a JSON manifest written last (so a half-written
+``preprocessed_annotations`` reads DALI's layout (:mod:`~feedline.readers.coco.dali_files`,
+what ``save_preprocessed_annotations`` writes) or this module's, which earlier feedline
+versions wrote there and the cache still uses (:func:`load_preprocessed` tells them apart).
+
+This module's directory holds one ``.npy`` file per array of
+:class:`~feedline.readers.coco.index.CocoIndex` (loaded with ``allow_pickle=False``, large
+ones memory-mapped), the file names as one NUL-separated UTF-8 ``uint8`` array, and a JSON
+manifest written last (so a half-written
 directory is never taken for a complete one). Values are final: they already include the options
 recorded in the manifest.
 
@@ -31,6 +36,7 @@ __all__ = [
     "MANIFEST",
     "cache_entry",
     "load_index",
+    "load_preprocessed",
     "resolve_cache_dir",
     "save_index",
     "store_in_cache",
@@ -106,13 +112,7 @@ def load_index(directory: str) -> CocoIndex:
     if not os.path.isdir(directory):
         raise FileNotFoundError(f"preprocessed annotations directory {directory!r} not found")
     if not os.path.exists(manifest_path):
-        hint = (
-            " (it holds DALI's .dat files; feedline reads only its own .npy format — save them "
-            "again with feedline's save_preprocessed_annotations)"
-            if os.path.exists(os.path.join(directory, "boxes.dat"))
-            else ""
-        )
-        raise FileNotFoundError(f"no {MANIFEST} in {directory!r}{hint}")
+        raise FileNotFoundError(f"no {MANIFEST} in {directory!r}")
     try:
         with open(manifest_path, "rb") as f:
             manifest = json.load(f)
@@ -129,6 +129,33 @@ def load_index(directory: str) -> CocoIndex:
         raise ValueError(f"damaged preprocessed annotations in {directory!r}: {exc}") from None
     _check_consistent(index, directory)
     return index
+
+
+def load_preprocessed(directory: str) -> tuple[CocoIndex, bool]:
+    """The annotations in ``directory`` (DALI's layout or :func:`save_index`'s), and whether
+    they hold the images' COCO ids (DALI's only with ``image_ids``; otherwise sample ``i`` has
+    id ``i``, as in DALI).
+
+    Raises:
+        FileNotFoundError: ``directory`` does not exist or holds neither layout.
+        ValueError: damaged files (the message names the directory or the file).
+    """
+    from feedline.readers.coco.dali_files import DALI_MARKER, load_dali
+
+    if os.path.exists(os.path.join(directory, MANIFEST)):
+        return load_index(directory), True
+    if not os.path.isdir(directory):
+        raise FileNotFoundError(f"preprocessed annotations directory {directory!r} not found")
+    if not all(os.path.exists(os.path.join(directory, f)) for f in (DALI_MARKER, "filenames.dat")):
+        raise FileNotFoundError(
+            f"{directory!r} holds no preprocessed annotations (neither DALI's offsets.dat and "
+            f"filenames.dat nor feedline's {MANIFEST})"
+        )
+    try:
+        index = load_dali(directory)
+    except ValueError as exc:
+        raise ValueError(f"damaged preprocessed annotations: {exc}") from None
+    return index, os.path.exists(os.path.join(directory, "original_ids.dat"))
 
 
 def _load_array(directory: str, name: str) -> np.ndarray:
