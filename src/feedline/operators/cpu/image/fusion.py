@@ -72,7 +72,7 @@ __all__ = [
 
 FUSED_RRC = "decoders._image_random_resized_crop"
 FUSED_RESIZE = "decoders._image_resize"
-_DECODE_ARGS = ("output_type", "dtype")
+_DECODE_ARGS = ("output_type", "dtype", "max_pixels")
 _CROP_ARGS = ("crop", "crop_h", "crop_w", "crop_pos_x", "crop_pos_y", "rounding")
 _NO_CROP = {"crop": None, "crop_h": None, "crop_w": None, "crop_pos_x": 0.5, "crop_pos_y": 0.5}
 
