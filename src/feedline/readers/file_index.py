@@ -140,11 +140,15 @@ def parse_file_list(list_path: str, file_root: str | None = None) -> list[FileEn
         match = _LIST_LINE.fullmatch(line)
         if match is None:
             raise _line_error(list_path, lineno, line)
-        name, label = match.group(1), int(match.group(2))
-        if label > INT32_MAX:
+        name, digits = match.group(1), match.group(2).lstrip("0") or "0"
+        # Compare lengths first: int() refuses strings of thousands of digits.
+        if len(digits) > len(str(INT32_MAX)) or int(digits) > INT32_MAX:
             raise ValueError(
-                f"file_list {list_path!r}, line {lineno}: label {label} does not fit in int32"
+                f"file_list {list_path!r}, line {lineno}: label {digits:.20} does not fit in int32"
             )
+        if "\0" in name:
+            raise ValueError(f"file_list {list_path!r}, line {lineno}: NUL byte in the file name")
+        label = int(digits)
         entries.append(FileEntry(os.path.join(base, name), label, name))
     if not entries:
         raise ValueError(f"No files found: file_list {list_path!r} has no entries")

@@ -161,7 +161,9 @@ class _MixedDecoder(Kernel):
         self, data: np.ndarray, args: Mapping[str, Any], sample: SampleContext
     ) -> tuple[int, int, int, int] | None:
         """The ``(y0, x0, y1, x1)`` window to keep of a GPU-decoded sample (None: all of it),
-        placed exactly as the CPU kernel places it."""
+        placed exactly as the CPU kernel places it. The header is read either way, so the
+        operator's ``max_pixels`` is checked before the GPU allocates anything."""
+        self._cpu.image_shape(data)
         return None
 
 

@@ -114,7 +114,13 @@ def parse_coco(path: str, want_polygons: bool, want_rle: bool) -> RawCoco:
     with _no_gc():
         try:
             raw = _columns(path, want_polygons, want_rle)
-        except (msgspec.DecodeError, msgspec.ValidationError, OverflowError, CocoFormatError):
+        except (
+            msgspec.DecodeError,
+            msgspec.ValidationError,
+            OverflowError,
+            UnicodeDecodeError,  # msgspec's for a string that is not UTF-8
+            CocoFormatError,
+        ):
             raw = None
         return raw if raw is not None else _reference(path, want_polygons, want_rle)
 
@@ -230,7 +236,12 @@ def _reference(path: str, want_polygons: bool, want_rle: bool) -> RawCoco:
             f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno} (byte {exc.pos}): "
             f"{exc.msg}"
         ) from None
-    except (UnicodeDecodeError, ValueError) as exc:
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise CocoFormatError(
+            f"{path}: invalid JSON: not UTF-8 text at line {line} (byte {exc.start}): {exc.reason}"
+        ) from None
+    except ValueError as exc:
         raise CocoFormatError(f"{path}: invalid JSON: {exc}") from None
     return raw_from_document(doc, path, want_polygons, want_rle, _Locator(data))
 

@@ -33,14 +33,17 @@ from feedline.operators.cpu.image.bindings import (
     decode_jpeg_region,
     decode_jpeg_resampled,
 )
+from feedline.operators.cpu.image.schemas import MAX_IMAGE_PIXELS
 from feedline.operators.cpu.image.windows import Source
 
 __all__ = [
+    "MAX_IMAGE_PIXELS",
     "ImageCodec",
     "JpegCodec",
     "JpegProbe",
     "PillowCodec",
     "apply_orientation",
+    "check_image_size",
     "jpeg_orientation",
     "pil_to_array",
 ]
@@ -115,21 +118,19 @@ _SOF_MARKERS = frozenset(
 )
 #: libjpeg's colour space names by component count, as simplejpeg reports them.
 _COLORSPACE_OF = {1: "Gray", 3: "YCbCr", 4: "CMYK"}
-#: Largest image (height × width) a decoder allocates: Pillow's own limit, about 179 megapixels.
-#: A header that claims more is refused before any pixel memory is allocated.
-MAX_IMAGE_PIXELS = 178_956_970
 
 
-def check_image_size(height: int, width: int) -> None:
-    """Refuse an image whose header claims more than :data:`MAX_IMAGE_PIXELS` pixels.
+def check_image_size(height: int, width: int, limit: int = MAX_IMAGE_PIXELS) -> None:
+    """Refuse an image whose header claims more than ``limit`` pixels (the operator's
+    ``max_pixels``, by default :data:`MAX_IMAGE_PIXELS`).
 
     Raises:
         ValueError: naming the claimed size and the limit.
     """
-    if height * width > MAX_IMAGE_PIXELS:
+    if height * width > limit:
         raise ValueError(
             f"image of {width}x{height} = {height * width / 1e6:.1f} megapixels exceeds the "
-            f"decoder's limit of {MAX_IMAGE_PIXELS / 1e6:.1f} megapixels"
+            f"decoder's limit of {limit / 1e6:.1f} megapixels (max_pixels={limit})"
         )
 
 
@@ -224,9 +225,16 @@ def pil_to_array(image: Any, output_type: ImageType) -> np.ndarray:
 
 
 class ImageCodec:
-    """Base class of codecs: override :meth:`shape` and :meth:`decode`."""
+    """Base class of codecs: override :meth:`shape` and :meth:`decode`.
+
+    Attributes:
+        max_pixels: the largest image to accept, set by the decoder operator to its own
+            ``max_pixels`` on its copy of the codec; a codec refuses larger images from the
+            header (:func:`check_image_size`) before allocating.
+    """
 
     name = "codec"
+    max_pixels: int = MAX_IMAGE_PIXELS
 
     def shape(self, data: Any) -> tuple[int, int, int]:
         """``(height, width, channels)`` of the decoded image, from the header only."""
@@ -251,7 +259,7 @@ class PillowCodec(ImageCodec):
             raise ValueError(f"image too large: {exc}") from None
         except (OSError, SyntaxError, ValueError, struct.error) as exc:
             raise ValueError(f"unrecognised or corrupt image data: {exc}") from None
-        check_image_size(image.height, image.width)
+        check_image_size(image.height, image.width, self.max_pixels)
         return image
 
     @staticmethod
@@ -315,13 +323,13 @@ class JpegCodec(PillowCodec):
             return None
         frame, orientation = _scan_jpeg(data)
         if frame is not None and frame[0] > 0 and frame[1] > 0 and frame[2] in _COLORSPACE_OF:
-            check_image_size(frame[0], frame[1])
+            check_image_size(frame[0], frame[1], self.max_pixels)
             return frame[0], frame[1], _COLORSPACE_OF[frame[2]], orientation
         try:
             height, width, colorspace, _ = _simplejpeg.decode_jpeg_header(data)
         except ValueError as exc:
             raise ValueError(f"corrupt JPEG header: {exc}") from None
-        check_image_size(height, width)
+        check_image_size(height, width, self.max_pixels)
         return height, width, colorspace, orientation
 
     def probe(self, data: Any) -> JpegProbe:

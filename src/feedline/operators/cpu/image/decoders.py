@@ -9,6 +9,7 @@ orientation applied. ``dtype`` rescales to the type's range: ``UINT16 = v * 257`
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,6 +18,7 @@ import numpy as np
 from feedline.core.kernel import SampleContext, SampleKernel
 from feedline.core.registry import load_object
 from feedline.core.types import DataType, ImageType, to_numpy_dtype
+from feedline.operators.cpu.image.codecs import MAX_IMAGE_PIXELS, check_image_size
 from feedline.operators.cpu.image.crop import crop_window
 from feedline.operators.cpu.image.resize import check_rrc_args, rrc_window
 from feedline.operators.cpu.tensor.slice import SliceKernel
@@ -70,22 +72,36 @@ def convert_depth(image: np.ndarray, dtype: DataType) -> np.ndarray:
 
 
 class CodecKernel(SampleKernel):
-    """Finds the codec of each encoded sample by its signature."""
+    """Finds the codec of each encoded sample by its signature; each operator holds its own
+    codec objects, limited to its ``max_pixels``."""
 
     op = "decoders.image"
 
     def setup(self) -> None:
-        """Fetch the codec registry."""
+        """Check ``max_pixels``; fetch the codec registry.
+
+        Raises:
+            ValueError: ``max_pixels`` is not a positive number.
+        """
         from feedline.core.plugins import get_registry
 
+        limit = self.args.get("max_pixels", MAX_IMAGE_PIXELS)
+        if isinstance(limit, bool) or int(limit) != limit or limit <= 0:
+            raise ValueError(
+                f"{self.op}: max_pixels must be a positive number of pixels, got {limit!r}"
+            )
+        self._max_pixels = int(limit)
         self._registry = get_registry()
         self._codecs: dict[str, Any] = {}
 
     def codec(self, data: np.ndarray) -> Any:
-        """The codec object for the encoded ``data``.
+        """The codec object for the encoded ``data``. A codec with a ``max_pixels`` attribute
+        (:class:`~feedline.operators.cpu.image.codecs.ImageCodec`) checks the operator's limit
+        itself; for any other, the size its header gives is checked here.
 
         Raises:
-            ValueError: no registered codec recognises the data.
+            ValueError: no registered codec recognises the data, or the image is larger than
+                ``max_pixels``.
         """
         entry = self._registry.codec_for(data[:64].tobytes())
         if entry is None:
@@ -97,10 +113,22 @@ class CodecKernel(SampleKernel):
             )
         codec = self._codecs.get(entry.name)
         if codec is None:
-            codec = load_object(entry.decoder)
-            if isinstance(codec, type):
-                codec = codec()
+            codec = self._limited(load_object(entry.decoder))
             self._codecs[entry.name] = codec
+        if not hasattr(codec, "max_pixels"):
+            height, width, _ = codec.shape(data)
+            check_image_size(int(height), int(width), self._max_pixels)
+        return codec
+
+    def _limited(self, codec: Any) -> Any:
+        """``codec`` (instantiated if it is a class, copied if it is a shared object with
+        another limit) with this operator's ``max_pixels``."""
+        if isinstance(codec, type):
+            codec = codec()
+        elif getattr(codec, "max_pixels", self._max_pixels) != self._max_pixels:
+            codec = copy.copy(codec)
+        if hasattr(codec, "max_pixels"):
+            codec.max_pixels = self._max_pixels
         return codec
 
     def image_shape(self, data: np.ndarray) -> tuple[int, int, int]:

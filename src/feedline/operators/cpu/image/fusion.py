@@ -84,7 +84,7 @@ FUSED_RRC = "decoders._image_random_resized_crop"
 FUSED_RESIZE = "decoders._image_resize"
 FUSED_RANDOM_CROP_RESIZE = "decoders._image_random_crop_resize"
 FUSED_CROP_RESIZE = "decoders._image_crop_resize"
-_DECODE_ARGS = ("output_type", "dtype")
+_DECODE_ARGS = ("output_type", "dtype", "max_pixels")
 _RANDOM_WINDOW_ARGS = ("random_area", "random_aspect_ratio", "num_attempts")
 _CROP_ARGS = ("crop", "crop_h", "crop_w", "crop_pos_x", "crop_pos_y", "rounding")
 #: Window decoders fused with a following resize: the fused operator, the window's arguments.

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CODECS",
     "KERNELS",
+    "MAX_IMAGE_PIXELS",
     "NORMALIZE_ARGS",
     "SCHEMAS",
     "feedline_register_codecs",
@@ -41,6 +42,18 @@ NORMALIZE_ARGS = (
     "output_layout",
     "pad_output",
     "fill_values",
+)
+#: Default largest image (height × width) a decoder allocates: Pillow's own limit, about 179
+#: megapixels. A header that claims more is refused before any pixel memory is allocated.
+MAX_IMAGE_PIXELS = 178_956_970
+_MAX_PIXELS = ArgSpec(
+    "max_pixels",
+    "int",
+    MAX_IMAGE_PIXELS,
+    "Largest image (height × width, read from the header before anything is allocated) this "
+    "operator accepts, for every format; a larger one fails its sample with an error naming the "
+    "file and its size. The default is Pillow's limit (about 179 megapixels). Pillow itself "
+    "still refuses non-JPEG images above twice its global ``PIL.Image.MAX_IMAGE_PIXELS``.",
 )
 _ENCODED = (InputSpec("data", "Encoded image files: 1-D uint8 (e.g. from readers.file)."),)
 
@@ -66,6 +79,7 @@ _DECODE_ARGS = (
         DataType.UINT8,
         "UINT8, UINT16 (v * 257 for 8-bit files) or FLOAT (v / 255, i.e. in [0, 1]).",
     ),
+    _MAX_PIXELS,
 )
 _GPU_DECODING = ArgSpec(
     "gpu_decoding",
@@ -204,6 +218,7 @@ PEEK_IMAGE_SHAPE = OpSchema(
             ),
         ),
         ArgSpec("image_type", "image_type", ImageType.RGB, "Colour space deciding C."),
+        _MAX_PIXELS,
     ),
 )
 RESIZE = OpSchema(
