@@ -75,8 +75,14 @@ def _decode_both(op: str, **kwargs: Any) -> tuple[Any, Any]:
 )
 @pytest.mark.parametrize("choice", ["auto", "cpu"])
 def test_mixed_decoding_equals_cpu_decoding(
-    fake_gpu: PluginSystem, op: str, kwargs: dict[str, Any], choice: str
+    fake_gpu: PluginSystem,
+    monkeypatch: pytest.MonkeyPatch,
+    op: str,
+    kwargs: dict[str, Any],
+    choice: str,
 ) -> None:
+    # 'auto' without nvImageCodec (whether or not the machine has it installed)
+    monkeypatch.setattr(mixed_decode, "nvimgcodec_module", lambda: None)
     on_gpu, on_cpu = _decode_both(op, gpu_decoding=choice, **kwargs)
     assert isinstance(on_gpu, FakeDeviceBatch) and on_gpu.layout() == "HWC"
     host = on_gpu.as_cpu()
