@@ -17,12 +17,13 @@ import numpy as np
 
 from feedline.core.types import DataType, TensorLayout, from_numpy_dtype
 
-__all__ = ["TensorCPU", "TensorListCPU"]
+__all__ = ["TensorAccessors", "TensorCPU", "TensorListCPU", "check_layout"]
 
 _CPU_DEVICE = (1, 0)  # DLPack kDLCPU, device 0
 
 
-def _check_layout(layout: str | None, ndim: int) -> str:
+def check_layout(layout: str | None, ndim: int) -> str:
+    """``layout`` (None: no layout) checked against ``ndim``, as a string."""
     checked = TensorLayout(layout or "")
     checked.check_ndim(ndim)
     return str(checked)
@@ -88,7 +89,44 @@ def _uniform(samples: Sequence[np.ndarray]) -> bool:
     return all(s.shape == first for s in samples)
 
 
-class TensorCPU:
+class TensorAccessors:
+    """What a single tensor says about itself, shared by :class:`TensorCPU` and the GPU
+    plugin's ``TensorGPU``: both keep an ``_array`` (NumPy or CuPy), a ``_layout`` and a
+    ``_source_info``."""
+
+    __slots__ = ()
+    _array: Any
+    _layout: str
+    _source_info: str
+
+    def shape(self) -> list[int]:
+        """The shape as a list of ints."""
+        return list(self._array.shape)
+
+    @property
+    def dtype(self) -> DataType:
+        """The element type."""
+        return from_numpy_dtype(self._array.dtype)
+
+    @property
+    def ndim(self) -> int:
+        """Number of dimensions."""
+        return self._array.ndim
+
+    def layout(self) -> str:
+        """The layout string, ``""`` if none."""
+        return self._layout
+
+    def set_layout(self, layout: str | None) -> None:
+        """Set the layout (validated against ``ndim``)."""
+        self._layout = check_layout(layout, self._array.ndim)
+
+    def source_info(self) -> str:
+        """Where the sample came from (a file path), ``""`` if unknown."""
+        return self._source_info
+
+
+class TensorCPU(TensorAccessors):
     """One sample (or a whole dense batch) in CPU memory.
 
     Args:
@@ -111,7 +149,7 @@ class TensorCPU:
         array = _to_array(data)
         from_numpy_dtype(array.dtype)
         self._array = array
-        self._layout = _check_layout(layout, array.ndim)
+        self._layout = check_layout(layout, array.ndim)
         self._pinned = bool(is_pinned)
         self._source_info = source_info
 
@@ -122,32 +160,6 @@ class TensorCPU:
         tensor._array, tensor._layout, tensor._source_info = array, layout, source_info
         tensor._pinned = False
         return tensor
-
-    def shape(self) -> list[int]:
-        """The shape as a list of ints."""
-        return list(self._array.shape)
-
-    @property
-    def dtype(self) -> DataType:
-        """The element type."""
-        return from_numpy_dtype(self._array.dtype)
-
-    @property
-    def ndim(self) -> int:
-        """Number of dimensions."""
-        return self._array.ndim
-
-    def layout(self) -> str:
-        """The layout string, ``""`` if none."""
-        return self._layout
-
-    def set_layout(self, layout: str | None) -> None:
-        """Set the layout (validated against ``ndim``)."""
-        self._layout = _check_layout(layout, self._array.ndim)
-
-    def source_info(self) -> str:
-        """Where the sample came from (a file path), ``""`` if unknown."""
-        return self._source_info
 
     def squeeze(self, dim: int | None = None) -> bool:
         """Remove unit dimensions in place (one, or all when ``dim`` is None).
@@ -245,7 +257,7 @@ class TensorListCPU:
             self._dense, self._samples = data._dense, data._samples
             self._source_info = data._source_info
             self._pinned = data._pinned or self._pinned
-            self._layout = data._layout if layout is None else _check_layout(layout, data.ndim)
+            self._layout = data._layout if layout is None else check_layout(layout, data.ndim)
             return
         if isinstance(data, list | tuple):
             self._init_from_list(data)
@@ -257,7 +269,7 @@ class TensorListCPU:
                 raise RuntimeError("strided arrays are not supported: pass a contiguous array")
             from_numpy_dtype(array.dtype)
             self._dense, self._samples = array, None
-        self._layout = _check_layout(layout, self.ndim) if len(self) else str(layout or "")
+        self._layout = check_layout(layout, self.ndim) if len(self) else str(layout or "")
 
     def _init_from_list(self, items: Sequence[Any]) -> None:
         arrays = [np.asarray(x.as_array() if isinstance(x, TensorCPU) else x) for x in items]
@@ -433,7 +445,7 @@ class TensorListCPU:
 
     def set_layout(self, layout: str | None) -> None:
         """Set the sample layout (validated against the sample ``ndim``)."""
-        self._layout = _check_layout(layout, self.ndim)
+        self._layout = check_layout(layout, self.ndim)
 
     def source_info(self, index: int) -> str:
         """Where sample ``index`` came from, ``""`` if unknown."""

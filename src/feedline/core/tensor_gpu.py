@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from feedline.core.tensor import TensorCPU, TensorListCPU
-from feedline.core.types import DataType, TensorLayout, from_numpy_dtype
+from feedline.core.tensor import TensorAccessors, TensorCPU, TensorListCPU, check_layout
+from feedline.core.types import DataType, from_numpy_dtype
 
 __all__ = ["TensorGPU", "TensorListGPU", "cupy_module"]
 
@@ -57,12 +57,6 @@ def _as_device_array(data: Any, device_id: int = -1) -> Any:
     )
 
 
-def _layout(layout: str | None, ndim: int) -> str:
-    checked = TensorLayout(layout or "")
-    checked.check_ndim(ndim)
-    return str(checked)
-
-
 def _copy_to_pointer(array: Any, ptr: Any, cuda_stream: Any, non_blocking: bool) -> None:
     """Copy a device array to raw device memory at ``ptr`` on ``cuda_stream`` (an int handle,
     a CuPy/torch stream, or None for the current stream)."""
@@ -79,7 +73,7 @@ def _copy_to_pointer(array: Any, ptr: Any, cuda_stream: Any, non_blocking: bool)
         cp.cuda.runtime.streamSynchronize(stream)
 
 
-class TensorGPU:
+class TensorGPU(TensorAccessors):
     """One sample (or a whole dense batch) in GPU memory.
 
     Args:
@@ -95,7 +89,7 @@ class TensorGPU:
         array = _as_device_array(data, device_id)
         from_numpy_dtype(array.dtype)
         self._array = array
-        self._layout = _layout(layout, array.ndim)
+        self._layout = check_layout(layout, array.ndim)
         self._source_info = ""
 
     @classmethod
@@ -103,32 +97,6 @@ class TensorGPU:
         tensor = cls.__new__(cls)
         tensor._array, tensor._layout, tensor._source_info = array, layout, source_info
         return tensor
-
-    def shape(self) -> list[int]:
-        """The shape as a list of ints."""
-        return list(self._array.shape)
-
-    @property
-    def dtype(self) -> DataType:
-        """The element type."""
-        return from_numpy_dtype(self._array.dtype)
-
-    @property
-    def ndim(self) -> int:
-        """Number of dimensions."""
-        return self._array.ndim
-
-    def layout(self) -> str:
-        """The layout string, ``""`` if none."""
-        return self._layout
-
-    def set_layout(self, layout: str | None) -> None:
-        """Set the layout (validated against ``ndim``)."""
-        self._layout = _layout(layout, self._array.ndim)
-
-    def source_info(self) -> str:
-        """Where the sample came from (a file path), ``""`` if unknown."""
-        return self._source_info
 
     def data_ptr(self) -> int:
         """Device address of the first element."""
@@ -191,7 +159,7 @@ class TensorListGPU:
         if isinstance(data, TensorListGPU):
             self._dense, self._samples = data._dense, data._samples
             self._source_info = data._source_info
-            self._layout = data._layout if layout is None else _layout(layout, data.ndim)
+            self._layout = data._layout if layout is None else check_layout(layout, data.ndim)
             return
         if isinstance(data, list | tuple):
             arrays = [
@@ -210,7 +178,7 @@ class TensorListGPU:
                 raise ValueError("a TensorList needs at least one dimension (the batch)")
             from_numpy_dtype(array.dtype)
             self._dense = cupy_module().ascontiguousarray(array)
-        self._layout = _layout(layout, self.ndim) if len(self) else str(layout or "")
+        self._layout = check_layout(layout, self.ndim) if len(self) else str(layout or "")
 
     @classmethod
     def from_samples(
@@ -331,7 +299,7 @@ class TensorListGPU:
 
     def set_layout(self, layout: str | None) -> None:
         """Set the sample layout (validated against the sample ``ndim``)."""
-        self._layout = _layout(layout, self.ndim)
+        self._layout = check_layout(layout, self.ndim)
 
     def source_info(self, index: int) -> str:
         """Where sample ``index`` came from, ``""`` if unknown."""
