@@ -9,17 +9,15 @@ DLPack and the NumPy array interface, and copy out to a raw address (an int or a
 
 from __future__ import annotations
 
-import ctypes
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from feedline.core.host_memory import CPU_DLPACK_DEVICE, address_of, copy_to_address, to_array
 from feedline.core.types import DataType, TensorLayout, from_numpy_dtype
 
 __all__ = ["TensorAccessors", "TensorCPU", "TensorListCPU", "check_layout"]
-
-_CPU_DEVICE = (1, 0)  # DLPack kDLCPU, device 0
 
 
 def check_layout(layout: str | None, ndim: int) -> str:
@@ -27,58 +25,6 @@ def check_layout(layout: str | None, ndim: int) -> str:
     checked = TensorLayout(layout or "")
     checked.check_ndim(ndim)
     return str(checked)
-
-
-def _from_dlpack(obj: Any) -> np.ndarray:
-    """Import a DLPack producer (or a legacy capsule) as a NumPy array without copying."""
-    if type(obj).__name__ != "PyCapsule":
-        return np.from_dlpack(obj)
-    capsule = obj
-
-    class _Capsule:
-        def __dlpack__(self, stream: Any = None) -> Any:
-            return capsule
-
-        def __dlpack_device__(self) -> tuple[int, int]:
-            return _CPU_DEVICE
-
-    return np.from_dlpack(_Capsule())
-
-
-def _to_array(data: Any) -> np.ndarray:
-    """A NumPy view of a DLPack producer or capsule, a bytes-like buffer (as uint8) or any
-    array-like."""
-    if type(data).__name__ == "PyCapsule" or (
-        hasattr(data, "__dlpack__") and not isinstance(data, np.ndarray)
-    ):
-        return _from_dlpack(data)
-    if isinstance(data, bytes | bytearray):
-        return np.frombuffer(data, np.uint8)
-    return np.asarray(data)
-
-
-def _address(ptr: Any) -> int:
-    """A raw address from an int or a ``ctypes.c_void_p`` (as DALI's ``copy_to_external`` takes)."""
-    if isinstance(ptr, ctypes.c_void_p):
-        if ptr.value is None:
-            raise ValueError("copy_to_external: the destination pointer is NULL")
-        return int(ptr.value)
-    if isinstance(ptr, int | np.integer) and not isinstance(ptr, bool):
-        if ptr <= 0:
-            raise ValueError(f"copy_to_external: invalid destination address {int(ptr)}")
-        return int(ptr)
-    raise TypeError(
-        f"copy_to_external: expected an int address or a ctypes.c_void_p, got {type(ptr).__name__}"
-    )
-
-
-def _copy_to(address: int, array: np.ndarray) -> None:
-    """Copy ``array``'s bytes (C order) to raw memory at ``address``."""
-    if array.nbytes:
-        destination = (ctypes.c_uint8 * array.nbytes).from_address(address)
-        np.frombuffer(destination, np.uint8)[:] = (
-            np.ascontiguousarray(array).reshape(-1).view(np.uint8)
-        )
 
 
 def _uniform(samples: Sequence[np.ndarray]) -> bool:
@@ -146,7 +92,7 @@ class TensorCPU(TensorAccessors):
         is_pinned: bool = False,
         source_info: str = "",
     ) -> None:
-        array = _to_array(data)
+        array = to_array(data)
         from_numpy_dtype(array.dtype)
         self._array = array
         self._layout = check_layout(layout, array.ndim)
@@ -201,7 +147,7 @@ class TensorCPU(TensorAccessors):
         Args:
             ptr: the destination address, an int or a ``ctypes.c_void_p``.
         """
-        _copy_to(_address(ptr), self._array)
+        copy_to_address(address_of(ptr), self._array)
 
     def as_cpu(self) -> TensorCPU:
         """Return itself (already in CPU memory)."""
@@ -227,7 +173,7 @@ class TensorCPU(TensorAccessors):
         return self._array.__dlpack__(**kwargs)
 
     def __dlpack_device__(self) -> tuple[int, int]:
-        return _CPU_DEVICE
+        return CPU_DLPACK_DEVICE
 
     def __repr__(self) -> str:
         return f"TensorCPU(shape={self.shape()}, dtype={self.dtype.name}, layout={self._layout!r})"
@@ -262,7 +208,7 @@ class TensorListCPU:
         if isinstance(data, list | tuple):
             self._init_from_list(data)
         else:
-            array = _to_array(data)
+            array = to_array(data)
             if array.ndim == 0:
                 raise ValueError("a TensorList needs at least one dimension (the batch)")
             if not array.flags.c_contiguous:
@@ -476,9 +422,9 @@ class TensorListCPU:
             ptr: the destination address, an int or a ``ctypes.c_void_p``; it must hold
                 :meth:`nbytes` bytes.
         """
-        offset = _address(ptr)
+        offset = address_of(ptr)
         for sample in self.samples():
-            _copy_to(offset, sample)
+            copy_to_address(offset, sample)
             offset += sample.nbytes
 
     def __dlpack__(self, stream: Any = None, **kwargs: Any) -> Any:
@@ -495,7 +441,7 @@ class TensorListCPU:
         return self.as_array().__dlpack__(**kwargs)
 
     def __dlpack_device__(self) -> tuple[int, int]:
-        return _CPU_DEVICE
+        return CPU_DLPACK_DEVICE
 
     def as_cpu(self) -> TensorListCPU:
         """Return itself (already in CPU memory)."""

@@ -1,0 +1,67 @@
+"""Host-memory interop shared by the CPU tensor types: DLPack import, raw addresses, raw copies.
+
+Pure NumPy and ``ctypes``; nothing here knows about tensors or layouts.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+import numpy as np
+
+__all__ = ["CPU_DLPACK_DEVICE", "address_of", "copy_to_address", "from_dlpack", "to_array"]
+
+CPU_DLPACK_DEVICE = (1, 0)  # DLPack kDLCPU, device 0
+
+
+def from_dlpack(obj: Any) -> np.ndarray:
+    """Import a DLPack producer (or a legacy capsule) as a NumPy array without copying."""
+    if type(obj).__name__ != "PyCapsule":
+        return np.from_dlpack(obj)
+    capsule = obj
+
+    class _Capsule:
+        def __dlpack__(self, stream: Any = None) -> Any:
+            return capsule
+
+        def __dlpack_device__(self) -> tuple[int, int]:
+            return CPU_DLPACK_DEVICE
+
+    return np.from_dlpack(_Capsule())
+
+
+def to_array(data: Any) -> np.ndarray:
+    """A NumPy view of a DLPack producer or capsule, a bytes-like buffer (as uint8) or any
+    array-like."""
+    if type(data).__name__ == "PyCapsule" or (
+        hasattr(data, "__dlpack__") and not isinstance(data, np.ndarray)
+    ):
+        return from_dlpack(data)
+    if isinstance(data, bytes | bytearray):
+        return np.frombuffer(data, np.uint8)
+    return np.asarray(data)
+
+
+def address_of(ptr: Any) -> int:
+    """A raw address from an int or a ``ctypes.c_void_p`` (as DALI's ``copy_to_external`` takes)."""
+    if isinstance(ptr, ctypes.c_void_p):
+        if ptr.value is None:
+            raise ValueError("copy_to_external: the destination pointer is NULL")
+        return int(ptr.value)
+    if isinstance(ptr, int | np.integer) and not isinstance(ptr, bool):
+        if ptr <= 0:
+            raise ValueError(f"copy_to_external: invalid destination address {int(ptr)}")
+        return int(ptr)
+    raise TypeError(
+        f"copy_to_external: expected an int address or a ctypes.c_void_p, got {type(ptr).__name__}"
+    )
+
+
+def copy_to_address(address: int, array: np.ndarray) -> None:
+    """Copy ``array``'s bytes (C order) to raw memory at ``address``."""
+    if array.nbytes:
+        destination = (ctypes.c_uint8 * array.nbytes).from_address(address)
+        np.frombuffer(destination, np.uint8)[:] = (
+            np.ascontiguousarray(array).reshape(-1).view(np.uint8)
+        )
