@@ -1,6 +1,7 @@
 """The graph layer: what a pipeline definition builds, and the passes run on it at build.
 
-``nodes`` (data and operator nodes, the graph being defined, operator calls and placement),
+``nodes`` (data and operator nodes, the graph being defined, operator calls), ``placement``
+(the registry entry of an operator and the device it runs on),
 ``constants`` (the data of constant nodes), ``passes`` (pruning, registered rewrites, checks).
 """
 
@@ -13,10 +14,9 @@ from feedline.core.graph.nodes import (
     constant_node,
     current_graph,
     make_operator_call,
-    resolve_operator,
-    resolve_schema,
 )
 from feedline.core.graph.passes import check_placement, ordered_ops, prepare, prune, split_stages
+from feedline.core.graph.placement import resolve_operator, resolve_schema
 
 __all__ = [
     "Constant",

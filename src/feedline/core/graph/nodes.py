@@ -3,14 +3,13 @@
 Operator calls inside a pipeline definition create :class:`OpNode` objects whose outputs are
 :class:`DataNode` objects; nothing runs until the pipeline is built and run. The operators go
 into the :class:`Graph` being defined on this thread (a pipeline enters its graph with ``with``).
-An operator is placed on a device that has a registered kernel (asked of the registry).
+An operator is placed on a device that has a registered kernel (see :mod:`.placement`).
 DataNode arithmetic creates nodes of the (hidden) ``arithmetic.*`` operators, registered by the
 built-in math plugin.
 """
 
 from __future__ import annotations
 
-import difflib
 import re
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -19,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from feedline.core.graph.constants import constant_array
-from feedline.core.plugins import get_plugin_system
-from feedline.core.registry import DEVICES, TRANSFER_TO_CPU, TRANSFER_TO_GPU, OperatorEntry
+from feedline.core.graph.placement import is_host_source, place, resolve_operator
+from feedline.core.registry import TRANSFER_TO_CPU, TRANSFER_TO_GPU
 from feedline.core.schema import COMMON_ARGS, ON_ERROR_POLICIES, OpSchema
 from feedline.core.types import DataType, ScalarConstant
 
@@ -34,8 +33,6 @@ __all__ = [
     "current_graph",
     "make_operator_call",
     "output_device",
-    "resolve_operator",
-    "resolve_schema",
 ]
 
 _local = threading.local()
@@ -399,57 +396,6 @@ def Constant(
     return constant_node(value, dtype=dtype, shape=shape, layout=layout, device=device, **kwargs)
 
 
-def resolve_operator(op_name: str) -> OperatorEntry:
-    """The registry entry of operator ``op_name`` (loading plugins if needed).
-
-    Raises:
-        AttributeError: no such operator; names close matches and plugins that failed to load.
-    """
-    system = get_plugin_system()
-    registry = system.ensure_loaded()
-    entry = registry.entry(op_name)
-    if entry is None:
-        close = difflib.get_close_matches(op_name, list(registry.operators), n=3)
-        hint = f" Did you mean {', '.join(map(repr, close))}?" if close else ""
-        raise AttributeError(
-            f"no operator named {op_name!r} is registered.{hint}{system.missing_operator_hint()}"
-        )
-    return entry
-
-
-def resolve_schema(op_name: str) -> OpSchema:
-    """The schema of operator ``op_name`` (see :func:`resolve_operator`)."""
-    return resolve_operator(op_name).schema
-
-
-def _place(entry: OperatorEntry, requested: str | None, nodes: Sequence[DataNode]) -> str:
-    """The device of a new operator: the requested one, else ``gpu`` when an input is there.
-
-    Raises:
-        ValueError: the device is unknown or has no registered kernel (naming those that have),
-            a cpu/mixed operator is given a GPU input, or a gpu operator a CPU one.
-    """
-    op_name = entry.schema.name
-    device = requested
-    if device is None:
-        device = "gpu" if any(n.device == "gpu" for n in nodes) else "cpu"
-    if device not in DEVICES:
-        raise ValueError(f"{op_name}: unknown device {device!r}; expected cpu, mixed or gpu")
-    entry.check_device(device)
-    for index, node in enumerate(nodes):
-        if device in ("cpu", "mixed") and node.device == "gpu":
-            raise ValueError(
-                f"input {index} of {device} operator {op_name!r} is {node.name!r}, stored on "
-                "incompatible device gpu; call .cpu() on it or run the operator on the gpu"
-            )
-        if device == "gpu" and node.device == "cpu":
-            raise ValueError(
-                f"input {index} of gpu operator {op_name!r} is {node.name!r}, stored on "
-                "incompatible device cpu; call .gpu() on it or run the operator on the cpu"
-            )
-    return device
-
-
 def make_operator_call(
     op_name: str, inputs: Sequence[Any], kwargs: Mapping[str, Any]
 ) -> DataNode | list[DataNode] | dict[str, DataNode]:
@@ -474,8 +420,8 @@ def make_operator_call(
     common = {key: kwargs.pop(key) for key in COMMON_ARGS if key in kwargs}
     schema.check_num_inputs(len(inputs))
     nodes = [_as_input(x) for x in inputs]
-    host_source = _is_host_source(entry, common.get("device"), nodes)
-    device = _place(entry, "cpu" if host_source else common.get("device"), nodes)
+    host_source = is_host_source(entry, common.get("device"), nodes)
+    device = place(entry, "cpu" if host_source else common.get("device"), nodes)
     static, tensor = schema.validate(kwargs, lambda v: isinstance(v, DataNode))
     for arg, node in tensor.items():
         if node.device != "cpu":
@@ -501,16 +447,3 @@ def make_operator_call(
         names = schema.output_names(static, num_inputs=len(nodes))
         return dict(zip(names, outputs, strict=True))
     return outputs[0] if len(outputs) == 1 else outputs
-
-
-def _is_host_source(entry: OperatorEntry, requested: str | None, nodes: Sequence[DataNode]) -> bool:
-    """Whether a source (no positional inputs) asked for on the GPU runs on the CPU followed by
-    a copy to the GPU: it has a ``cpu`` kernel and no ``gpu`` one (``external_source`` and
-    ``constant`` with ``device="gpu"``; the data is produced on the host anyway)."""
-    return (
-        requested == "gpu"
-        and not nodes
-        and "gpu" not in entry.kernels
-        and "cpu" in entry.kernels
-        and TRANSFER_TO_GPU.name != entry.schema.name
-    )
