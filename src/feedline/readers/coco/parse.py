@@ -3,9 +3,10 @@
 msgspec decodes the file straight into typed structs that hold only the fields ``readers.coco``
 reads: everything else (``area``, annotation ``id``, ``info``…) is checked to be valid JSON and
 skipped in C, and the columns are gathered from the structs into NumPy arrays. Segmentations,
-when masks are requested, are kept as their raw JSON text: the polygons' coordinates — most of a
-COCO file — are parsed by :func:`~feedline.readers.coco.polygons.parse_polygons` with simdjson,
-without a Python object per number; RLE objects by msgspec. (orjson builds every value of the
+when masks are requested, are decoded as a list of polygons each kept as its raw JSON text, or
+an RLE object: the polygons' coordinates — most of a COCO file — are parsed by
+:func:`~feedline.readers.coco.polygons.parse_polygons` with simdjson, without a Python object
+per number. (orjson builds every value of the
 file as a Python object; simdjson's lazy objects cost far more per field read from Python: on a
 400,000-annotation file, 2.5 s to gather the columns against msgspec's 0.3 s.)
 
@@ -23,7 +24,7 @@ import json
 import mmap
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from itertools import chain, compress
+from itertools import chain, compress, repeat
 from operator import attrgetter
 from typing import Any
 
@@ -44,6 +45,7 @@ from feedline.readers.coco.raw import (
 __all__ = ["parse_coco"]
 
 _Flag = int | bool | msgspec.UnsetType
+_Segmentation = list[msgspec.Raw] | dict[str, Any] | None
 
 
 class _Image(msgspec.Struct, gc=False):
@@ -66,7 +68,7 @@ class _Annotation(msgspec.Struct, gc=False):
 
 
 class _Segmented(_Annotation, gc=False):
-    segmentation: msgspec.Raw = msgspec.Raw()
+    segmentation: _Segmentation = None
 
 
 class _Document(msgspec.Struct, gc=False):
@@ -82,8 +84,6 @@ class _SegmentedDocument(msgspec.Struct, gc=False):
 
 
 _DECODERS = {False: msgspec.json.Decoder(_Document), True: msgspec.json.Decoder(_SegmentedDocument)}
-_LIST, _OBJECT, _NULL = 0x5B, 0x7B, 0x6E
-_RUN = 1 << 14  # segmentations joined at a time to read their first bytes
 
 
 @contextmanager
@@ -187,43 +187,32 @@ def _crowd(anns: Sequence[_Annotation]) -> np.ndarray | None:
 
 
 def _segmentations(
-    raw: RawCoco, segs: list[msgspec.Raw], where: Where, want_rle: bool
+    raw: RawCoco, segs: list[_Segmentation], where: Where, want_rle: bool
 ) -> RawCoco | None:
-    """Add the segmentation columns to ``raw`` from the raw JSON of each segmentation (``segs``
-    is emptied, which frees the file's text before the coordinates are gathered)."""
+    """Add the segmentation columns to ``raw`` from each annotation's list of polygons (their
+    JSON text), RLE object or None. ``segs`` is emptied, and the polygons as they are parsed,
+    which frees the file's text before the coordinates are gathered."""
     n = len(segs)
-    runs = [_first_bytes(segs[lo : lo + _RUN]) for lo in range(0, n, _RUN)]
-    kinds = np.concatenate(runs) if runs else np.zeros(0, np.uint8)
-    if not np.isin(kinds, (0, _LIST, _OBJECT, _NULL)).all():
-        return None
-    is_list = kinds == _LIST
     if want_rle:
-        rles = np.flatnonzero(kinds == _OBJECT)
+        rles = [(i, seg) for i, seg in enumerate(segs) if isinstance(seg, dict)]
         raw.ann_rle = np.full(n, -1, np.int64)
-        raw.ann_rle[rles] = np.arange(rles.size)
-        decode = msgspec.json.decode
-        attach_rles(raw, [rle_to_string(decode(segs[i]), i, where) for i in rles.tolist()])
-    lists = list(compress(segs, is_list.tolist()))
+        raw.ann_rle[[i for i, _ in rles]] = np.arange(len(rles))
+        attach_rles(raw, [rle_to_string(seg, i, where) for i, seg in rles])
+    is_list = list(map(isinstance, segs, repeat(list)))
+    lists = list(compress(segs, is_list))
     segs.clear()
-    polygons = parse_polygons(lists)
-    if polygons is None:
-        return None
-    per_list, vertices, coordinates = polygons
     per_annotation = np.zeros(n, np.int64)
-    per_annotation[is_list] = per_list
+    per_annotation[np.array(is_list, bool)] = np.fromiter(map(len, lists), np.int64, len(lists))
+    polygons = list(chain.from_iterable(lists))
+    del lists
+    parsed = parse_polygons(polygons)
+    if parsed is None:
+        return None
+    vertices, coordinates = parsed
     raw.ann_poly_off = offsets(per_annotation)
     raw.poly_vert_off = offsets(vertices)
     raw.vertices = coordinates.reshape(-1, 2)
     return raw
-
-
-def _first_bytes(segs: list[msgspec.Raw]) -> np.ndarray:
-    """The first byte of each of ``segs``, 0 for an empty one."""
-    bounds = offsets(np.fromiter(map(len, segs), np.int64, len(segs)))
-    kinds = np.zeros(len(segs), np.uint8)
-    present = np.flatnonzero(bounds[1:] > bounds[:-1])
-    kinds[present] = np.frombuffer(b"".join(segs), np.uint8)[bounds[present]]
-    return kinds
 
 
 def _reference(path: str, want_polygons: bool, want_rle: bool) -> RawCoco:
