@@ -125,6 +125,26 @@ def test_image_slice_relative_and_absolute() -> None:
     np.testing.assert_array_equal(got, image[4:24, 3:13])
 
 
+def test_image_slice_of_jpegs_decodes_the_window_of_the_full_decode() -> None:
+    photos = photo_bytes(3)
+    full = decode_op("decoders.image", photos)
+    anchors = [np.array([3, 5], np.int32)] * len(photos)
+    shapes = [np.array([40, 30], np.int32)] * len(photos)
+    got = decode_op("decoders.image_slice", photos, anchors, shapes)
+    for image, window in zip(full, got, strict=True):
+        np.testing.assert_array_equal(window, image[5:35, 3:43])
+    padded = decode_op(
+        "decoders.image_slice",
+        photos,
+        [np.array([-4, 0], np.int32)] * len(photos),
+        shapes,
+        out_of_bounds_policy="pad",
+    )
+    for image, window in zip(full, padded, strict=True):
+        assert not window[:, :4].any()
+        np.testing.assert_array_equal(window[:, 4:], image[0:30, 0:36])
+
+
 def test_peek_image_shape_reads_headers() -> None:
     photos = photo_bytes(2)
     shapes = decode_op("peek_image_shape", photos)

@@ -1,5 +1,5 @@
-"""Decode fusion of DALI's fused decoder spellings: ``decoders.image_random_crop``/``image_crop``
-→ ``resize``."""
+"""Decode fusion of DALI's fused decoder spellings: ``decoders.image_random_crop``/``image_crop``/
+``image_slice`` → ``resize``."""
 
 from __future__ import annotations
 
@@ -50,6 +50,23 @@ def random_window(jpegs):
 def fixed_window(jpegs):
     return fn.decoders.image_crop(
         jpegs, crop=(40, 45), crop_pos_x=fn.random.uniform(range=(0, 1)), crop_pos_y=0.2
+    )
+
+
+def relative_slice(jpegs):
+    anchor = fn.random.uniform(range=(0.0, 0.3), shape=2)
+    return fn.decoders.image_slice(jpegs, anchor, [0.7, 0.6])
+
+
+def absolute_slice(jpegs):
+    return fn.decoders.image_slice(
+        jpegs, start=fn.random.uniform(range=(0, 20), shape=2), shape=(30, 25)
+    )
+
+
+def trimmed_slice(jpegs):
+    return fn.decoders.image_slice(
+        jpegs, rel_start=(0.5, 0.25), rel_end=(1.5, 0.9), out_of_bounds_policy="trim_to_shape"
     )
 
 
@@ -119,6 +136,52 @@ def test_image_crop_then_resize_is_fused_with_identical_pixels(files: list[str],
     assert "decoders.image_crop" in ops and "resize" in ops
     for a, b in zip(fused, plain, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("seed", [3, 8])
+@pytest.mark.parametrize("window", [relative_slice, absolute_slice, trimmed_slice])
+@pytest.mark.parametrize(
+    ("follow", "last"),
+    [(resize_then_cmn, []), (resize_then_cropping_cmn, ["crop_mirror_normalize"])],
+)
+def test_image_slice_then_resize_is_fused_with_identical_pixels(
+    files: list[str], window, follow, last: list[str], seed: int
+) -> None:
+    fused, ops = run(files, follow, False, seed, window)
+    assert ops[-1 - len(last) :] == ["decoders._image_slice_resize", *last]
+    assert "decoders.image_slice" not in ops and "resize" not in ops
+    plain, ops = run(files, follow, True, seed, window)
+    assert "decoders.image_slice" in ops and "resize" in ops
+    for a, b in zip(fused, plain, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_padding_image_slice_is_not_fused_and_pads(files: list[str]) -> None:
+    def padded(jpegs):
+        return fn.decoders.image_slice(
+            jpegs, rel_start=(0.5, -0.5), rel_shape=(1.0, 1.0), out_of_bounds_policy="pad"
+        )
+
+    out, ops = run(files, resize_shorter, False, 4, padded)
+    assert "decoders.image_slice" in ops and "resize" in ops
+    assert all(image.shape[2] == 3 for image in out)
+
+
+def test_channel_slicing_image_slice_is_not_fused(files: list[str]) -> None:
+    def channels(jpegs):
+        return fn.decoders.image_slice(jpegs, start=(1,), end=(3,), axis_names="C")
+
+    out, ops = run(files, resize_shorter, False, 4, channels)
+    assert "decoders.image_slice" in ops and "resize" in ops
+    assert all(image.shape[2] == 2 for image in out)
+
+
+def test_fused_image_slice_outside_the_image_is_still_an_error(files: list[str]) -> None:
+    def too_big(jpegs):
+        return fn.decoders.image_slice(jpegs, start=(0, 0), shape=(10, 500))
+
+    with pytest.raises(OperatorError, match="outside the input extent"):
+        run(files, resize_then_cmn, False, 1, too_big)
 
 
 def test_fused_image_crop_outside_the_image_is_still_an_error(files: list[str]) -> None:

@@ -10,7 +10,7 @@ orientation applied. ``dtype`` rescales to the type's range: ``UINT16 = v * 257`
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -21,7 +21,7 @@ from feedline.core.types import DataType, ImageType, to_numpy_dtype
 from feedline.operators.cpu.image.codecs import MAX_IMAGE_PIXELS, check_image_size
 from feedline.operators.cpu.image.crop import crop_window
 from feedline.operators.cpu.image.resize import check_rrc_args, rrc_window
-from feedline.operators.cpu.tensor.slice import SliceKernel
+from feedline.operators.cpu.tensor.slice import SliceKernel, slice_axes, slice_bounds
 
 __all__ = [
     "CodecKernel",
@@ -34,6 +34,7 @@ __all__ = [
     "convert_depth",
     "encoded_bytes",
     "roi_from_window",
+    "slice_region",
 ]
 
 _DEPTHS = {DataType.UINT8: np.uint8, DataType.UINT16: np.uint16, DataType.FLOAT: np.float32}
@@ -229,15 +230,41 @@ class DecodeRandomCropKernel(DecoderKernel):
         return self.decode(inputs[0], args, (y, x, y + h, x + w))
 
 
+def slice_region(
+    shape: tuple[int, int, int], window_inputs: Sequence[np.ndarray], args: Mapping[str, Any]
+) -> tuple[int, int, int, int] | None:
+    """The region ``(y0, x0, y1, x1)`` that ``decoders.image_slice`` keeps of an image of
+    ``shape`` (HWC, from its header), or None when its window pads, is empty or slices the
+    channels (the image is then decoded whole and sliced).
+
+    Raises:
+        ValueError: the window is invalid, or outside the image under
+            ``out_of_bounds_policy='error'``.
+    """
+    if 2 in slice_axes("HWC", 3, args):
+        return None
+    axes, bounds = slice_bounds("HWC", shape, window_inputs, args)
+    box = [(0, shape[0]), (0, shape[1])]
+    for axis, (start, end) in zip(axes, bounds, strict=True):
+        if not 0 <= start < end <= box[axis][1]:
+            return None
+        box[axis] = (start, end)
+    return box[0][0], box[1][0], box[0][1], box[1][1]
+
+
 class DecodeSliceKernel(DecoderKernel, SliceKernel):
-    """``decoders.image_slice``: decode, then ``slice`` with its arguments (layout HWC)."""
+    """``decoders.image_slice``: ``slice``'s window of each image; only the window is decoded
+    when it lies inside the image."""
 
     op = "decoders.image_slice"
 
     def run_sample(
         self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
     ) -> np.ndarray:
-        """Decode one image and slice it."""
+        """Decode the window of one image (or the whole image, then slice it)."""
+        region = slice_region(self.image_shape(inputs[0]), inputs[1:], args)
+        if region is not None:
+            return self.decode(inputs[0], args, region)
         image = self.decode(inputs[0], args)
         context = SampleContext(
             sample.index, sample.iteration, sample.source_info, ("HWC", "", ""), 0

@@ -1,5 +1,7 @@
 """Decode fusion: a graph pass that merges ``decoders.image`` with the geometry that follows it.
 
+The fused operators' kernels are in :mod:`~feedline.operators.cpu.image.fused_kernels`.
+
 At ``Pipeline.build()`` the pass rewrites, on the CPU:
 
 * ``decoders.image → crop`` into ``decoders.image_crop`` (the codec decodes only the window when
@@ -33,50 +35,20 @@ exact resize).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, NamedTuple
-
-import numpy as np
+from typing import Any
 
 from feedline.core.graph import DataNode, OpNode
-from feedline.core.kernel import SampleContext
-from feedline.core.types import DataType, ImageType
-from feedline.operators.cpu.image.bindings import Normalization
-from feedline.operators.cpu.image.cmn import (
-    crop_mirror_normalize,
-    fill_value,
-    gain_offset,
-    has_crop,
-    normalized_layout,
-    normalized_type,
-)
-from feedline.operators.cpu.image.crop import crop_window
-from feedline.operators.cpu.image.decoders import DecoderKernel, encoded_bytes, roi_from_window
-from feedline.operators.cpu.image.resample import (
-    FILTER_IDS,
-    pil_filter,
-    resample_native,
-    resample_pil,
-)
-from feedline.operators.cpu.image.resize import (
-    check_rrc_args,
-    filters_from_args,
-    resample_layout,
-    rrc_size,
-    rrc_window,
-)
+from feedline.core.types import DataType
+from feedline.operators.cpu.image.cmn import has_crop
 from feedline.operators.cpu.image.schemas import NORMALIZE_ARGS
-from feedline.operators.cpu.image.windows import Source, resize_plan
+from feedline.operators.cpu.tensor.slice import slice_axes
 
 __all__ = [
     "FUSED_CROP_RESIZE",
     "FUSED_RANDOM_CROP_RESIZE",
     "FUSED_RESIZE",
     "FUSED_RRC",
-    "FusedDecode",
-    "FusedDecodeCropResizeKernel",
-    "FusedDecodeRandomCropResizeKernel",
-    "FusedDecodeRandomResizedCropKernel",
-    "FusedDecodeResizeKernel",
+    "FUSED_SLICE_RESIZE",
     "fuse_decoders",
 ]
 
@@ -84,13 +56,28 @@ FUSED_RRC = "decoders._image_random_resized_crop"
 FUSED_RESIZE = "decoders._image_resize"
 FUSED_RANDOM_CROP_RESIZE = "decoders._image_random_crop_resize"
 FUSED_CROP_RESIZE = "decoders._image_crop_resize"
+FUSED_SLICE_RESIZE = "decoders._image_slice_resize"
 _DECODE_ARGS = ("output_type", "dtype", "max_pixels")
 _RANDOM_WINDOW_ARGS = ("random_area", "random_aspect_ratio", "num_attempts")
 _CROP_ARGS = ("crop", "crop_h", "crop_w", "crop_pos_x", "crop_pos_y", "rounding")
+_SLICE_ARGS = (
+    "axes",
+    "axis_names",
+    "start",
+    "rel_start",
+    "end",
+    "rel_end",
+    "shape",
+    "rel_shape",
+    "normalized_anchor",
+    "normalized_shape",
+    "out_of_bounds_policy",
+)  # no fill_values: a fused slice never pads
 #: Window decoders fused with a following resize: the fused operator, the window's arguments.
 _WINDOW_DECODERS = {
     "decoders.image_random_crop": (FUSED_RANDOM_CROP_RESIZE, _RANDOM_WINDOW_ARGS),
     "decoders.image_crop": (FUSED_CROP_RESIZE, _CROP_ARGS),
+    "decoders.image_slice": (FUSED_SLICE_RESIZE, _SLICE_ARGS),
 }
 _NO_CROP = {"crop": None, "crop_h": None, "crop_w": None, "crop_pos_x": 0.5, "crop_pos_y": 0.5}
 
@@ -122,6 +109,17 @@ def _crop_fusable(op: OpNode) -> bool:
         and args.get("crop_d") is None
         and "crop_pos_z" not in op.arg_inputs
     )
+
+
+def _slice_fusable(decoder: OpNode) -> bool:
+    """Whether every window of a ``decoders.image_slice`` is a region of the image or an error:
+    no padding (``out_of_bounds_policy`` ``error`` or ``trim_to_shape``), no channel slicing."""
+    if decoder.args["out_of_bounds_policy"] not in ("error", "trim_to_shape"):
+        return False
+    try:
+        return 2 not in slice_axes("HWC", 3, decoder.args)
+    except ValueError:  # the unfused operator reports it
+        return False
 
 
 def _merge(decoder: OpNode, follower: OpNode, schema: Any, args: Mapping[str, Any]) -> None:
@@ -203,6 +201,8 @@ def fuse_decoders(ops: Sequence[OpNode], outputs: Sequence[DataNode]) -> list[Op
         if decoder.schema.name in _WINDOW_DECODERS:
             if name != "resize" or follower.args.get("dtype") not in (None, DataType.UINT8):
                 continue
+            if decoder.schema.name == "decoders.image_slice" and not _slice_fusable(decoder):
+                continue
             fused, window_args = _WINDOW_DECODERS[decoder.schema.name]
             window = {k: decoder.args[k] for k in window_args if k in decoder.args}
             _merge(decoder, follower, registry.operators[fused].schema, {**follower.args, **window})
@@ -226,242 +226,3 @@ def fuse_decoders(ops: Sequence[OpNode], outputs: Sequence[DataNode]) -> list[Op
             continue
         result.remove(decoder)
     return result
-
-
-class FusedDecode(NamedTuple):
-    """One sample's work for a fused decoder.
-
-    Attributes:
-        data: the encoded file.
-        codec: its codec.
-        probe: the codec's probe of it (None for codecs without ``probe``).
-        out_size: the resampled ``(H, W)``.
-        source: the source region, ``((y0, y1), (x0, x1))`` in decoded pixels (of the window).
-        window: ``(y, x, h, w)``, the decoded window that is the image being resampled (edges
-            clamp to it), or None for the whole image.
-    """
-
-    data: Any
-    codec: Any
-    probe: Any
-    out_size: tuple[int, int]
-    source: Source
-    window: tuple[int, int, int, int] | None = None
-
-
-class _FusedDecodeKernel(DecoderKernel):
-    """Decode (straight to RGBX for RGB JPEGs, only the rows and columns the filter reads when
-    the codec can) and resample in one step, then normalise when a ``crop_mirror_normalize`` was
-    folded in."""
-
-    def setup(self) -> None:
-        """Check the decoder's and the folded ``crop_mirror_normalize``'s arguments."""
-        super().setup()
-        self._normalize = bool(self.args["normalize"])
-        if self._normalize:
-            self._normalized_type = normalized_type(self.args["normalize_dtype"])
-            self._layout = normalized_layout(self.args["output_layout"] or "HWC", "HWC")
-
-    def output_layouts(self, input_layouts: tuple[str, ...]) -> tuple[str, ...]:
-        """HWC, or the folded ``crop_mirror_normalize``'s ``output_layout``."""
-        return (self._layout,) if self._normalize else ("HWC",)
-
-    @staticmethod
-    def probe(codec: Any, data: Any) -> tuple[Any, tuple[int, int]]:
-        """The codec's probe of ``data`` (None if it has none) and the decoded ``(H, W)``."""
-        if hasattr(codec, "probe"):
-            probe = codec.probe(data)
-            return probe, (probe.shape[0], probe.shape[1])
-        shape = codec.shape(data)
-        return None, (shape[0], shape[1])
-
-    def read_sample(self, inputs: tuple[np.ndarray, ...]) -> tuple[Any, Any, Any, tuple[int, int]]:
-        """The encoded file of a sample, its codec, the codec's probe and the decoded ``(H, W)``."""
-        data = encoded_bytes(self.op, inputs[0])
-        codec = self.codec(data)
-        probe, shape = self.probe(codec, data)
-        return data, codec, probe, shape
-
-    def decode_resampled(
-        self, job: FusedDecode, args: Mapping[str, Any], sample: SampleContext
-    ) -> np.ndarray:
-        """The output of one sample: the resampled image, normalised if a
-        ``crop_mirror_normalize`` was folded in; in the sample's batch buffer where possible."""
-        data, codec, probe, out_size, source, window = job
-        if not self._normalize:
-            return self._resampled(job, args, sample.output)
-        if (
-            self._normalized_type == np.float32
-            and self._layout in ("CHW", "HWC")
-            and probe is not None
-            and ImageType(args["output_type"]) == ImageType.RGB
-            and hasattr(codec, "decode_resampled")
-        ):
-            channels = 4 if args["pad_output"] else 3
-            planar = self._layout == "CHW"
-            out = sample.output(
-                (channels, *out_size) if planar else (*out_size, channels), np.float32
-            )
-            gain, offset = gain_offset(args, 3)
-            normalization = Normalization(
-                gain, offset, bool(args["mirror"]), planar, fill_value(args)
-            )
-            filters, _ = self._filters(out_size, source, args)
-            ids = (FILTER_IDS[filters[0]], FILTER_IDS[filters[1]])
-            if codec.decode_resampled(
-                data, probe, out, source, ids, bool(args["antialias"]), normalization, window
-            ):
-                return out
-        image = self._resampled(job, args, np.empty)
-        normalize_args = {k: args[k] for k in NORMALIZE_ARGS}
-        out, _ = crop_mirror_normalize(
-            image, "HWC", normalize_args, self._normalized_type, sample.output
-        )
-        return out
-
-    @staticmethod
-    def _filters(
-        out_size: tuple[int, int], source: Source, args: Mapping[str, Any]
-    ) -> tuple[list[str], list[float]]:
-        """The filter of each axis (``min_filter`` when it shrinks, else ``mag_filter``) and the
-        scales (source extent per output pixel)."""
-        min_filter, mag_filter = filters_from_args(args)
-        scales = [(e - s) / n for (s, e), n in zip(source, out_size, strict=True)]
-        return [min_filter if abs(s) > 1 else mag_filter for s in scales], scales
-
-    def _resampled(self, job: FusedDecode, args: Mapping[str, Any], allocate: Any) -> np.ndarray:
-        """The resampled 8-bit image, in ``allocate(shape, dtype)`` where possible."""
-        data, codec, probe, out_size, source, window = job
-        roi = (
-            None
-            if window is None
-            else (window[0], window[1], window[0] + window[2], window[1] + window[3])
-        )
-        uint8 = np.dtype(np.uint8)
-        if ImageType(args["output_type"]) == ImageType.RGB and hasattr(codec, "decode_rgbx"):
-            filters, scales = self._filters(out_size, source, args)
-            antialias = bool(args["antialias"])
-            rgb = allocate((*out_size, 3), uint8)
-            ids = (FILTER_IDS[filters[0]], FILTER_IDS[filters[1]])
-            if probe is not None and codec.decode_resampled(
-                data, probe, rgb, source, ids, antialias, None, window
-            ):
-                return rgb
-            image = codec.decode_rgbx(data)
-            if image is not None:
-                if roi is not None:
-                    image = image[roi[0] : roi[2], roi[1] : roi[3]]
-                if resample_native(image, out_size, source, filters, antialias, rgb) is not None:
-                    return rgb
-                name = pil_filter(image, filters, scales, antialias, uint8)
-                if name is not None:
-                    return resample_pil(image, out_size, source, name, drop_fourth=True)
-                image = np.ascontiguousarray(image[:, :, :3])
-                return resample_layout(image, "HWC", out_size, source, args, uint8)
-        image = self.decode(data, args, roi)
-        return resample_layout(image, "HWC", out_size, source, args, uint8)
-
-
-class FusedDecodeRandomResizedCropKernel(_FusedDecodeKernel):
-    """``decoders.image`` + ``random_resized_crop`` (same window, same pixels)."""
-
-    op = "random_resized_crop"
-
-    def setup(self) -> None:
-        """Validate arguments like both fused operators."""
-        super().setup()
-        check_rrc_args(self.args)
-        self._size = rrc_size(self.args)
-
-    def run_sample(
-        self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
-    ) -> np.ndarray:
-        """Read the size, draw the window, decode and resample it."""
-        data, codec, probe, (height, width) = self.read_sample(inputs)
-        y, x, h, w = rrc_window(args, height, width, sample.rng)
-        source = ((float(y), float(y + h)), (float(x), float(x + w)))
-        job = FusedDecode(data, codec, probe, self._size, source)
-        return self.decode_resampled(job, args, sample)
-
-
-class FusedDecodeResizeKernel(_FusedDecodeKernel):
-    """``decoders.image`` + ``resize`` (+ the crop of a following ``crop_mirror_normalize``)."""
-
-    op = "resize"
-
-    def run_sample(
-        self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
-    ) -> np.ndarray:
-        """Plan the resize from the header, decode and resample (only the crop window when one
-        was moved here)."""
-        data, codec, probe, shape = self.read_sample(inputs)
-        out_size, source = resize_plan(self.op, shape, args)
-        if has_crop(args):
-            window = crop_window("crop_mirror_normalize", "HW", out_size, args)
-            sub, size = [], []
-            for axis, ((start, end), extent) in enumerate(zip(source, out_size, strict=True)):
-                first, count = window.get(axis, (0, extent))
-                if first < 0 or first + count > extent:
-                    raise ValueError(
-                        f"crop_mirror_normalize: crop window [{first}, {first + count}) along "
-                        f"axis {axis} is outside the resized extent {extent}; use "
-                        "out_of_bounds_policy='pad' or 'trim_to_shape'"
-                    )
-                step = (end - start) / extent
-                sub.append((start + first * step, start + (first + count) * step))
-                size.append(count)
-            source, out_size = (sub[0], sub[1]), (size[0], size[1])
-        size = (int(out_size[0]), int(out_size[1]))
-        return self.decode_resampled(FusedDecode(data, codec, probe, size, source), args, sample)
-
-
-class _FusedWindowResizeKernel(_FusedDecodeKernel):
-    """A window decoder (``decoders.image_random_crop``/``image_crop``) + ``resize``: the window
-    placed from the header's size as the decoder places it, then resized as if it were the
-    image."""
-
-    op = "resize"
-
-    def window(
-        self, args: Mapping[str, Any], height: int, width: int, sample: SampleContext
-    ) -> tuple[int, int, int, int]:
-        """The decoded window ``(y, x, h, w)`` of an ``height`` x ``width`` image."""
-        raise NotImplementedError
-
-    def run_sample(
-        self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
-    ) -> np.ndarray:
-        """Place the window, plan the resize of it, decode and resample it."""
-        data, codec, probe, (height, width) = self.read_sample(inputs)
-        window = self.window(args, height, width, sample)
-        out_size, source = resize_plan(self.op, window[2:], args)
-        size = (int(out_size[0]), int(out_size[1]))
-        job = FusedDecode(data, codec, probe, size, source, window)
-        return self.decode_resampled(job, args, sample)
-
-
-class FusedDecodeRandomCropResizeKernel(_FusedWindowResizeKernel):
-    """``decoders.image_random_crop`` + ``resize`` (the decoder's window draw and seed)."""
-
-    def setup(self) -> None:
-        """Validate the window arguments too."""
-        super().setup()
-        check_rrc_args(self.args)
-
-    def window(
-        self, args: Mapping[str, Any], height: int, width: int, sample: SampleContext
-    ) -> tuple[int, int, int, int]:
-        """``random_resized_crop``'s window, drawn with the sample's generator."""
-        return rrc_window(args, height, width, sample.rng)
-
-
-class FusedDecodeCropResizeKernel(_FusedWindowResizeKernel):
-    """``decoders.image_crop`` + ``resize``."""
-
-    def window(
-        self, args: Mapping[str, Any], height: int, width: int, sample: SampleContext
-    ) -> tuple[int, int, int, int]:
-        """The fixed window, placed as ``decoders.image_crop`` places it."""
-        crop = crop_window("decoders.image_crop", "HW", (height, width), args)
-        y0, x0, y1, x1 = roi_from_window(crop, height, width)
-        return y0, x0, y1 - y0, x1 - x0

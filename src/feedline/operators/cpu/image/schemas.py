@@ -362,6 +362,19 @@ FUSED_CROP_RESIZE = OpSchema(
     ),
     hidden=True,
 )
+FUSED_SLICE_RESIZE = OpSchema(
+    "decoders._image_slice_resize",
+    "decoders.image_slice followed by resize (and a crop_mirror_normalize without a crop), fused "
+    "by the decode-fusion graph pass where no window can pad (so slice's fill_values is unused).",
+    inputs=DECODERS_IMAGE_SLICE.inputs,
+    args=(
+        *_DECODE_ARGS,
+        *(a for a in SLICE.args if a.name not in ("dtype", "fill_values")),
+        *(a for a in RESIZE.args if a.name != "dtype"),
+        *_ABSORBED_NORMALIZE,
+    ),
+    hidden=True,
+)
 
 SCHEMAS = (
     DECODERS_IMAGE,
@@ -377,7 +390,9 @@ SCHEMAS = (
     FUSED_RESIZE,
     FUSED_RANDOM_CROP_RESIZE,
     FUSED_CROP_RESIZE,
+    FUSED_SLICE_RESIZE,
 )
+_FUSED = f"{_KERNELS}.fused_kernels"
 KERNELS = {
     "decoders.image": f"{_KERNELS}.decoders:DecodeKernel",
     "decoders.image_crop": f"{_KERNELS}.decoders:DecodeCropKernel",
@@ -388,10 +403,11 @@ KERNELS = {
     "random_resized_crop": f"{_KERNELS}.resize:RandomResizedCropKernel",
     "crop": f"{_KERNELS}.crop:CropKernel",
     "crop_mirror_normalize": f"{_KERNELS}.cmn:CropMirrorNormalizeKernel",
-    "decoders._image_random_resized_crop": f"{_KERNELS}.fusion:FusedDecodeRandomResizedCropKernel",
-    "decoders._image_resize": f"{_KERNELS}.fusion:FusedDecodeResizeKernel",
-    "decoders._image_random_crop_resize": f"{_KERNELS}.fusion:FusedDecodeRandomCropResizeKernel",
-    "decoders._image_crop_resize": f"{_KERNELS}.fusion:FusedDecodeCropResizeKernel",
+    "decoders._image_random_resized_crop": f"{_FUSED}:FusedDecodeRandomResizedCropKernel",
+    "decoders._image_resize": f"{_FUSED}:FusedDecodeResizeKernel",
+    "decoders._image_random_crop_resize": f"{_FUSED}:FusedDecodeRandomCropResizeKernel",
+    "decoders._image_crop_resize": f"{_FUSED}:FusedDecodeCropResizeKernel",
+    "decoders._image_slice_resize": f"{_FUSED}:FusedDecodeSliceResizeKernel",
 }
 
 

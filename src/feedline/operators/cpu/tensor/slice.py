@@ -22,7 +22,7 @@ from feedline.operators.cpu.common.tensors import (
     saturate_cast,
 )
 
-__all__ = ["SliceKernel", "slice_indices", "slice_window"]
+__all__ = ["SliceKernel", "slice_axes", "slice_bounds", "slice_indices", "slice_window"]
 
 SLICE_TYPES = (np.uint8, np.float16, np.float32)
 _NAMED = ("start", "rel_start", "end", "rel_end", "shape", "rel_shape")
@@ -135,20 +135,71 @@ def slice_indices(start: int, end: int, extent: int, policy: str) -> np.ndarray:
     return idx
 
 
+def slice_axes(layout: str, ndim: int, args: Mapping[str, Any]) -> list[int]:
+    """The axes the window's coordinates are for (``axis_names``, else ``axes``, else ``WH`` when
+    the layout has them, else ``(1, 0)``)."""
+    names = args["axis_names"]
+    axes = args["axes"]
+    if names is None and axes is None and "W" in layout and "H" in layout:
+        names = "WH"
+    if names:
+        return named_axes("slice", layout, names)
+    result = axes_in_range("slice", axes if axes is not None else (1, 0), ndim)
+    if len(set(result)) != len(result):
+        raise ValueError(f"slice: axes {tuple(result)} repeat an axis")
+    return result
+
+
+def slice_bounds(
+    layout: str, shape: Sequence[int], window_inputs: Sequence[np.ndarray], args: Mapping[str, Any]
+) -> tuple[list[int], list[tuple[int, int]]]:
+    """The sliced axes of a sample of ``shape`` and each one's ``[start, end)`` after the
+    out-of-bounds policy (a window may still reach outside ``shape``: those positions pad).
+
+    Args:
+        layout: the sample's layout.
+        shape: the sample's shape.
+        window_inputs: the ``anchor`` and ``shape`` inputs, or nothing (named arguments).
+        args: ``slice``'s arguments.
+
+    Raises:
+        ValueError: inconsistent window arguments, a window that ends before it starts, or one
+            outside the sample under ``out_of_bounds_policy='error'``.
+    """
+    axes = slice_axes(layout, len(shape), args)
+    extents = [shape[a] for a in axes]
+    named = [n for n in _NAMED if args.get(n) is not None]
+    if len(window_inputs) == 2:
+        if named:
+            raise ValueError(
+                f"slice: arguments {named} cannot be combined with anchor and shape inputs"
+            )
+        starts, ends = _positional_window(extents, window_inputs[0], window_inputs[1], args)
+    elif len(window_inputs) == 1:
+        raise ValueError("slice: give both the anchor and the shape inputs, or neither")
+    else:
+        starts, ends = slice_window(extents, args)
+    policy = args["out_of_bounds_policy"]
+    bounds = []
+    for axis, start, end, extent in zip(axes, starts, ends, extents, strict=True):
+        if end < start:
+            raise ValueError(
+                f"slice: the window along axis {axis} ends ({end}) before it starts ({start})"
+            )
+        if policy == "trim_to_shape":
+            start, end = max(start, 0), min(max(end, 0), extent)
+            start = min(start, end)
+        elif policy == "error" and (start < 0 or end > extent):
+            raise ValueError(
+                f"slice: window [{start}, {end}) along axis {axis} is outside the input "
+                f"extent {extent} (out_of_bounds_policy='error'); shape {tuple(shape)}"
+            )
+        bounds.append((start, end))
+    return axes, bounds
+
+
 class SliceKernel(SampleKernel):
     """Per-sample ``slice`` with named arguments or ``anchor``/``shape`` inputs."""
-
-    def _axes(self, layout: str, ndim: int, args: Mapping[str, Any]) -> list[int]:
-        names = args["axis_names"]
-        axes = args["axes"]
-        if names is None and axes is None and "W" in layout and "H" in layout:
-            names = "WH"
-        if names:
-            return named_axes("slice", layout, names)
-        result = axes_in_range("slice", axes if axes is not None else (1, 0), ndim)
-        if len(set(result)) != len(result):
-            raise ValueError(f"slice: axes {tuple(result)} repeat an axis")
-        return result
 
     def run_sample(
         self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
@@ -157,35 +208,12 @@ class SliceKernel(SampleKernel):
         data = inputs[0]
         layout = sample.layouts[0]
         out_type = output_dtype("slice", args["dtype"], data.dtype, (data.dtype, *SLICE_TYPES))
-        axes = self._axes(layout, data.ndim, args)
-        extents = [data.shape[a] for a in axes]
-        named = [n for n in _NAMED if args.get(n) is not None]
-        if len(inputs) == 3:
-            if named:
-                raise ValueError(
-                    f"slice: arguments {named} cannot be combined with anchor and shape inputs"
-                )
-            starts, ends = _positional_window(extents, inputs[1], inputs[2], args)
-        elif len(inputs) == 2:
-            raise ValueError("slice: give both the anchor and the shape inputs, or neither")
-        else:
-            starts, ends = slice_window(extents, args)
+        axes, bounds = slice_bounds(layout, data.shape, inputs[1:], args)
         policy = args["out_of_bounds_policy"]
         index: list[np.ndarray | slice] = [slice(None)] * data.ndim
         padded = []
-        for axis, start, end, extent in zip(axes, starts, ends, extents, strict=True):
-            if end < start:
-                raise ValueError(
-                    f"slice: the window along axis {axis} ends ({end}) before it starts ({start})"
-                )
-            if policy == "trim_to_shape":
-                start, end = max(start, 0), min(max(end, 0), extent)
-                start = min(start, end)
-            elif policy == "error" and (start < 0 or end > extent):
-                raise ValueError(
-                    f"slice: window [{start}, {end}) along axis {axis} is outside the input "
-                    f"extent {extent} (out_of_bounds_policy='error'); shape {data.shape}"
-                )
+        for axis, (start, end) in zip(axes, bounds, strict=True):
+            extent = data.shape[axis]
             if 0 <= start <= end <= extent:
                 index[axis] = slice(start, end)
             else:
@@ -193,7 +221,7 @@ class SliceKernel(SampleKernel):
                     raise ValueError(f"slice: cannot extend the empty axis {axis}")
                 index[axis] = slice_indices(start, end, extent, policy)
                 padded.append(axis)
-        out, masks = self._gather(data, index, padded, args["out_of_bounds_policy"])
+        out, masks = self._gather(data, index, padded, policy)
         if out.dtype != out_type:
             out = saturate_cast(out, out_type)
         if masks:
