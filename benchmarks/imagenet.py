@@ -33,11 +33,12 @@ one minute to the next.
 ``--spellings`` instead compares the ways DALI code spells the train pipeline's window
 (``SPELLINGS``: random_resized_crop, decoders.image_random_crop → resize, decoders.image_crop →
 resize, decoders.image_slice → resize), each in feedline and DALI, in alternating rounds. On
-2026-11-25 (same 2-core VM, shared and loaded; ``--rounds 3 --seconds 4``, DALI 2.4 CPU) the
-quietest run gave, img/s (range): separate 887-940, DALI 471-493; fused 859-921 (0.98x the
-separate spelling; 775-792 before the fusion pass took it over), DALI 590-605; crop (96 x 96
-windows) 1161-1194, DALI 1083-1183; slice 536-605 (not fused: 0.64x), DALI 446-454. A loaded
-run minutes earlier gave half of these rates with ranges of +-30%.
+2026-11-25 (same 2-core VM; ``--rounds 3 --seconds 4``, DALI 2.4 CPU), img/s (best, range):
+separate 1053 (1014-1053), DALI 567; fused 986 (932-986, 0.94x the separate spelling; 775-792
+before the fusion pass took it over), DALI 645; crop (96 x 96 windows) 1244 (1129-1244), DALI
+1195; slice 821 (724-821; 536-605 before it decoded only its window and fused with the resize),
+DALI 506. DALI's window decoders decode only the window too, so on those spellings both do the
+same libjpeg-turbo work. On this shared host rates vary by up to 30% from one run to the next.
 
 Usage: ``python benchmarks/imagenet.py [--modes train val] [--threads 2] [--rounds 3]
 [--seconds 8] [--data DIR] [--spellings]``
