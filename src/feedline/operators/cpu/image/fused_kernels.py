@@ -57,6 +57,13 @@ __all__ = [
     "FusedDecodeSliceResizeKernel",
 ]
 
+Inputs = tuple[np.ndarray, ...]
+Args = Mapping[str, Any]
+Shape = tuple[int, int, int]
+"""An image's decoded ``(H, W, C)``."""
+Window = tuple[int, int, int, int]
+"""A decoded window ``(y, x, h, w)``."""
+
 
 class FusedDecode(NamedTuple):
     """One sample's work for a fused decoder.
@@ -254,13 +261,7 @@ class _FusedWindowResizeKernel(_FusedDecodeKernel):
 
     op = "resize"
 
-    def window(
-        self,
-        inputs: tuple[np.ndarray, ...],
-        args: Mapping[str, Any],
-        shape: tuple[int, int, int],
-        sample: SampleContext,
-    ) -> tuple[int, int, int, int]:
+    def window(self, inputs: Inputs, args: Args, shape: Shape, sample: SampleContext) -> Window:
         """The decoded window ``(y, x, h, w)`` of an image of ``shape`` (HWC)."""
         raise NotImplementedError
 
@@ -284,13 +285,7 @@ class FusedDecodeRandomCropResizeKernel(_FusedWindowResizeKernel):
         super().setup()
         check_rrc_args(self.args)
 
-    def window(
-        self,
-        inputs: tuple[np.ndarray, ...],
-        args: Mapping[str, Any],
-        shape: tuple[int, int, int],
-        sample: SampleContext,
-    ) -> tuple[int, int, int, int]:
+    def window(self, inputs: Inputs, args: Args, shape: Shape, sample: SampleContext) -> Window:
         """``random_resized_crop``'s window, drawn with the sample's generator."""
         return rrc_window(args, shape[0], shape[1], sample.rng)
 
@@ -298,13 +293,7 @@ class FusedDecodeRandomCropResizeKernel(_FusedWindowResizeKernel):
 class FusedDecodeCropResizeKernel(_FusedWindowResizeKernel):
     """``decoders.image_crop`` + ``resize``."""
 
-    def window(
-        self,
-        inputs: tuple[np.ndarray, ...],
-        args: Mapping[str, Any],
-        shape: tuple[int, int, int],
-        sample: SampleContext,
-    ) -> tuple[int, int, int, int]:
+    def window(self, inputs: Inputs, args: Args, shape: Shape, sample: SampleContext) -> Window:
         """The fixed window, placed as ``decoders.image_crop`` places it."""
         crop = crop_window("decoders.image_crop", "HW", shape[:2], args)
         y0, x0, y1, x1 = roi_from_window(crop, shape[0], shape[1])
@@ -315,13 +304,7 @@ class FusedDecodeSliceResizeKernel(_FusedWindowResizeKernel):
     """``decoders.image_slice`` + ``resize`` (fused only where no window can pad or slice the
     channels: ``out_of_bounds_policy`` ``error`` or ``trim_to_shape``)."""
 
-    def window(
-        self,
-        inputs: tuple[np.ndarray, ...],
-        args: Mapping[str, Any],
-        shape: tuple[int, int, int],
-        sample: SampleContext,
-    ) -> tuple[int, int, int, int]:
+    def window(self, inputs: Inputs, args: Args, shape: Shape, sample: SampleContext) -> Window:
         """The window ``decoders.image_slice`` keeps.
 
         Raises:
