@@ -6,9 +6,9 @@ skipped in C, and the columns are gathered from the structs into NumPy arrays. S
 when masks are requested, are decoded as a list of polygons each kept as its raw JSON text, or
 an RLE object: the polygons' coordinates — most of a COCO file — are parsed by
 :func:`~feedline.readers.coco.polygons.parse_polygons` with simdjson, without a Python object
-per number. (orjson builds every value of the
-file as a Python object; simdjson's lazy objects cost far more per field read from Python: on a
-400,000-annotation file, 2.5 s to gather the columns against msgspec's 0.3 s.)
+per number. (orjson builds every value of the file as a Python object; simdjson's lazy objects
+cost far more per field read from Python: on a 400,000-annotation file, 2.5 s to gather the
+columns against msgspec's 0.3 s.)
 
 Whatever the typed decoding rejects or the checks here do not accept (invalid JSON, a missing or
 mistyped field, an integer beyond 64 bits, a malformed segmentation) goes to the reference
