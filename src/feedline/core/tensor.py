@@ -17,7 +17,7 @@ import numpy as np
 from feedline.core.host_memory import CPU_DLPACK_DEVICE, address_of, copy_to_address, to_array
 from feedline.core.types import DataType, TensorLayout, from_numpy_dtype
 
-__all__ = ["TensorAccessors", "TensorCPU", "TensorListCPU", "check_layout"]
+__all__ = ["BatchAccessors", "TensorAccessors", "TensorCPU", "TensorListCPU", "check_layout"]
 
 
 def check_layout(layout: str | None, ndim: int) -> str:
@@ -70,6 +70,57 @@ class TensorAccessors:
     def source_info(self) -> str:
         """Where the sample came from (a file path), ``""`` if unknown."""
         return self._source_info
+
+
+class BatchAccessors:
+    """What a batch says about itself, shared by :class:`TensorListCPU` and the GPU plugin's
+    ``TensorListGPU``: both keep either a ``_dense`` array (NumPy or CuPy) whose outer dimension
+    is the batch or a list of ``_samples``, a ``_layout`` and a ``_source_info`` list (or None)."""
+
+    __slots__ = ()
+    _dense: Any
+    _samples: list[Any] | None
+    _layout: str
+    _source_info: list[str] | None
+
+    def __len__(self) -> int:
+        return len(self._dense) if self._dense is not None else len(self._samples or ())
+
+    def shape(self) -> list[tuple[int, ...]]:
+        """The shape of every sample."""
+        if self._dense is not None:
+            return [tuple(self._dense.shape[1:])] * len(self._dense)
+        return [tuple(s.shape) for s in self._samples or ()]
+
+    @property
+    def ndim(self) -> int:
+        """Number of dimensions of a sample."""
+        if self._dense is not None:
+            return self._dense.ndim - 1
+        return self._samples[0].ndim if self._samples else 0
+
+    @property
+    def dtype(self) -> DataType:
+        """The element type."""
+        if self._dense is not None:
+            return from_numpy_dtype(self._dense.dtype)
+        return from_numpy_dtype(self._samples[0].dtype) if self._samples else DataType.NO_TYPE
+
+    def layout(self) -> str:
+        """The sample layout, ``""`` if none."""
+        return self._layout
+
+    def set_layout(self, layout: str | None) -> None:
+        """Set the sample layout (validated against the sample ``ndim``)."""
+        self._layout = check_layout(layout, self.ndim)
+
+    def source_info(self, index: int) -> str:
+        """Where sample ``index`` came from, ``""`` if unknown."""
+        return self._source_info[index] if self._source_info else ""
+
+    def source_infos(self) -> list[str]:
+        """Where every sample came from."""
+        return list(self._source_info) if self._source_info else [""] * len(self)
 
 
 class TensorCPU(TensorAccessors):
@@ -179,7 +230,7 @@ class TensorCPU(TensorAccessors):
         return f"TensorCPU(shape={self.shape()}, dtype={self.dtype.name}, layout={self._layout!r})"
 
 
-class TensorListCPU:
+class TensorListCPU(BatchAccessors):
     """A batch of CPU samples (DALI's ``TensorListCPU``).
 
     Args:
@@ -272,9 +323,6 @@ class TensorListCPU:
         tl._pinned = False
         return tl
 
-    def __len__(self) -> int:
-        return len(self._dense) if self._dense is not None else len(self._samples or ())
-
     def _sample(self, index: int) -> np.ndarray:
         if self._dense is not None:
             return self._dense[index, ...]
@@ -358,48 +406,12 @@ class TensorListCPU:
         """Reinterpret the contiguous data of the whole batch with a new shape."""
         return TensorCPU(self.as_array().reshape(tuple(shape)))
 
-    def shape(self) -> list[tuple[int, ...]]:
-        """The shape of every sample."""
-        if self._dense is not None:
-            return [tuple(self._dense.shape[1:])] * len(self._dense)
-        return [s.shape for s in self._samples or ()]
-
-    @property
-    def ndim(self) -> int:
-        """Number of dimensions of a sample."""
-        if self._dense is not None:
-            return self._dense.ndim - 1
-        return self._samples[0].ndim if self._samples else 0
-
-    @property
-    def dtype(self) -> DataType:
-        """The element type."""
-        if self._dense is not None:
-            return from_numpy_dtype(self._dense.dtype)
-        return from_numpy_dtype(self._samples[0].dtype) if self._samples else DataType.NO_TYPE
-
     @property
     def numpy_dtype(self) -> np.dtype:
         """The NumPy dtype of the elements."""
         if self._dense is not None:
             return self._dense.dtype
         return self._samples[0].dtype if self._samples else np.dtype(np.uint8)
-
-    def layout(self) -> str:
-        """The sample layout, ``""`` if none."""
-        return self._layout
-
-    def set_layout(self, layout: str | None) -> None:
-        """Set the sample layout (validated against the sample ``ndim``)."""
-        self._layout = check_layout(layout, self.ndim)
-
-    def source_info(self, index: int) -> str:
-        """Where sample ``index`` came from, ``""`` if unknown."""
-        return self._source_info[index] if self._source_info else ""
-
-    def source_infos(self) -> list[str]:
-        """Where every sample came from."""
-        return list(self._source_info) if self._source_info else [""] * len(self)
 
     def nbytes(self) -> int:
         """Bytes held by the samples."""

@@ -14,8 +14,14 @@ from typing import Any
 
 import numpy as np
 
-from feedline.core.tensor import TensorAccessors, TensorCPU, TensorListCPU, check_layout
-from feedline.core.types import DataType, from_numpy_dtype
+from feedline.core.tensor import (
+    BatchAccessors,
+    TensorAccessors,
+    TensorCPU,
+    TensorListCPU,
+    check_layout,
+)
+from feedline.core.types import from_numpy_dtype
 
 __all__ = ["TensorGPU", "TensorListGPU", "cupy_module"]
 
@@ -133,7 +139,7 @@ class TensorGPU(TensorAccessors):
         return f"TensorGPU(shape={self.shape()}, dtype={self.dtype.name}, layout={self._layout!r})"
 
 
-class TensorListGPU:
+class TensorListGPU(BatchAccessors):
     """A batch of samples in GPU memory (DALI's ``TensorListGPU``).
 
     Args:
@@ -205,9 +211,6 @@ class TensorListGPU:
         tl._source_info = list(source_info) if source_info is not None else None
         return tl
 
-    def __len__(self) -> int:
-        return len(self._dense) if self._dense is not None else len(self._samples or ())
-
     def samples(self) -> list[Any]:
         """The samples as CuPy arrays sharing memory."""
         if self._dense is not None:
@@ -273,41 +276,6 @@ class TensorListGPU:
                 [s.get() for s in self._samples or ()], self._layout, self._source_info
             )
         return host
-
-    def shape(self) -> list[tuple[int, ...]]:
-        """The shape of every sample."""
-        if self._dense is not None:
-            return [tuple(self._dense.shape[1:])] * len(self._dense)
-        return [tuple(s.shape) for s in self._samples or ()]
-
-    @property
-    def ndim(self) -> int:
-        """Number of dimensions of a sample."""
-        if self._dense is not None:
-            return self._dense.ndim - 1
-        return self._samples[0].ndim if self._samples else 0
-
-    @property
-    def dtype(self) -> DataType:
-        """The element type."""
-        array = self._dense if self._dense is not None else (self._samples or [None])[0]
-        return DataType.NO_TYPE if array is None else from_numpy_dtype(array.dtype)
-
-    def layout(self) -> str:
-        """The sample layout, ``""`` if none."""
-        return self._layout
-
-    def set_layout(self, layout: str | None) -> None:
-        """Set the sample layout (validated against the sample ``ndim``)."""
-        self._layout = check_layout(layout, self.ndim)
-
-    def source_info(self, index: int) -> str:
-        """Where sample ``index`` came from, ``""`` if unknown."""
-        return self._source_info[index] if self._source_info else ""
-
-    def source_infos(self) -> list[str]:
-        """Where every sample came from."""
-        return list(self._source_info) if self._source_info else [""] * len(self)
 
     def nbytes(self) -> int:
         """Bytes held by the samples."""
