@@ -241,9 +241,10 @@ def slice_region(
         ValueError: the window is invalid, or outside the image under
             ``out_of_bounds_policy='error'``.
     """
-    if 2 in slice_axes("HWC", 3, args):
+    axes = slice_axes("HWC", 3, args)
+    if 2 in axes:
         return None
-    axes, bounds = slice_bounds("HWC", shape, window_inputs, args)
+    bounds = slice_bounds(axes, shape, window_inputs, args)
     box = [(0, shape[0]), (0, shape[1])]
     for axis, (start, end) in zip(axes, bounds, strict=True):
         if not 0 <= start < end <= box[axis][1]:

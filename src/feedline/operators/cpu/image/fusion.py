@@ -40,7 +40,7 @@ from typing import Any
 from feedline.core.graph import DataNode, OpNode
 from feedline.core.types import DataType
 from feedline.operators.cpu.image.cmn import has_crop
-from feedline.operators.cpu.image.schemas import NORMALIZE_ARGS
+from feedline.operators.cpu.image.schemas import NORMALIZE_ARGS, SLICE_WINDOW_ARGS
 from feedline.operators.cpu.tensor.slice import slice_axes
 
 __all__ = [
@@ -60,19 +60,7 @@ FUSED_SLICE_RESIZE = "decoders._image_slice_resize"
 _DECODE_ARGS = ("output_type", "dtype", "max_pixels")
 _RANDOM_WINDOW_ARGS = ("random_area", "random_aspect_ratio", "num_attempts")
 _CROP_ARGS = ("crop", "crop_h", "crop_w", "crop_pos_x", "crop_pos_y", "rounding")
-_SLICE_ARGS = (
-    "axes",
-    "axis_names",
-    "start",
-    "rel_start",
-    "end",
-    "rel_end",
-    "shape",
-    "rel_shape",
-    "normalized_anchor",
-    "normalized_shape",
-    "out_of_bounds_policy",
-)  # no fill_values: a fused slice never pads
+_SLICE_ARGS = tuple(a.name for a in SLICE_WINDOW_ARGS)
 #: Window decoders fused with a following resize: the fused operator, the window's arguments.
 _WINDOW_DECODERS = {
     "decoders.image_random_crop": (FUSED_RANDOM_CROP_RESIZE, _RANDOM_WINDOW_ARGS),

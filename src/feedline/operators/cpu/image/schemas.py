@@ -27,6 +27,7 @@ __all__ = [
     "MAX_IMAGE_PIXELS",
     "NORMALIZE_ARGS",
     "SCHEMAS",
+    "SLICE_WINDOW_ARGS",
     "feedline_register_codecs",
     "feedline_register_operators",
 ]
@@ -362,14 +363,17 @@ FUSED_CROP_RESIZE = OpSchema(
     ),
     hidden=True,
 )
+#: ``slice``'s window arguments as a fused ``decoders.image_slice`` takes them: no ``dtype``, and
+#: no ``fill_values`` (it is fused only where no window can pad).
+SLICE_WINDOW_ARGS = tuple(a for a in SLICE.args if a.name not in ("dtype", "fill_values"))
 FUSED_SLICE_RESIZE = OpSchema(
     "decoders._image_slice_resize",
     "decoders.image_slice followed by resize (and a crop_mirror_normalize without a crop), fused "
-    "by the decode-fusion graph pass where no window can pad (so slice's fill_values is unused).",
+    "by the decode-fusion graph pass where no window can pad.",
     inputs=DECODERS_IMAGE_SLICE.inputs,
     args=(
         *_DECODE_ARGS,
-        *(a for a in SLICE.args if a.name not in ("dtype", "fill_values")),
+        *SLICE_WINDOW_ARGS,
         *(a for a in RESIZE.args if a.name != "dtype"),
         *_ABSORBED_NORMALIZE,
     ),

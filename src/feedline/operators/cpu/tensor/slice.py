@@ -151,13 +151,16 @@ def slice_axes(layout: str, ndim: int, args: Mapping[str, Any]) -> list[int]:
 
 
 def slice_bounds(
-    layout: str, shape: Sequence[int], window_inputs: Sequence[np.ndarray], args: Mapping[str, Any]
-) -> tuple[list[int], list[tuple[int, int]]]:
-    """The sliced axes of a sample of ``shape`` and each one's ``[start, end)`` after the
-    out-of-bounds policy (a window may still reach outside ``shape``: those positions pad).
+    axes: Sequence[int],
+    shape: Sequence[int],
+    window_inputs: Sequence[np.ndarray],
+    args: Mapping[str, Any],
+) -> list[tuple[int, int]]:
+    """Each sliced axis's ``[start, end)`` in a sample of ``shape``, after the out-of-bounds
+    policy (a window may still reach outside ``shape``: those positions pad).
 
     Args:
-        layout: the sample's layout.
+        axes: the sliced axes (:func:`slice_axes`).
         shape: the sample's shape.
         window_inputs: the ``anchor`` and ``shape`` inputs, or nothing (named arguments).
         args: ``slice``'s arguments.
@@ -166,7 +169,6 @@ def slice_bounds(
         ValueError: inconsistent window arguments, a window that ends before it starts, or one
             outside the sample under ``out_of_bounds_policy='error'``.
     """
-    axes = slice_axes(layout, len(shape), args)
     extents = [shape[a] for a in axes]
     named = [n for n in _NAMED if args.get(n) is not None]
     if len(window_inputs) == 2:
@@ -195,7 +197,7 @@ def slice_bounds(
                 f"extent {extent} (out_of_bounds_policy='error'); shape {tuple(shape)}"
             )
         bounds.append((start, end))
-    return axes, bounds
+    return bounds
 
 
 class SliceKernel(SampleKernel):
@@ -208,7 +210,8 @@ class SliceKernel(SampleKernel):
         data = inputs[0]
         layout = sample.layouts[0]
         out_type = output_dtype("slice", args["dtype"], data.dtype, (data.dtype, *SLICE_TYPES))
-        axes, bounds = slice_bounds(layout, data.shape, inputs[1:], args)
+        axes = slice_axes(layout, data.ndim, args)
+        bounds = slice_bounds(axes, data.shape, inputs[1:], args)
         policy = args["out_of_bounds_policy"]
         index: list[np.ndarray | slice] = [slice(None)] * data.ndim
         padded = []
