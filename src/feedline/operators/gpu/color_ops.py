@@ -10,7 +10,7 @@ import numpy as np
 
 from feedline.core.types import to_numpy_dtype
 from feedline.operators.cpu.color.adjust import ColorTwistKernel, twist_params
-from feedline.operators.cpu.geometry.bbox import BbFlipKernel
+from feedline.operators.cpu.geometry.bbox import BbFlipKernel, check_boxes
 from feedline.operators.cpu.geometry.coords import (
     CoordTransformKernel,
     check_points,
@@ -68,13 +68,7 @@ class BbFlipGpu(GpuKernel, BbFlipKernel):
         backend, inputs, layouts, args = batch.backend, batch.inputs, batch.layouts, batch.args
         boxes = []
         for sample in inputs[0]:
-            if sample.dtype.kind != "f":
-                raise TypeError(f"boxes must be floating point, got {sample.dtype}")
-            if sample.size % 4:
-                raise ValueError(
-                    f"boxes must hold 4 coordinates per box, got shape {sample.shape} "
-                    f"({sample.size} values)"
-                )
+            check_boxes(sample)
             boxes.append(backend.xp.ascontiguousarray(sample, dtype=np.float32))
         if not boxes:
             return [([], layouts[0])]

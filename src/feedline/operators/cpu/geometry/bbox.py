@@ -20,6 +20,7 @@ __all__ = [
     "BbFlipKernel",
     "as_float_boxes",
     "box_volume",
+    "check_boxes",
     "flip_boxes",
     "intersection_volume",
     "iou",
@@ -115,13 +116,23 @@ def iou(lo_a: np.ndarray, hi_a: np.ndarray, lo_b: np.ndarray, hi_b: np.ndarray) 
     return np.where(union > 0, inter / np.where(union > 0, union, 1.0), 0.0)
 
 
-def _four_coordinate_boxes(boxes: np.ndarray) -> np.ndarray:
+def check_boxes(boxes: Any) -> None:
+    """Check a sample of 2-D boxes (a NumPy or CuPy array): floating point, 4 coordinates each.
+
+    Raises:
+        TypeError: not floating point.
+        ValueError: the size is not a multiple of 4.
+    """
     if not np.issubdtype(boxes.dtype, np.floating):
         raise TypeError(f"boxes must be floating point, got {boxes.dtype}")
     if boxes.size % 4:
         raise ValueError(
             f"boxes must hold 4 coordinates per box, got shape {boxes.shape} ({boxes.size} values)"
         )
+
+
+def _four_coordinate_boxes(boxes: np.ndarray) -> np.ndarray:
+    check_boxes(boxes)
     return boxes.reshape(-1, 4).astype(np.float32)
 
 
