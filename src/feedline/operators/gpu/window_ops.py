@@ -29,7 +29,7 @@ from feedline.operators.cpu.image.cmn import (
     fill_value,
     gain_offset,
     has_crop,
-    normalized_layout,
+    output_plan,
 )
 from feedline.operators.cpu.image.crop import (
     CROP_LAYOUTS,
@@ -240,16 +240,11 @@ class CropMirrorNormalizeGpu(GpuKernel, CropMirrorNormalizeKernel):
             else:
                 window, fill = plain_window(image), [0.0]
                 window.anchor = (0,) * image.ndim
-            channel = layout.index("C")
-            channels = window.out_shape[channel]
+            out_layout, order, channel_out, channels, _, shape = output_plan(
+                layout, window.out_shape, sample_args
+            )
             gain, offset = gain_offset(sample_args, channels)
-            out_layout = normalized_layout(sample_args["output_layout"] or layout, layout)
-            order = [layout.index(a) for a in out_layout]
-            channel_out = out_layout.index("C")
-            padded = 1 << (channels - 1).bit_length() if sample_args.get("pad_output") else channels
             mirror = {out_layout.index("W")} if sample_args.get("mirror") else set()
-            shape = [window.out_shape[a] for a in order]
-            shape[channel_out] = padded
             windows.append(
                 Window(
                     tuple(shape),

@@ -33,6 +33,7 @@ __all__ = [
     "has_crop",
     "normalized_layout",
     "normalized_type",
+    "output_plan",
 ]
 
 OP = "crop_mirror_normalize"
@@ -112,6 +113,26 @@ def normalized_layout(requested: str, layout: str) -> str:
     return requested
 
 
+def output_plan(
+    layout: str, window_shape: Sequence[int], args: Mapping[str, Any]
+) -> tuple[str, list[int], int, int, int, list[int]]:
+    """Where the output puts a window of ``window_shape`` (in ``layout``).
+
+    Returns:
+        ``(output layout, input axis of each output axis, output channel axis, the window's
+        channels, the output's channels, output shape)``; with ``pad_output`` the output's
+        channels are the next power of two.
+    """
+    channels = window_shape[layout.index("C")]
+    out_layout = normalized_layout(args["output_layout"] or layout, layout)
+    order = [layout.index(a) for a in out_layout]
+    out_channel = out_layout.index("C")
+    padded = 1 << (channels - 1).bit_length() if args.get("pad_output") else channels
+    shape = [window_shape[a] for a in order]
+    shape[out_channel] = padded
+    return out_layout, order, out_channel, channels, padded, shape
+
+
 def has_crop(args: Mapping[str, Any]) -> bool:
     """Whether the arguments set a crop extent (without one the window is the whole sample)."""
     return any(args.get(k) is not None for k in _CROP_EXTENTS)
@@ -144,15 +165,8 @@ def crop_mirror_normalize(
     ``allocate(shape, dtype)`` provides the float output buffer (e.g. a row of the batch).
     """
     window = crop_image(OP, image, layout, args) if has_crop(args) else image
-    channel = layout.index("C")
-    channels = window.shape[channel]
+    out_layout, order, out_channel, channels, pad, shape = output_plan(layout, window.shape, args)
     gain, offset = gain_offset(args, channels)
-    out_layout = normalized_layout(args["output_layout"] or layout, layout)
-    order = [layout.index(a) for a in out_layout]
-    out_channel = out_layout.index("C")
-    pad = 1 << (channels - 1).bit_length() if args.get("pad_output") else channels
-    shape = [window.shape[a] for a in order]
-    shape[out_channel] = pad
     float_out = out_dtype == np.float32
     out = (allocate if float_out else np.empty)(shape, np.float32)
     fill = fill_value(args)
