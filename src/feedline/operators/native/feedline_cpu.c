@@ -191,6 +191,7 @@ HORIZONTAL_ROW(horizontal_row3, 3)
 typedef float float4 __attribute__((vector_size(16)));
 typedef int32_t int4 __attribute__((vector_size(16)));
 typedef uint8_t uchar4 __attribute__((vector_size(4)));
+typedef uint8_t uchar16 __attribute__((vector_size(16)));
 
 /* saturate_u8 on four lanes at once. */
 static inline uchar4 saturate4(float4 value) {
@@ -199,7 +200,18 @@ static inline uchar4 saturate4(float4 value) {
     int4 bits = (int4)value & (value > zero); /* NaN becomes 0 */
     const int4 below = (float4)bits < top;
     bits = (bits & below) | ((int4)top & ~below);
-    return __builtin_convertvector(__builtin_convertvector((float4)bits, int4), uchar4);
+    const int4 whole = __builtin_convertvector((float4)bits, int4);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    /* Each lane is 0..255, so its first byte in memory is the value: one byte shuffle instead
+     * of the four extractions GCC emits for a narrowing conversion. */
+    const uchar16 first_bytes = {0, 4, 8, 12, 0, 4, 8, 12, 0, 4, 8, 12, 0, 4, 8, 12};
+    const uchar16 packed = __builtin_shuffle((uchar16)whole, first_bytes);
+    uchar4 result;
+    memcpy(&result, &packed, sizeof result);
+    return result;
+#else
+    return __builtin_convertvector(whole, uchar4);
+#endif
 }
 
 /* One output pixel of the horizontal pass over an RGBX row, saturated to four bytes (in memory
