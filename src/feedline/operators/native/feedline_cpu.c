@@ -167,25 +167,18 @@ static void vertical_row(const uint8_t *restrict src, ptrdiff_t src_stride, int 
     }
 }
 
-/* The horizontal pass over one row, specialised on the channel count so the channel loops
- * unroll. */
-#define HORIZONTAL_ROW(NAME, CH)                                                              \
-    static void NAME(const float *restrict row, float *restrict out, int out_w,               \
-                     const int32_t *restrict first, const float *restrict weights, int taps) {  \
-        for (int x = 0; x < out_w; ++x) {                                                     \
-            const float *restrict w = weights + (ptrdiff_t)x * taps;                          \
-            const float *restrict p = row + (ptrdiff_t)first[x] * CH;                         \
-            float acc[CH];                                                                    \
-            for (int ch = 0; ch < CH; ++ch) acc[ch] = w[0] * p[ch];                           \
-            for (int k = 1; k < taps; ++k)                                                    \
-                for (int ch = 0; ch < CH; ++ch) acc[ch] += w[k] * p[k * CH + ch];             \
-            float *restrict o = out + (ptrdiff_t)x * CH;                                      \
-            for (int ch = 0; ch < CH; ++ch) o[ch] = acc[ch];                                  \
-        }                                                                                     \
+/* The horizontal pass over one row of single-channel pixels. */
+static void horizontal_row1(const float *restrict row, float *restrict out, int out_w,
+                            const int32_t *restrict first, const float *restrict weights,
+                            int taps) {
+    for (int x = 0; x < out_w; ++x) {
+        const float *restrict w = weights + (ptrdiff_t)x * taps;
+        const float *restrict p = row + first[x];
+        float acc = w[0] * p[0];
+        for (int k = 1; k < taps; ++k) acc += w[k] * p[k];
+        out[x] = acc;
     }
-
-HORIZONTAL_ROW(horizontal_row1, 1)
-HORIZONTAL_ROW(horizontal_row3, 3)
+}
 
 /* Four channels (RGBX) as one 4-lane vector per pixel (GCC/Clang vector extensions). */
 typedef float float4 __attribute__((vector_size(16)));
@@ -214,53 +207,60 @@ static inline uchar4 saturate4(float4 value) {
 #endif
 }
 
-/* One output pixel of the horizontal pass over an RGBX row, saturated to four bytes (in memory
- * order); inlined with constant `taps` below so that the tap loop unrolls. */
+/* One output pixel of the horizontal pass over a row of `stride`-float pixels (4: RGBX, 3: RGB),
+ * each tap read as one 4-lane vector, saturated to four bytes (in memory order). For RGB the
+ * fourth lane holds the next pixel's red, or the row's padding after the last pixel, and is
+ * dropped. Inlined with constant `taps` and `stride` below so that the tap loop unrolls. */
 static inline __attribute__((always_inline)) uint32_t horizontal_pixel4(
-    const float *restrict row, int first, const float *restrict w, int taps) {
-    const float *restrict p = row + (ptrdiff_t)first * 4;
+    const float *restrict row, int stride, int first, const float *restrict w, int taps) {
+    const float *restrict p = row + (ptrdiff_t)first * stride;
     float4 acc, pixel;
     memcpy(&acc, p, sizeof acc);
     acc = acc * w[0];
     for (int k = 1; k < taps; ++k) {
-        memcpy(&pixel, p + 4 * k, sizeof pixel);
+        memcpy(&pixel, p + stride * k, sizeof pixel);
         acc = acc + pixel * w[k];
     }
     return (uint32_t)saturate4(acc);
 }
 
-/* The horizontal pass over one RGBX row into `out_channels` (3 or 4) bytes per pixel. */
+/* The horizontal pass over one row of `stride`-float pixels into `out_channels` (3 or 4, at most
+ * `stride`) bytes per pixel. */
 static inline __attribute__((always_inline)) void horizontal_row4_body(
-    const float *restrict row, uint8_t *restrict out, int out_channels, int out_w,
+    const float *restrict row, int stride, uint8_t *restrict out, int out_channels, int out_w,
     const int32_t *restrict first, const float *restrict weights, int taps) {
     /* All four bytes of each pixel; the fourth is overwritten by the next pixel for RGB. */
     for (int x = 0; x + 1 < out_w; ++x) {
         const uint32_t bytes =
-            horizontal_pixel4(row, first[x], weights + (ptrdiff_t)x * taps, taps);
+            horizontal_pixel4(row, stride, first[x], weights + (ptrdiff_t)x * taps, taps);
         memcpy(out + (ptrdiff_t)x * out_channels, &bytes, 4);
     }
     const int last = out_w - 1;
     const uint32_t bytes =
-        horizontal_pixel4(row, first[last], weights + (ptrdiff_t)last * taps, taps);
+        horizontal_pixel4(row, stride, first[last], weights + (ptrdiff_t)last * taps, taps);
     uint8_t *o = out + (ptrdiff_t)last * out_channels;
     for (int ch = 0; ch < out_channels; ++ch) o[ch] = ((const uint8_t *)&bytes)[ch];
 }
 
-static void horizontal_row4(const float *restrict row, uint8_t *restrict out, int out_channels,
-                            int out_w, const int32_t *restrict first,
+/* horizontal_row4_body for RGBX rows (`stride` 4) into RGB or RGBX bytes, and for RGB rows
+ * (`stride` 3, followed by one float of padding) into RGB bytes. */
+static void horizontal_row4(const float *restrict row, int stride, uint8_t *restrict out,
+                            int out_channels, int out_w, const int32_t *restrict first,
                             const float *restrict weights, int taps) {
 #define FIXED_TAPS(T)                                                                  \
     case T:                                                                            \
-        if (out_channels == 3)                                                         \
-            horizontal_row4_body(row, out, 3, out_w, first, weights, T);               \
+        if (stride == 3)                                                               \
+            horizontal_row4_body(row, 3, out, 3, out_w, first, weights, T);            \
+        else if (out_channels == 3)                                                    \
+            horizontal_row4_body(row, 4, out, 3, out_w, first, weights, T);            \
         else                                                                           \
-            horizontal_row4_body(row, out, 4, out_w, first, weights, T);               \
+            horizontal_row4_body(row, 4, out, 4, out_w, first, weights, T);            \
         return;
     switch (taps) {
         FIXED_TAPS(1) FIXED_TAPS(2) FIXED_TAPS(3) FIXED_TAPS(4) FIXED_TAPS(5) FIXED_TAPS(6)
         FIXED_TAPS(7) FIXED_TAPS(8)
         default:
-            horizontal_row4_body(row, out, out_channels, out_w, first, weights, taps);
+            horizontal_row4_body(row, stride, out, out_channels, out_w, first, weights, taps);
     }
 #undef FIXED_TAPS
 }
@@ -297,22 +297,26 @@ int fl_resample_u8(const uint8_t *src, ptrdiff_t src_stride, int channels, int s
                    const int32_t *col_first, int col_taps, const float *col_weights) {
     const size_t count = (size_t)span * (size_t)channels;
     const size_t out_count = (size_t)out_w * (size_t)out_channels;
-    /* The horizontal pass writes `channels` values per pixel before dropping any. */
-    float *row = malloc((count + (size_t)out_w * (size_t)channels) * sizeof(float));
+    /* The row, one float of padding (read as the last RGB pixel's fourth lane), and the
+     * horizontal pass's `channels` values per pixel before any are dropped. */
+    float *row = malloc((count + 1 + (size_t)out_w * (size_t)channels) * sizeof(float));
     if (row == NULL) return -1;
-    float *result = row + count;
+    row[count] = 0.0f;
+    float *result = row + count + 1;
+    const int vector_pixels =
+        (channels == 4 && (out_channels == 3 || out_channels == 4)) ||
+        (channels == 3 && out_channels == 3);
     for (int y = 0; y < out_h; ++y) {
         vertical_row(src, src_stride, row_first[y], row_weights + (ptrdiff_t)y * row_taps,
                      row_taps, count, row);
         uint8_t *restrict out = dst + (ptrdiff_t)y * dst_stride;
-        if (channels == 4 && (out_channels == 3 || out_channels == 4)) {
-            horizontal_row4(row, out, out_channels, out_w, col_first, col_weights, col_taps);
+        if (vector_pixels) {
+            horizontal_row4(row, channels, out, out_channels, out_w, col_first, col_weights,
+                            col_taps);
             continue;
         }
         if (channels == 1 && out_channels == 1) {
             horizontal_row1(row, result, out_w, col_first, col_weights, col_taps);
-        } else if (channels == 3 && out_channels == 3) {
-            horizontal_row3(row, result, out_w, col_first, col_weights, col_taps);
         } else {
             horizontal_row_any(row, result, out_w, channels, out_channels, col_first, col_weights,
                                col_taps);

@@ -241,9 +241,9 @@ int fl_jpeg_decode_resample(const uint8_t *data, size_t size, int win_y, int win
     for (int i = 0; i < out_w; ++i) col_first[i] -= left;
     struct destination band = {NULL, 0, NULL, 0, 0};
     const int decoded = decode_rows(data, size, top, left, bottom - top, right - left,
-                                    FORMAT_RGBX, &band, error, error_size);
+                                    FORMAT_RGB, &band, error, error_size);
     if (decoded < 0) goto done;
-    if (fl_resample_u8(band.band + (ptrdiff_t)band.offset * 4, band.band_stride, 4, right - left,
+    if (fl_resample_u8(band.band + (ptrdiff_t)band.offset * 3, band.band_stride, 3, right - left,
                        out, out_stride, out_h, out_w, 3, row_first, row_taps, row_weights,
                        col_first, col_taps, col_weights) != 0) {
         snprintf(error, (size_t)error_size, "out of memory resampling");
