@@ -96,10 +96,16 @@ def test_resample_matches_the_numpy_reference(
 
 def test_resample_of_a_real_photo_sized_image_is_exact() -> None:
     image = np.random.default_rng(5).integers(0, 256, (374, 441, 3), dtype=np.uint8)
-    for source in (((10.0, 300.0), (20.0, 330.0)), ((0.0, 374.0), (441.0, 0.0))):
-        got = resample(image, (224, 224), source)
-        linear = [InterpType.INTERP_LINEAR] * 2
-        expected = resample_reference(image, (224, 224), source, linear, True, np.uint8)
+    linear = [InterpType.INTERP_LINEAR] * 2
+    whole = ((0.0, 374.0), (0.0, 441.0))
+    # Windows, a mirror, and a thumbnail whose antialiased filters have far more than 8 taps.
+    for size, source in (
+        ((224, 224), ((10.0, 300.0), (20.0, 330.0))),
+        ((224, 224), ((0.0, 374.0), (441.0, 0.0))),
+        ((17, 23), whole),
+    ):
+        got = resample(image, size, source)
+        expected = resample_reference(image, size, source, linear, True, np.uint8)
         np.testing.assert_array_equal(got, expected)
 
 
