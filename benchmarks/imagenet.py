@@ -30,14 +30,18 @@ batch's start or end: the next iteration's reads and draws run while this one's 
 finish. The spread between runs is the host's: the same configuration varies by up to 30% from
 one minute to the next.
 
+After the resampler's vector path took RGB rows too (2026-11-25, same VM, ``--rounds 3
+--seconds 6``): train 997 img/s vs DALI 497 (2.01x; 1.97 vs 3.97 CPU-ms per image), val 915 vs
+416 (2.20x).
+
 ``--spellings`` instead compares the ways DALI code spells the train pipeline's window
 (``SPELLINGS``: random_resized_crop, decoders.image_random_crop → resize, decoders.image_crop →
 resize, decoders.image_slice → resize), each in feedline and DALI, in alternating rounds. On
 2026-11-25 (same 2-core VM; ``--rounds 3 --seconds 4``, DALI 2.4 CPU), img/s (best, range):
-separate 1053 (1014-1053), DALI 567; fused 986 (932-986, 0.94x the separate spelling; 775-792
-before the fusion pass took it over), DALI 645; crop (96 x 96 windows) 1244 (1129-1244), DALI
-1195; slice 821 (724-821; 536-605 before it decoded only its window and fused with the resize),
-DALI 506. DALI's window decoders decode only the window too, so on those spellings both do the
+separate 964 (870-964), DALI 491; fused 979 (863-979, 1.02x the separate spelling; 775-792
+before the fusion pass took it over), DALI 590; crop (96 x 96 windows) 1309 (1086-1309), DALI
+1131; slice 803 (742-803; 536-605 before it decoded only its window and fused with the resize),
+DALI 460. DALI's window decoders decode only the window too, so on those spellings both do the
 same libjpeg-turbo work. On this shared host rates vary by up to 30% from one run to the next.
 
 Usage: ``python benchmarks/imagenet.py [--modes train val] [--threads 2] [--rounds 3]
