@@ -240,3 +240,28 @@ def test_fused_random_crop_decodes_in_one_compiled_call(
     monkeypatch.setattr(codecs.JpegCodec, "decode_resampled", counting)
     run(files[:5], resize_then_cmn, keep_window=False, seed=5)
     assert len(calls) >= 10 and all(calls)  # prefetching may have started the next batch
+
+
+@pytest.mark.parametrize(
+    ("window", "follow"),
+    [
+        (random_window, resize_then_cmn),
+        (random_window, resize_shorter),
+        (fixed_window, resize_then_cmn),
+        (relative_slice, resize_then_cropping_cmn),
+    ],
+)
+def test_fused_spellings_without_the_region_decoder_keep_the_pixels(
+    files: list[str], window, follow, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the compiled region decoder is missing (no libjpeg headers), the fused operators
+    decode the whole file and resample its window: still the unfused graph's pixels."""
+    from feedline.operators.cpu.image import codecs
+
+    paths = [*files, *(str(p) for p in sample_jpegs(4))]
+    monkeypatch.setattr(codecs.JpegCodec, "decode_resampled", lambda *args, **kwargs: False)
+    fused, ops = run(paths, follow, False, 6, window)
+    assert any(name.startswith("decoders._image_") for name in ops)
+    plain, _ = run(paths, follow, True, 6, window)
+    for a, b in zip(fused, plain, strict=True):
+        np.testing.assert_array_equal(a, b)

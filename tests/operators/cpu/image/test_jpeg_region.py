@@ -108,9 +108,6 @@ def test_codec_decodes_regions_in_every_output_type() -> None:
         whole = codec.decode(encoded, output_type)
         part = codec.decode(encoded, output_type, (5, 7, 60, 100))
         np.testing.assert_array_equal(part, whole[5:60, 7:100])
-    np.testing.assert_array_equal(
-        codec.decode_rgbx(encoded)[1:3, 2:4, :3], codec.decode(encoded, ImageType.RGB)[1:3, 2:4]
-    )
 
 
 def test_truncated_data_decodes_as_libjpeg_recovers_it_with_a_warning() -> None:

@@ -425,11 +425,3 @@ class JpegCodec(PillowCodec):
             )
         except ValueError as exc:
             raise ValueError(f"corrupt or truncated JPEG data: {exc}") from None
-
-    def decode_rgbx(self, data: Any) -> np.ndarray | None:
-        """Decode to an ``HW4`` RGBX buffer for the fused operators; None when the file needs
-        the general path (CMYK, no simplejpeg)."""
-        header = self._header(data)
-        if header is None or self._fast_colorspace(header, ImageType.RGB) is None:
-            return None
-        return apply_orientation(self._simplejpeg_decode(data, "RGBX"), header[3])

@@ -3,7 +3,7 @@
 Each reads the size from the file's header, places the window the unfused operators would
 place (with the same random draws), and hands the codec one job: decode only the rows and
 columns the filter reads and resample them in one compiled call, normalising as well when a
-``crop_mirror_normalize`` was folded in. Codecs without that call decode (to an RGBX buffer where
+``crop_mirror_normalize`` was folded in. Codecs without that call decode (only the window, where
 they can) and resample after.
 """
 
@@ -34,9 +34,7 @@ from feedline.operators.cpu.image.decoders import (
 )
 from feedline.operators.cpu.image.resample import (
     FILTER_IDS,
-    pil_filter,
     resample_native,
-    resample_pil,
 )
 from feedline.operators.cpu.image.resize import (
     check_rrc_args,
@@ -87,9 +85,8 @@ class FusedDecode(NamedTuple):
 
 
 class _FusedDecodeKernel(DecoderKernel):
-    """Decode (straight to RGBX for RGB JPEGs, only the rows and columns the filter reads when
-    the codec can) and resample in one step, then normalise when a ``crop_mirror_normalize`` was
-    folded in."""
+    """Decode (only the rows and columns the filter reads when the codec can) and resample in one
+    step, then normalise when a ``crop_mirror_normalize`` was folded in."""
 
     def setup(self) -> None:
         """Check the decoder's and the folded ``crop_mirror_normalize``'s arguments."""
@@ -169,35 +166,32 @@ class _FusedDecodeKernel(DecoderKernel):
         return [min_filter if abs(s) > 1 else mag_filter for s in scales], scales
 
     def _resampled(self, job: FusedDecode, args: Mapping[str, Any], allocate: Any) -> np.ndarray:
-        """The resampled 8-bit image, in ``allocate(shape, dtype)`` where possible."""
+        """The resampled 8-bit image, in ``allocate(shape, dtype)`` where possible: decoded and
+        resampled in one call when the codec can, else decoded (only the window, where the codec
+        can) and resampled by the compiled resampler, else by :func:`resample_layout`."""
         data, codec, probe, out_size, source, window = job
+        uint8 = np.dtype(np.uint8)
+        filters, _ = self._filters(out_size, source, args)
+        antialias = bool(args["antialias"])
+        if (
+            ImageType(args["output_type"]) == ImageType.RGB
+            and probe is not None
+            and hasattr(codec, "decode_resampled")
+        ):
+            rgb = allocate((*out_size, 3), uint8)
+            ids = (FILTER_IDS[filters[0]], FILTER_IDS[filters[1]])
+            if codec.decode_resampled(data, probe, rgb, source, ids, antialias, None, window):
+                return rgb
         roi = (
             None
             if window is None
             else (window[0], window[1], window[0] + window[2], window[1] + window[3])
         )
-        uint8 = np.dtype(np.uint8)
-        if ImageType(args["output_type"]) == ImageType.RGB and hasattr(codec, "decode_rgbx"):
-            filters, scales = self._filters(out_size, source, args)
-            antialias = bool(args["antialias"])
-            rgb = allocate((*out_size, 3), uint8)
-            ids = (FILTER_IDS[filters[0]], FILTER_IDS[filters[1]])
-            if probe is not None and codec.decode_resampled(
-                data, probe, rgb, source, ids, antialias, None, window
-            ):
-                return rgb
-            image = codec.decode_rgbx(data)
-            if image is not None:
-                if roi is not None:
-                    image = image[roi[0] : roi[2], roi[1] : roi[3]]
-                if resample_native(image, out_size, source, filters, antialias, rgb) is not None:
-                    return rgb
-                name = pil_filter(image, filters, scales, antialias, uint8)
-                if name is not None:
-                    return resample_pil(image, out_size, source, name, drop_fourth=True)
-                image = np.ascontiguousarray(image[:, :, :3])
-                return resample_layout(image, "HWC", out_size, source, args, uint8)
         image = self.decode(data, args, roi)
+        if image.dtype == uint8 and image.ndim == 3:
+            out = allocate((*out_size, image.shape[2]), uint8)
+            if resample_native(image, out_size, source, filters, antialias, out) is not None:
+                return out
         return resample_layout(image, "HWC", out_size, source, args, uint8)
 
 

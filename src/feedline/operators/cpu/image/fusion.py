@@ -9,8 +9,8 @@ At ``Pipeline.build()`` the pass rewrites, on the CPU:
 * ``decoders.image → random_resized_crop`` into the hidden ``decoders._image_random_resized_crop``
   and ``decoders.image → resize`` into the hidden ``decoders._image_resize``: the size comes from
   the header, and a JPEG is decoded (only the rows and columns the filter reads) and resampled
-  in one compiled call; without the region decoder it is decoded straight into an RGBX buffer
-  that the compiled resampler (or Pillow) reads in place;
+  in one compiled call; without the region decoder it is decoded whole and the compiled
+  resampler (or Pillow) reads the window in place;
 * ``decoders.image_random_crop → resize`` into the hidden ``decoders._image_random_crop_resize``
   and ``decoders.image_crop → resize`` into ``decoders._image_crop_resize`` (DALI's fused
   spellings): the window is placed from the header's size exactly as the decoder places it (with

@@ -310,13 +310,9 @@ def resample_pil(
     out_size: Sequence[int],
     source: Source,
     filter_name: str,
-    drop_fourth: bool = False,
 ) -> np.ndarray:
-    """Resample an 8-bit ``HW``/``HWC`` (1, 3 or 4 channels) image with Pillow.
-
-    The result has the input's channel count, or 3 for a 4-channel (RGBX) input with
-    ``drop_fourth``.
-    """
+    """Resample an 8-bit ``HW``/``HWC`` (1, 3 or 4 channels) image with Pillow; the result has the
+    input's channel count."""
     from PIL import Image
 
     out_h, out_w = int(out_size[0]), int(out_size[1])
@@ -341,11 +337,7 @@ def resample_pil(
         getattr(Image.Resampling, filter_name),
         box=(x0 - dx, y0 - dy, x1 - dx, y1 - dy),
     )
-    if drop_fourth and resized.mode == "RGBX":
-        rgb = resized.tobytes("raw", "RGB")
-        out = np.frombuffer(rgb, dtype=np.uint8).reshape(out_h, out_w, 3)
-    else:
-        out = np.asarray(resized)
+    out = np.asarray(resized)
     if squeeze:
         out = out[:, :, None]
     if flip_y or flip_x:
