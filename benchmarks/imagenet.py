@@ -384,39 +384,46 @@ def main() -> None:
 
 def compare_spellings(args: argparse.Namespace, count: int, have_dali: bool) -> None:
     """Run every train spelling in feedline (and DALI) in alternating rounds; print the range
-    of img/s of each, its best beside the separate-operator spelling's and DALI's."""
+    of img/s of each, its best beside the separate-operator spelling's and DALI's, and the CPU
+    time per image of the best round (the work each framework does, steadier than img/s on a
+    loaded machine)."""
     frameworks = ["feedline", *(["dali"] if have_dali else [])]
-    rates: dict[tuple[str, str], list[float]] = {}
+    rows: dict[tuple[str, str], list[dict]] = {}
     for _ in range(args.rounds):
         for spelling in SPELLINGS:
             for framework in frameworks:
                 row = _spawn(framework, "train", args.threads, args, spelling)
                 if row:
-                    rates.setdefault((framework, spelling), []).append(row["img_s"])
+                    rows.setdefault((framework, spelling), []).append(row)
     print(
         f"{count} JPEGs, train, batch {BATCH}, {args.threads} threads, {args.rounds} alternating "
-        f"rounds of {args.seconds:g} s (img/s: best, and range over rounds)"
+        f"rounds of {args.seconds:g} s (img/s: best, and range over rounds; CPU-ms per image of "
+        "the best round)"
     )
-    header = f"{'spelling':9} {'feedline':>8} {'range':>11} {'vs separate':>11}"
+    header = f"{'spelling':9} {'feedline':>8} {'range':>11} {'CPU-ms':>6} {'vs separate':>11}"
     if have_dali:
-        header += f" {'DALI':>6} {'range':>11} {'vs DALI':>8}"
+        header += f" {'DALI':>6} {'range':>11} {'CPU-ms':>6} {'vs DALI':>8}"
     print(header)
     print("-" * len(header))
-    separate = max(rates.get(("feedline", "separate"), [0.0])) or float("nan")
+
+    def summary(runs: list[dict], width: int) -> tuple[float, str]:
+        rates = [run["img_s"] for run in runs]
+        best = max(runs, key=lambda run: run["img_s"])
+        spread = f"{min(rates):.0f}-{max(rates):.0f}"
+        return best["img_s"], f"{best['img_s']:>{width}.0f} {spread:>11} {best['cpu_ms']:>6.2f}"
+
+    separate_runs = rows.get(("feedline", "separate"))
+    separate = summary(separate_runs, 8)[0] if separate_runs else float("nan")
     for spelling in SPELLINGS:
-        ours = rates.get(("feedline", spelling))
+        ours = rows.get(("feedline", spelling))
         if not ours:
             continue
-        line = (
-            f"{spelling:9} {max(ours):>8.0f} {min(ours):>5.0f}-{max(ours):<5.0f} "
-            f"{max(ours) / separate:>10.2f}x"
-        )
-        theirs = rates.get(("dali", spelling))
+        rate, text = summary(ours, 8)
+        line = f"{spelling:9} {text} {rate / separate:>10.2f}x"
+        theirs = rows.get(("dali", spelling))
         if theirs:
-            line += (
-                f" {max(theirs):>6.0f} {min(theirs):>5.0f}-{max(theirs):<5.0f} "
-                f"{max(ours) / max(theirs):>7.2f}x"
-            )
+            their_rate, their_text = summary(theirs, 6)
+            line += f" {their_text} {rate / their_rate:>7.2f}x"
         print(line)
 
 
