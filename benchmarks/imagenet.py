@@ -37,12 +37,14 @@ After the resampler's vector path took RGB rows too (2026-11-25, same VM, ``--ro
 ``--spellings`` instead compares the ways DALI code spells the train pipeline's window
 (``SPELLINGS``: random_resized_crop, decoders.image_random_crop → resize, decoders.image_crop →
 resize, decoders.image_slice → resize), each in feedline and DALI, in alternating rounds. On
-2026-11-25 (same 2-core VM; ``--rounds 3 --seconds 4``, DALI 2.4 CPU), img/s (best, range):
-separate 964 (870-964), DALI 491; fused 979 (863-979, 1.02x the separate spelling; 775-792
-before the fusion pass took it over), DALI 590; crop (96 x 96 windows) 1309 (1086-1309), DALI
-1131; slice 803 (742-803; 536-605 before it decoded only its window and fused with the resize),
-DALI 460. DALI's window decoders decode only the window too, so on those spellings both do the
-same libjpeg-turbo work. On this shared host rates vary by up to 30% from one run to the next.
+2026-11-25 (same 2-core VM; ``--rounds 3 --seconds 4``, DALI 2.4 CPU), img/s (best, range;
+CPU-ms per image): separate 986 (962-986; 1.99), DALI 497 (3.96); fused 976 (944-976; 2.01,
+0.99x the separate spelling; 775-792 img/s before the fusion pass took it over), DALI 602
+(3.26); crop (96 x 96 windows) 1276 (1251-1276; 1.41), DALI 1267 (1.53); slice 805 (765-805;
+2.39; 536-605 img/s before it decoded only its window and fused with the resize), DALI 460
+(4.28). An earlier run that day gave 1.96x, 1.66x, 1.16x and 1.74x DALI. DALI's window
+decoders decode only the window too, so on those spellings both do the same libjpeg-turbo work.
+On this shared host rates vary by up to 30% from one run to the next.
 
 Usage: ``python benchmarks/imagenet.py [--modes train val] [--threads 2] [--rounds 3]
 [--seconds 8] [--data DIR] [--spellings]``
