@@ -194,14 +194,11 @@ static inline uchar4 saturate4(float4 value) {
     const int4 below = (float4)bits < top;
     bits = (bits & below) | ((int4)top & ~below);
     const int4 whole = __builtin_convertvector((float4)bits, int4);
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && (defined(__clang__) || __GNUC__ >= 12)
     /* Each lane is 0..255, so its first byte in memory is the value: one byte shuffle instead
      * of the four extractions GCC emits for a narrowing conversion. */
-    const uchar16 first_bytes = {0, 4, 8, 12, 0, 4, 8, 12, 0, 4, 8, 12, 0, 4, 8, 12};
-    const uchar16 packed = __builtin_shuffle((uchar16)whole, first_bytes);
-    uchar4 result;
-    memcpy(&result, &packed, sizeof result);
-    return result;
+    const uchar16 bytes = (uchar16)whole;
+    return __builtin_shufflevector(bytes, bytes, 0, 4, 8, 12);
 #else
     return __builtin_convertvector(whole, uchar4);
 #endif
