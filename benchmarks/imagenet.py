@@ -32,7 +32,7 @@ one minute to the next.
 
 After the resampler's vector path took RGB rows too (2026-11-25, same VM, ``--rounds 3
 --seconds 6``): train 997 img/s vs DALI 497 (2.01x; 1.97 vs 3.97 CPU-ms per image), val 915 vs
-416 (2.20x).
+416 (2.20x); 2-thread scaling (median of three) 1.94x for both.
 
 ``--spellings`` instead compares the ways DALI code spells the train pipeline's window
 (``SPELLINGS``: random_resized_crop, decoders.image_random_crop → resize, decoders.image_crop →
