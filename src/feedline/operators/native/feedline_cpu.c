@@ -180,7 +180,8 @@ static void horizontal_row1(const float *restrict row, float *restrict out, int 
     }
 }
 
-/* Four channels (RGBX) as one 4-lane vector per pixel (GCC/Clang vector extensions). */
+/* Pixels of three or four channels (RGB, RGBX) as one 4-lane vector each (GCC/Clang vector
+ * extensions). */
 typedef float float4 __attribute__((vector_size(16)));
 typedef int32_t int4 __attribute__((vector_size(16)));
 typedef uint8_t uchar4 __attribute__((vector_size(4)));
