@@ -109,6 +109,17 @@ def test_resample_of_a_real_photo_sized_image_is_exact() -> None:
         np.testing.assert_array_equal(got, expected)
 
 
+def test_resample_writes_the_compiled_result_into_out() -> None:
+    image = np.random.default_rng(6).integers(0, 256, (60, 70, 3), dtype=np.uint8)
+    source = ((4.0, 55.0), (70.0, 2.0))
+    out = np.zeros((20, 30, 3), np.uint8)
+    assert resample(image, (20, 30), source, out=out) is out
+    linear = [InterpType.INTERP_LINEAR] * 2
+    np.testing.assert_array_equal(
+        out, resample_reference(image, (20, 30), source, linear, True, np.uint8)
+    )
+
+
 def test_rgbx_to_rgb_and_strided_views() -> None:
     rng = np.random.default_rng(9)
     rgbx = rng.integers(0, 256, (60, 70, 4), dtype=np.uint8)

@@ -32,10 +32,7 @@ from feedline.operators.cpu.image.decoders import (
     roi_from_window,
     slice_region,
 )
-from feedline.operators.cpu.image.resample import (
-    FILTER_IDS,
-    resample_native,
-)
+from feedline.operators.cpu.image.resample import FILTER_IDS
 from feedline.operators.cpu.image.resize import (
     check_rrc_args,
     filters_from_args,
@@ -168,18 +165,18 @@ class _FusedDecodeKernel(DecoderKernel):
     def _resampled(self, job: FusedDecode, args: Mapping[str, Any], allocate: Any) -> np.ndarray:
         """The resampled 8-bit image, in ``allocate(shape, dtype)`` where possible: decoded and
         resampled in one call when the codec can, else decoded (only the window, where the codec
-        can) and resampled by the compiled resampler, else by :func:`resample_layout`."""
+        can) and resampled by :func:`resample_layout`."""
         data, codec, probe, out_size, source, window = job
         uint8 = np.dtype(np.uint8)
-        filters, _ = self._filters(out_size, source, args)
-        antialias = bool(args["antialias"])
         if (
             ImageType(args["output_type"]) == ImageType.RGB
             and probe is not None
             and hasattr(codec, "decode_resampled")
         ):
             rgb = allocate((*out_size, 3), uint8)
+            filters, _ = self._filters(out_size, source, args)
             ids = (FILTER_IDS[filters[0]], FILTER_IDS[filters[1]])
+            antialias = bool(args["antialias"])
             if codec.decode_resampled(data, probe, rgb, source, ids, antialias, None, window):
                 return rgb
         roi = (
@@ -188,11 +185,8 @@ class _FusedDecodeKernel(DecoderKernel):
             else (window[0], window[1], window[0] + window[2], window[1] + window[3])
         )
         image = self.decode(data, args, roi)
-        if image.dtype == uint8 and image.ndim == 3:
-            out = allocate((*out_size, image.shape[2]), uint8)
-            if resample_native(image, out_size, source, filters, antialias, out) is not None:
-                return out
-        return resample_layout(image, "HWC", out_size, source, args, uint8)
+        out = allocate((*out_size, image.shape[2]), uint8)
+        return resample_layout(image, "HWC", out_size, source, args, uint8, out)
 
 
 class FusedDecodeRandomResizedCropKernel(_FusedDecodeKernel):

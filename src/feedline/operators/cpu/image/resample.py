@@ -122,6 +122,7 @@ def resample(
     mag_filter: InterpType = InterpType.INTERP_LINEAR,
     antialias: bool = True,
     out_dtype: np.dtype | None = None,
+    out: np.ndarray | None = None,
 ) -> np.ndarray:
     """Resample an ``HW`` or ``HWC`` image.
 
@@ -134,16 +135,18 @@ def resample(
         mag_filter: filter used along axes that are upscaled.
         antialias: stretch the filter when downscaling.
         out_dtype: output type (default: the input's).
+        out: where the compiled resampler writes an 8-bit result (see :func:`resample_native`);
+            the other paths return a new array.
 
     Returns:
-        The resampled image, ``(out_h, out_w[, C])``.
+        The resampled image, ``(out_h, out_w[, C])``: ``out`` when it was written.
     """
     out_dtype = np.dtype(out_dtype if out_dtype is not None else image.dtype)
     out_h, out_w = int(out_size[0]), int(out_size[1])
     scales = [(e - s) / n for (s, e), n in zip(source, (out_h, out_w), strict=True)]
     filters = [_pick_filter(sc, min_filter, mag_filter) for sc in scales]
     if image.dtype == np.uint8 and out_dtype == np.uint8:
-        native = resample_native(image, (out_h, out_w), source, filters, antialias)
+        native = resample_native(image, (out_h, out_w), source, filters, antialias, out)
         if native is not None:
             return native
     pil = pil_filter(image, filters, scales, antialias, out_dtype)

@@ -54,16 +54,18 @@ def resample_layout(
     source: Source,
     args: Mapping[str, Any],
     out_dtype: np.dtype,
+    out: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Resample every frame/plane of ``image`` (layout HW, HWC, CHW, FHWC or FCHW)."""
+    """Resample every frame/plane of ``image`` (layout HW, HWC, CHW, FHWC or FCHW); an HW or
+    HWC result goes to ``out`` where :func:`resample` can write it there."""
     min_filter, mag_filter = filters_from_args(args)
     antialias = bool(args["antialias"])
 
-    def one(frame: np.ndarray) -> np.ndarray:
-        return resample(frame, out_size, source, min_filter, mag_filter, antialias, out_dtype)
+    def one(frame: np.ndarray, to: np.ndarray | None = None) -> np.ndarray:
+        return resample(frame, out_size, source, min_filter, mag_filter, antialias, out_dtype, to)
 
     if layout in ("HW", "HWC"):
-        return one(image)
+        return one(image, out)
     if layout == "CHW":
         return np.ascontiguousarray(one(image.transpose(1, 2, 0)).transpose(2, 0, 1))
     frames = [one(f if layout == "FHWC" else f.transpose(1, 2, 0)) for f in image]
