@@ -22,7 +22,7 @@
 #include "feedline_jpeg.h"
 
 /* Output formats, numbered as fl_jpeg_decode_region takes them. */
-enum { FORMAT_RGB = 0, FORMAT_RGBX = 1, FORMAT_GRAY = 2 };
+enum { FORMAT_RGB = 0, FORMAT_GRAY = 1 };
 
 struct error_manager {
     struct jpeg_error_mgr base;
@@ -128,7 +128,7 @@ static int decode_rows(const uint8_t *data, size_t size, int y, int x, int heigh
         jpeg_destroy_decompress(&info);
         return -1;
     } else {
-        info.out_color_space = format == FORMAT_RGBX ? JCS_EXT_RGBX : JCS_EXT_RGB;
+        info.out_color_space = JCS_EXT_RGB;
     }
     if (x < 0 || y < 0 || width <= 0 || height <= 0 ||
         (JDIMENSION)x + (JDIMENSION)width > info.image_width ||
@@ -186,7 +186,7 @@ static int decode_rows(const uint8_t *data, size_t size, int y, int x, int heigh
 }
 
 /* Decode rows y .. y + height - 1, columns x .. x + width - 1 of the image (raw orientation)
- * into `out` (rows `out_stride` bytes apart, 3, 4 or 1 bytes per pixel for RGB, RGBX, GRAY).
+ * into `out` (rows `out_stride` bytes apart, 3 or 1 bytes per pixel for RGB, GRAY).
  * Returns 0, 1 after a warning (its message in `error`), or -1 with a message. */
 int fl_jpeg_decode_region(const uint8_t *data, size_t size, int y, int x, int height, int width,
                           int format, uint8_t *out, ptrdiff_t out_stride, char *error,

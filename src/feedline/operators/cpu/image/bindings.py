@@ -26,7 +26,7 @@ __all__ = [
     "resample_u8",
 ]
 
-_JPEG_FORMATS = {"RGB": (0, 3), "RGBX": (1, 4), "GRAY": (2, 1)}
+_JPEG_FORMATS = {"RGB": (0, 3), "GRAY": (1, 1)}
 
 
 @dataclass(frozen=True)
@@ -248,7 +248,7 @@ def decode_jpeg_region(
     Args:
         data: the encoded bytes (any buffer).
         roi: the region, inside the image.
-        colorspace: ``"RGB"``, ``"RGBX"`` or ``"GRAY"``.
+        colorspace: ``"RGB"`` or ``"GRAY"``.
 
     Raises:
         ValueError: corrupt or truncated data, a CMYK file, or a region outside the image (the
