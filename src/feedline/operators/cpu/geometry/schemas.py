@@ -158,6 +158,7 @@ def random_bbox_crop_outputs(args: Mapping[str, Any], num_inputs: int = 2) -> tu
 
 
 _BOXES_DOC = "Boxes, 4 coordinates each (``[x, y, w, h]`` or ``[l, t, r, b]``), relative."
+_LTRB = ArgSpec("ltrb", "bool", False, "True for ``[l, t, r, b]``, False for ``[x, y, w, h]``.")
 
 BB_FLIP = OpSchema(
     name="bb_flip",
@@ -171,7 +172,7 @@ BB_FLIP = OpSchema(
     args=(
         ArgSpec("horizontal", "int", 1, "Flip the horizontal dimension (non-zero = flip).", True),
         ArgSpec("vertical", "int", 0, "Flip the vertical dimension (non-zero = flip).", True),
-        ArgSpec("ltrb", "bool", False, "True for ``[l, t, r, b]``, False for ``[x, y, w, h]``."),
+        _LTRB,
     ),
 )
 
@@ -189,7 +190,7 @@ BBOX_PASTE = OpSchema(
         ArgSpec("ratio", "float", REQUIRED, "Canvas size / input size; at least 1.", True),
         ArgSpec("paste_x", "float", 0.5, "Horizontal paste position in [0, 1].", True),
         ArgSpec("paste_y", "float", 0.5, "Vertical paste position in [0, 1].", True),
-        ArgSpec("ltrb", "bool", False, "True for ``[l, t, r, b]``, False for ``[x, y, w, h]``."),
+        _LTRB,
     ),
 )
 
