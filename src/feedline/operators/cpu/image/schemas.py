@@ -130,6 +130,7 @@ _CROP_VOLUME_ARGS = (
     ),
     ArgSpec("fill_values", "float_vec", (0.0,), "Padding value, one or one per channel."),
 )
+_RESAMPLED_DTYPE = ArgSpec("dtype", "dtype", None, "Output type: the input's (default) or FLOAT.")
 _RANDOM_WINDOW_ARGS = (
     ArgSpec(
         "random_area",
@@ -251,7 +252,7 @@ RESIZE = OpSchema(
         ArgSpec("roi_end", "float_vec", None, "Source region end (H, W).", tensor=True),
         ArgSpec("roi_relative", "bool", False, "ROI given relative to the input size."),
         ArgSpec("subpixel_scale", "bool", True, "Keep the exact scale for fractional sizes."),
-        ArgSpec("dtype", "dtype", None, "Output type: the input's (default) or FLOAT."),
+        _RESAMPLED_DTYPE,
     ),
 )
 RANDOM_RESIZED_CROP = OpSchema(
@@ -264,7 +265,7 @@ RANDOM_RESIZED_CROP = OpSchema(
         ArgSpec("size", "float_vec", REQUIRED, "Output size (H, W), or one value for a square."),
         *_RANDOM_WINDOW_ARGS,
         *_INTERP_ARGS,
-        ArgSpec("dtype", "dtype", None, "Output type: the input's (default) or FLOAT."),
+        _RESAMPLED_DTYPE,
     ),
 )
 CROP = OpSchema(
