@@ -11,7 +11,8 @@ __all__ = ["COMMAND"]
 
 
 def _run(_: argparse.Namespace) -> int:
-    from feedline.operators.native import CPU_LIBRARY, JPEG_LIBRARY, NativeBuildError
+    from feedline.core.native import NativeBuildError
+    from feedline.operators.native import CPU_LIBRARY, JPEG_LIBRARY
 
     status = EXIT_OK
     for library in (CPU_LIBRARY, JPEG_LIBRARY):
@@ -28,8 +29,8 @@ def _run(_: argparse.Namespace) -> int:
 
 def _build_gpu_kernels() -> int:
     """Build the GPU plugin's CUDA library (a note, not a failure, where there is no nvcc)."""
+    from feedline.core.native import NativeBuildError
     from feedline.operators.gpu.build import GpuUnavailableError, cuda_library_path
-    from feedline.operators.native import NativeBuildError
 
     try:
         print(cuda_library_path())

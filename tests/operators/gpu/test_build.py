@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from feedline.core.native import open_library
 from feedline.operators.gpu import build
 from feedline.operators.gpu.build import (
     HEADER,
@@ -24,7 +25,6 @@ from feedline.operators.gpu.build import (
     host_library,
     nvcc_command,
 )
-from feedline.operators.native import open_library
 
 LAUNCHERS = re.findall(r"^int (flg_\w+)\(", HEADER.read_text(), flags=re.MULTILINE)
 needs_nvcc = pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")

@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from feedline.core.native import cached_build, open_library
 from feedline.operators.gpu.backend import Backend
 from feedline.operators.gpu.base import GpuBatch, GpuKernel, Outputs
 from feedline.operators.gpu.build import GpuUnavailableError, cuda_archs, find_nvcc
-from feedline.operators.native import cached_build, open_library
 
 from feedline_example.posterize import check_bits, check_input
 

@@ -2,7 +2,7 @@
 
 The ``.cu`` files in ``kernels/`` and the header ``kernels/feedline_gpu.h`` (plain ``extern "C"``
 declarations, which cffi reads in ABI mode) are compiled in two ways, both through the cache of
-:mod:`feedline.operators.native` (keyed by the sources' hash, the compiler's version and flags):
+:mod:`feedline.core.native` (keyed by the sources' hash, the compiler's version and flags):
 
 * :func:`cuda_library`: nvcc, one fat binary with SASS for every architecture the installed nvcc
   supports from ``sm_75`` up, plus PTX of the newest (so newer GPUs JIT it); the CUDA runtime is
@@ -34,7 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from feedline.operators.native import NativeBuildError, cached_build, open_library
+from feedline.core.native import NativeBuildError, cached_build, open_library
 
 __all__ = [
     "HEADER",

@@ -1,40 +1,15 @@
-"""Native code: the C sources of the CPU kernels and the one build module every native build
-uses (the C kernels here and the GPU plugin's CUDA kernels).
+"""The C sources of the CPU kernels and the libraries built from them.
 
-- :mod:`~feedline.operators.native.build`: compile sources with a :class:`Compiler` (cc, nvcc…)
-  into a ``.so`` cached by source hash, compiler version and flags (:func:`build_library`), or
-  any command line through the same cache (:func:`cached_build`).
-- :mod:`~feedline.operators.native.library`: :class:`NativeLibrary`, a library built on first use
-  and opened with cffi (:func:`open_library`).
-- :mod:`~feedline.operators.native.libraries`: the CPU libraries (``feedline_cpu.c``,
-  ``feedline_jpeg.c``).
+- ``feedline_cpu.c``: the resampler and the normaliser;
+- ``feedline_jpeg.c``: region-of-interest JPEG decoding with libjpeg(-turbo), resampled and
+  normalised on the fly;
+- :mod:`~feedline.operators.native.libraries`: :data:`CPU_LIBRARY` and :data:`JPEG_LIBRARY`,
+  built on first use by the core's build module (:mod:`feedline.core.native`), which the GPU
+  plugin's nvcc build uses too.
 
 Importing this package loads only the standard library (cffi is imported when a library opens).
 """
 
-from feedline.operators.native.build import (
-    C_COMPILER,
-    Compiler,
-    NativeBuildError,
-    build_library,
-    cache_dir,
-    cached_build,
-    cached_path,
-)
 from feedline.operators.native.libraries import CPU_LIBRARY, JPEG_LIBRARY
-from feedline.operators.native.library import NativeLibrary, native_enabled, open_library
 
-__all__ = [
-    "CPU_LIBRARY",
-    "C_COMPILER",
-    "JPEG_LIBRARY",
-    "Compiler",
-    "NativeBuildError",
-    "NativeLibrary",
-    "build_library",
-    "cache_dir",
-    "cached_build",
-    "cached_path",
-    "native_enabled",
-    "open_library",
-]
+__all__ = ["CPU_LIBRARY", "JPEG_LIBRARY"]

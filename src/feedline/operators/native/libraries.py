@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from feedline.operators.native.library import NativeLibrary
+from feedline.core.native.library import NativeLibrary
 
 __all__ = ["CPU_LIBRARY", "JPEG_LIBRARY"]
 

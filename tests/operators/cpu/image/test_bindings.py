@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from feedline.core.native import native_enabled
 from feedline.core.types import InterpType
 from feedline.operators.cpu.image import bindings
 from feedline.operators.cpu.image.cmn import crop_mirror_normalize
@@ -21,8 +22,8 @@ from feedline.operators.cpu.image.resample import (
     resample_native,
     resample_reference,
 )
-from feedline.operators.native import CPU_LIBRARY, native_enabled
-from tests.operators.native.native_testing import require_library
+from feedline.operators.native import CPU_LIBRARY
+from tests.core.native.native_testing import require_library
 
 require_library(CPU_LIBRARY, "the compiled CPU kernels")
 

@@ -23,8 +23,8 @@ from feedline.operators.cpu.image.codecs import JpegCodec
 from feedline.operators.cpu.image.resample import FILTER_IDS, resample_native
 from feedline.operators.native import JPEG_LIBRARY
 from tests.conftest import sample_jpegs
+from tests.core.native.native_testing import require_library
 from tests.operators.cpu.image_samples import generated_image
-from tests.operators.native.native_testing import require_library
 
 require_library(JPEG_LIBRARY, "feedline's region JPEG decoder")
 

@@ -1,7 +1,7 @@
 """Python bindings of the image family's compiled kernels: the resampler and normaliser of
 ``feedline_cpu.c`` and the region JPEG decoder of ``feedline_jpeg.c``.
 
-The libraries are built on first use (see :mod:`feedline.operators.native`). Each wrapper returns
+The libraries are built on first use by :mod:`feedline.core.native`. Each wrapper returns
 False (or None) when its library is unavailable or the arrays' memory layout does not suit the
 kernel, and the caller then takes its NumPy/Pillow path, which computes the same values.
 """

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from feedline.operators.native import NativeBuildError, NativeLibrary, native_enabled
+from feedline.core.native import NativeBuildError, NativeLibrary, native_enabled
 
 
 def require_library(library: NativeLibrary, what: str) -> None:

@@ -1,4 +1,4 @@
-"""The generic build function (``feedline.operators.native.build``): any compiler, cache key,
+"""The generic build function (``feedline.core.native.build``): any compiler, cache key,
 override variable, and one error listing what was tried."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from feedline.operators.native.build import (
+from feedline.core.native.build import (
     C_COMPILER,
     Compiler,
     NativeBuildError,
@@ -18,7 +18,7 @@ from feedline.operators.native.build import (
     cached_path,
     library_path,
 )
-from feedline.operators.native.library import open_library
+from feedline.core.native.library import open_library
 
 needs_cc = pytest.mark.skipif(
     not any(shutil.which(name) for name in C_COMPILER.candidates),

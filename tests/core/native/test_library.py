@@ -1,4 +1,4 @@
-"""Building, caching and opening compiled kernels (``feedline.operators.native``)."""
+"""Building, caching and opening compiled kernels (``feedline.core.native``)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from feedline.operators.native import NativeBuildError, NativeLibrary, cache_dir, native_enabled
+from feedline.core.native import NativeBuildError, NativeLibrary, cache_dir, native_enabled
 
 pytestmark = pytest.mark.skipif(
     shutil.which("cc") is None and shutil.which("gcc") is None and shutil.which("clang") is None,

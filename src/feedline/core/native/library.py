@@ -1,14 +1,14 @@
 """Compiled libraries opened with cffi: built on first use, opened once, with a fallback.
 
 A :class:`NativeLibrary` names its sources and a header of plain declarations. On first use it
-builds them with :func:`~feedline.operators.native.build.build_library` (or finds them cached)
+builds them with :func:`~feedline.core.native.build.build_library` (or finds them cached)
 and opens the result with cffi in ABI mode (:func:`open_library`, which any other build, e.g.
-the GPU plugin's, may use on its own). CPU kernels call :meth:`NativeLibrary.try_load` and
-take their NumPy/Pillow path when it returns None.
+the GPU plugin's, may use on its own). Callers with a pure-Python path (the CPU kernels, the
+COCO reader) call :meth:`NativeLibrary.try_load` and take that path when it returns None.
 
 Environment:
     ``FEEDLINE_NATIVE=0``: :meth:`NativeLibrary.try_load` never builds or opens a library (the
-    CPU kernels use their NumPy/Pillow paths).
+    CPU kernels and the COCO reader use their pure-Python paths).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from feedline.operators.native.build import (
+from feedline.core.native.build import (
     C_COMPILER,
     Compiler,
     NativeBuildError,
