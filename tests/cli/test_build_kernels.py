@@ -18,9 +18,10 @@ def test_build_kernels_prints_the_cached_library(
         assert "error:" in err
         pytest.skip(f"no working C compiler here: {err.strip()}")
     paths = out.split()
-    # The CPU kernels, then the region JPEG decoder unless libjpeg's headers are missing.
-    assert len(paths) == 2 or (len(paths) == 1 and "optional library skipped" in err)
-    assert "feedline_cpu-" in paths[0]
+    # The CPU kernels, the region JPEG decoder unless libjpeg's headers are missing, the COCO
+    # reader's segmentation parser.
+    assert len(paths) == 3 or (len(paths) == 2 and "optional library skipped" in err)
+    assert "feedline_cpu-" in paths[0] and "feedline_coco-" in paths[-1]
     for path in paths:
         assert path.startswith(str(tmp_path)) and path.endswith(".so")
         assert (tmp_path / path.rsplit("/", 1)[1]).is_file()

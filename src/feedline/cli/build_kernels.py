@@ -13,9 +13,10 @@ __all__ = ["COMMAND"]
 def _run(_: argparse.Namespace) -> int:
     from feedline.core.native import NativeBuildError
     from feedline.operators.native import CPU_LIBRARY, JPEG_LIBRARY
+    from feedline.readers.coco.segmentations import LIBRARY as COCO_LIBRARY
 
     status = EXIT_OK
-    for library in (CPU_LIBRARY, JPEG_LIBRARY):
+    for library in (CPU_LIBRARY, JPEG_LIBRARY, COCO_LIBRARY):
         try:
             print(library.build())
         except NativeBuildError as error:

@@ -3,12 +3,12 @@
 msgspec decodes the file straight into typed structs that hold only the fields ``readers.coco``
 reads: everything else (``area``, annotation ``id``, ``info``…) is checked to be valid JSON and
 skipped in C, and the columns are gathered from the structs into NumPy arrays. Segmentations,
-when masks are requested, are decoded as a list of polygons each kept as its raw JSON text, or
-an RLE object: the polygons' coordinates — most of a COCO file — are parsed by
-:func:`~feedline.readers.coco.polygons.parse_polygons` with simdjson, without a Python object
-per number. (orjson builds every value of the file as a Python object; simdjson's lazy objects
-cost far more per field read from Python: on a 400,000-annotation file, 2.5 s to gather the
-columns against msgspec's 0.3 s.)
+when masks are requested, are kept as their raw JSON text, one per annotation: the polygons'
+coordinates — most of a COCO file — are parsed by
+:func:`~feedline.readers.coco.segmentations.parse_segmentations` without a Python object per
+number, and only the RLE objects are decoded by msgspec. (orjson builds every value of the file
+as a Python object; simdjson's lazy objects cost far more per field read from Python: on a
+400,000-annotation file, 2.5 s to gather the columns against msgspec's 0.3 s.)
 
 Whatever the typed decoding rejects or the checks here do not accept (invalid JSON, a missing or
 mistyped field, an integer beyond 64 bits, a malformed segmentation) goes to the reference
@@ -24,14 +24,13 @@ import json
 import mmap
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from itertools import chain, compress, repeat
+from itertools import chain
 from operator import attrgetter
 from typing import Any
 
 import msgspec
 import numpy as np
 
-from feedline.readers.coco.polygons import parse_polygons
 from feedline.readers.coco.raw import (
     CocoFormatError,
     RawCoco,
@@ -41,11 +40,12 @@ from feedline.readers.coco.raw import (
     raw_from_document,
     rle_to_string,
 )
+from feedline.readers.coco.segmentations import parse_segmentations
 
 __all__ = ["parse_coco"]
 
 _Flag = int | bool | msgspec.UnsetType
-_Segmentation = list[msgspec.Raw] | dict[str, Any] | None
+_NULL = msgspec.Raw(b"null")
 
 
 class _Image(msgspec.Struct, gc=False):
@@ -68,7 +68,7 @@ class _Annotation(msgspec.Struct, gc=False):
 
 
 class _Segmented(_Annotation, gc=False):
-    segmentation: _Segmentation = None
+    segmentation: msgspec.Raw = _NULL
 
 
 class _Document(msgspec.Struct, gc=False):
@@ -187,32 +187,29 @@ def _crowd(anns: Sequence[_Annotation]) -> np.ndarray | None:
 
 
 def _segmentations(
-    raw: RawCoco, segs: list[_Segmentation], where: Where, want_rle: bool
+    raw: RawCoco, segs: list[msgspec.Raw], where: Where, want_rle: bool
 ) -> RawCoco | None:
-    """Add the segmentation columns to ``raw`` from each annotation's list of polygons (their
-    JSON text), RLE object or None. ``segs`` is emptied, and the polygons as they are parsed,
-    which frees the file's text before the coordinates are gathered."""
+    """Add the segmentation columns to ``raw`` from each annotation's segmentation text.
+    ``segs`` is emptied as it is parsed, which frees the file's text before the coordinates are
+    gathered."""
     n = len(segs)
-    if want_rle:
-        rles = [(i, seg) for i, seg in enumerate(segs) if isinstance(seg, dict)]
-        raw.ann_rle = np.full(n, -1, np.int64)
-        raw.ann_rle[[i for i, _ in rles]] = np.arange(len(rles))
-        attach_rles(raw, [rle_to_string(seg, i, where) for i, seg in rles])
-    is_list = list(map(isinstance, segs, repeat(list)))
-    lists = list(compress(segs, is_list))
-    segs.clear()
-    per_annotation = np.zeros(n, np.int64)
-    per_annotation[np.array(is_list, bool)] = np.fromiter(map(len, lists), np.int64, len(lists))
-    polygons = list(chain.from_iterable(lists))
-    del lists
-    parsed = parse_polygons(polygons)
+    parsed = parse_segmentations(segs)
     if parsed is None:
         return None
-    vertices, coordinates = parsed
-    raw.ann_poly_off = offsets(per_annotation)
-    raw.poly_vert_off = offsets(vertices)
-    raw.vertices = coordinates.reshape(-1, 2)
+    if want_rle:
+        rles = sorted(parsed.objects.items())
+        raw.ann_rle = np.full(n, -1, np.int64)
+        raw.ann_rle[[i for i, _ in rles]] = np.arange(len(rles))
+        attach_rles(raw, [rle_to_string(_object(text), i, where) for i, text in rles])
+    raw.ann_poly_off = offsets(np.maximum(parsed.polygons, 0))
+    raw.poly_vert_off = offsets(parsed.vertices)
+    raw.vertices = parsed.coordinates.reshape(-1, 2)
     return raw
+
+
+def _object(text: bytes) -> dict[str, Any]:
+    """An RLE segmentation's object (its text is valid JSON: msgspec checked it)."""
+    return msgspec.json.decode(text, type=dict[str, Any])
 
 
 def _reference(path: str, want_polygons: bool, want_rle: bool) -> RawCoco:

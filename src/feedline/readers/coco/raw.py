@@ -325,7 +325,9 @@ class RawBuilder:
         """Attach the collected segmentation columns to ``raw``."""
         raw.ann_poly_off = offsets(self.poly_counts)
         raw.poly_vert_off = offsets(self.vert_counts)
-        raw.vertices = np.array(self.coords, dtype=np.float64).astype(np.float32).reshape(-1, 2)
+        with np.errstate(over="ignore"):  # beyond float32's range is ±inf, as in the C parser
+            coordinates = np.array(self.coords, dtype=np.float64).astype(np.float32)
+        raw.vertices = coordinates.reshape(-1, 2)
         if self.want_rle:
             raw.ann_rle = np.array(self.ann_rle, dtype=np.int64)
             attach_rles(raw, self.rles)
