@@ -5,6 +5,8 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from feedline.core.native import NativeBuildError, NativeLibrary, cache_dir, native_enabled
+from feedline.core.native.library import declarations
 
 pytestmark = pytest.mark.skipif(
     shutil.which("cc") is None and shutil.which("gcc") is None and shutil.which("clang") is None,
@@ -51,6 +54,49 @@ def test_builds_once_and_calls_through_cffi(tmp_path: Path, cache: Path) -> None
     assert again.load()[1].add_one(1) == 2
     assert built[0].stat().st_mtime_ns == stamp  # opened from the cache, not rebuilt
     assert not [p for p in cache.iterdir() if p.name.startswith(".")]  # no partial files left
+
+
+def test_declarations_are_parsed_once_then_imported(tmp_path: Path, cache: Path) -> None:
+    library = make_library(tmp_path)
+    assert library.load()[1].add_one(1) == 2
+    (module,) = cache.glob("_probe_ffi_*.py")
+    # A new process opens the library without cffi's C parser (30-50 ms per process).
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from feedline.core.native import NativeLibrary\n"
+        f"kernels = Path({str(tmp_path / 'kernels')!r})\n"
+        "library = NativeLibrary('probe', [kernels / 'probe.c'], kernels / 'probe.h')\n"
+        "assert library.load()[1].add_one(2) == 3\n"
+        "print(sorted(m for m in ('cffi', 'pycparser') if m in sys.modules))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, env=os.environ
+    )
+    assert done.stdout.strip() == "[]"
+    assert list(cache.glob("_probe_ffi_*.py")) == [module]
+    # Other declarations get another module.
+    (tmp_path / "kernels" / "probe.h").write_text(HEADER + "int unused(void);\n")
+    assert declarations("probe", tmp_path / "kernels" / "probe.h").typeof("int(*)(void)")
+    assert len(list(cache.glob("_probe_ffi_*.py"))) == 2
+
+
+def test_declarations_without_a_writable_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setenv("FEEDLINE_CACHE_DIR", str(blocker / "cache"))  # under a file: unwritable
+    (tmp_path / "probe.h").write_text(HEADER)
+    ffi = declarations("probe", tmp_path / "probe.h")
+    assert ffi.typeof("int(*)(int)") is not None
+
+
+def test_a_header_that_does_not_parse_is_named(tmp_path: Path, cache: Path) -> None:
+    (tmp_path / "probe.h").write_text("int add_one(int value) { return 1; }\n")
+    with pytest.raises(NativeBuildError, match="opening probe failed"):
+        declarations("probe", tmp_path / "probe.h")
+    assert not list(cache.glob("_probe_ffi_*"))
 
 
 def test_changed_source_builds_a_new_library(tmp_path: Path, cache: Path) -> None:
