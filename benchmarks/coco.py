@@ -113,7 +113,7 @@ def ensure_dataset(folder: Path, n_images: int, n_annotations: int) -> Path:
     if not ann.exists():
         print(f"generating {ann} ...", flush=True)
         generate(ann, n_images, n_annotations)
-    images = folder / "images"
+    images = _images_dir(ann)
     images.mkdir(exist_ok=True)
     names = [e["file_name"] for e in json.loads(_images_part(ann))]
     missing = [n for n in names if not (images / n).exists()]
@@ -126,6 +126,14 @@ def ensure_dataset(folder: Path, n_images: int, n_annotations: int) -> Path:
         for name in missing:
             os.link(model, images / name)
     return ann
+
+
+def _images_dir(ann: Path) -> Path:
+    """The folder of ``ann``'s images. Each data set has a folder holding its own images only,
+    as a real one does: feedline's reader lists the folder to check that every image exists,
+    which costs per entry (29 ms for 55,000 entries, against 3 ms for the 5,000 images of a
+    val-sized set)."""
+    return ann.with_name(f"{ann.stem}_images")
 
 
 def _images_part(ann: Path) -> bytes:
@@ -188,7 +196,7 @@ def child(args: argparse.Namespace) -> None:
     """Run one measurement and print it as JSON."""
     framework, task = args.child
     ann = Path(args.annotations_file)
-    kw: dict[str, Any] = {"file_root": str(ann.parent / "images"), "annotations_file": str(ann)}
+    kw: dict[str, Any] = {"file_root": str(_images_dir(ann)), "annotations_file": str(ann)}
     make = _dali_pipe if framework == "dali" else _feedline_pipe
     if framework == "dali":
         import nvidia.dali.fn  # noqa: F401  (import cost is not build time)
