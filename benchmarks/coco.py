@@ -120,7 +120,7 @@ def ensure_dataset(folder: Path, n_images: int, n_annotations: int) -> Path:
     if missing:
         from PIL import Image
 
-        model = folder / "model.jpg"
+        model = ann.with_name(f"{ann.stem}_model.jpg")  # one per set: links per file are capped
         noise = np.random.default_rng(0).integers(0, 256, (480, 640, 3), dtype=np.uint8)
         Image.fromarray(noise).save(model, quality=50)  # about the size of a COCO photo
         for name in missing:
