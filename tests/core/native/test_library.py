@@ -92,6 +92,16 @@ def test_declarations_without_a_writable_cache(
     assert ffi.typeof("int(*)(int)") is not None
 
 
+def test_a_damaged_declarations_module_is_written_again(tmp_path: Path, cache: Path) -> None:
+    (tmp_path / "probe.h").write_text(HEADER)
+    declarations("probe", tmp_path / "probe.h")
+    (module,) = cache.glob("_probe_ffi_*.py")
+    module.write_text("ffi = (")  # e.g. cut short by a full disk
+    assert declarations("probe", tmp_path / "probe.h").typeof("int(*)(int)") is not None
+    assert "_cffi_backend" in module.read_text()
+    assert declarations("probe", tmp_path / "probe.h").typeof("int(*)(int)") is not None
+
+
 def test_a_header_that_does_not_parse_is_named(tmp_path: Path, cache: Path) -> None:
     (tmp_path / "probe.h").write_text("int add_one(int value) { return 1; }\n")
     with pytest.raises(NativeBuildError, match="opening probe failed"):

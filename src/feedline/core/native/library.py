@@ -16,6 +16,7 @@ Environment:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import importlib.util
@@ -69,8 +70,8 @@ def declarations(name: str, header: Path) -> Any:
 
     The first call for a header (per cffi version) parses it and writes cffi's out-of-line
     module for it into the cache (``<cache>/_<name>_ffi_<hash>.py``); later calls, in any
-    process, import that module. Where the cache cannot be written the header is parsed in
-    memory.
+    process, import that module. A module that does not import (a damaged file) is written
+    again; where the cache cannot be written the parsed declarations are used as they are.
 
     Raises:
         NativeBuildError: cffi is missing or the header does not parse.
@@ -83,22 +84,31 @@ def declarations(name: str, header: Path) -> Any:
     digest = hashlib.sha256(f"{_cffi_backend.__version__}\n{text}".encode()).hexdigest()[:20]
     module = f"_{name}_ffi_{digest}"
     path = cache_dir() / f"{module}.py"
-    if not path.is_file():
-        builder = _parsed(name, text)
-        builder.set_source(module, None, compiler_verbose=False)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with tempfile.TemporaryDirectory(dir=path.parent) as scratch:
-                written = Path(scratch) / path.name
-                builder.emit_python_code(str(written))
-                os.replace(written, path)
-        except OSError:
-            return _parsed(name, text)
-    spec = importlib.util.spec_from_file_location(module, path)
-    assert spec is not None and spec.loader is not None
-    loaded = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(loaded)
-    return loaded.ffi
+    if path.is_file():
+        ffi = _imported(module, path)
+        if ffi is not None:
+            return ffi
+    parsed = _parsed(name, text)
+    parsed.set_source(module, None, compiler_verbose=False)
+    with contextlib.suppress(OSError):  # an unwritable cache: parsed again next time
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=path.parent) as scratch:
+            written = Path(scratch) / path.name
+            parsed.emit_python_code(str(written))
+            os.replace(written, path)
+    return parsed
+
+
+def _imported(module: str, path: Path) -> Any:
+    """The ``ffi`` of the out-of-line module at ``path``, or None if it does not import."""
+    try:
+        spec = importlib.util.spec_from_file_location(module, path)
+        assert spec is not None and spec.loader is not None
+        loaded = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(loaded)
+        return loaded.ffi
+    except Exception:  # whatever a damaged file raises: the caller writes it again
+        return None
 
 
 def _parsed(name: str, text: str) -> Any:
