@@ -113,6 +113,27 @@ def test_resize_fusion_moves_the_crop_into_the_resize(jpeg_files: list[str]) -> 
         assert np.abs(b - exact).max() <= PIL_TOLERANCE
 
 
+def stretch(images):
+    """Heights grow and widths shrink: each axis takes a different filter."""
+    return fn.resize(
+        images, resize_y=240, resize_x=24, min_filter=types.INTERP_NN, mag_filter=types.INTERP_CUBIC
+    )
+
+
+def stretch_then_cmn(images):
+    return fn.crop_mirror_normalize(stretch(images), dtype=types.FLOAT)
+
+
+@pytest.mark.parametrize("follow", [stretch, stretch_then_cmn])
+def test_fused_decoder_picks_each_axis_filter_as_resize_does(jpeg_files: list[str], follow) -> None:
+    fused, ops = run(jpeg_files, follow, keep_decoded=False)
+    assert ops == ["readers.file", "decoders._image_resize"]
+    plain, ops = run(jpeg_files, follow, keep_decoded=True)
+    assert "resize" in ops
+    for a, b in zip(fused, plain, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
 def _uniform_mean(images):
     images = fn.random_resized_crop(images, size=(30, 20))
     mean = fn.random.uniform(range=(0.0, 128.0), shape=(3,))
