@@ -12,7 +12,7 @@ import numpy as np
 
 from feedline.core.types import InterpType
 from feedline.operators.cpu.image.bindings import axis_weights_native
-from feedline.operators.cpu.image.resample import FILTER_IDS, Source, _pick_filter, axis_weights
+from feedline.operators.cpu.image.resample import FILTER_IDS, Source, axis_weights, pick_filter
 from feedline.operators.cpu.image.resize import (
     RandomResizedCropKernel,
     ResizeKernel,
@@ -94,7 +94,7 @@ def resample_batch(
             in_frames = _frames(image, layout)
             extent = in_frames[0][1][axis]
             (start, end), n = source[axis], out_size[axis]
-            interp = _pick_filter((end - start) / n, min_filter, mag_filter)
+            interp = pick_filter((end - start) / n, min_filter, mag_filter)
             first, weight = _taps(extent, n, (start, end), interp, antialias, native)
             axes.append((first, weight, interp == _NEAREST))
         locations = []

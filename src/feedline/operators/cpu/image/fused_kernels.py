@@ -32,7 +32,7 @@ from feedline.operators.cpu.image.decoders import (
     roi_from_window,
     slice_region,
 )
-from feedline.operators.cpu.image.resample import FILTER_IDS
+from feedline.operators.cpu.image.resample import FILTER_IDS, pick_filter
 from feedline.operators.cpu.image.resize import (
     check_rrc_args,
     filters_from_args,
@@ -139,8 +139,7 @@ class _FusedDecodeKernel(DecoderKernel):
             normalization = Normalization(
                 gain, offset, bool(args["mirror"]), planar, fill_value(args)
             )
-            filters, _ = self._filters(out_size, source, args)
-            ids = (FILTER_IDS[filters[0]], FILTER_IDS[filters[1]])
+            ids = self._filter_ids(out_size, source, args)
             if codec.decode_resampled(
                 data, probe, out, source, ids, bool(args["antialias"]), normalization, window
             ):
@@ -153,14 +152,12 @@ class _FusedDecodeKernel(DecoderKernel):
         return out
 
     @staticmethod
-    def _filters(
-        out_size: tuple[int, int], source: Source, args: Mapping[str, Any]
-    ) -> tuple[list[str], list[float]]:
-        """The filter of each axis (``min_filter`` when it shrinks, else ``mag_filter``) and the
-        scales (source extent per output pixel)."""
+    def _filter_ids(out_size: tuple[int, int], source: Source, args: Args) -> tuple[int, int]:
+        """The compiled resampler's id of each axis's filter, as :func:`resample` picks it."""
         min_filter, mag_filter = filters_from_args(args)
         scales = [(e - s) / n for (s, e), n in zip(source, out_size, strict=True)]
-        return [min_filter if abs(s) > 1 else mag_filter for s in scales], scales
+        y, x = (FILTER_IDS[pick_filter(scale, min_filter, mag_filter)] for scale in scales)
+        return y, x
 
     def _resampled(self, job: FusedDecode, args: Mapping[str, Any], allocate: Any) -> np.ndarray:
         """The resampled 8-bit image, in ``allocate(shape, dtype)`` where possible: decoded and
@@ -174,8 +171,7 @@ class _FusedDecodeKernel(DecoderKernel):
             and hasattr(codec, "decode_resampled")
         ):
             rgb = allocate((*out_size, 3), uint8)
-            filters, _ = self._filters(out_size, source, args)
-            ids = (FILTER_IDS[filters[0]], FILTER_IDS[filters[1]])
+            ids = self._filter_ids(out_size, source, args)
             antialias = bool(args["antialias"])
             if codec.decode_resampled(data, probe, rgb, source, ids, antialias, None, window):
                 return rgb

@@ -33,6 +33,7 @@ __all__ = [
     "FILTER_SUPPORT",
     "axis_weights",
     "edge_region",
+    "pick_filter",
     "pil_filter",
     "resample",
     "resample_native",
@@ -110,7 +111,9 @@ def axis_weights(
     return first, weights.astype(np.float32)
 
 
-def _pick_filter(scale: float, min_filter: InterpType, mag_filter: InterpType) -> InterpType:
+def pick_filter(scale: float, min_filter: InterpType, mag_filter: InterpType) -> InterpType:
+    """The filter of an axis with ``scale`` source pixels per output pixel: ``min_filter`` where
+    it shrinks, else ``mag_filter``."""
     return min_filter if abs(scale) > 1 else mag_filter
 
 
@@ -144,7 +147,7 @@ def resample(
     out_dtype = np.dtype(out_dtype if out_dtype is not None else image.dtype)
     out_h, out_w = int(out_size[0]), int(out_size[1])
     scales = [(e - s) / n for (s, e), n in zip(source, (out_h, out_w), strict=True)]
-    filters = [_pick_filter(sc, min_filter, mag_filter) for sc in scales]
+    filters = [pick_filter(sc, min_filter, mag_filter) for sc in scales]
     if image.dtype == np.uint8 and out_dtype == np.uint8:
         native = resample_native(image, (out_h, out_w), source, filters, antialias, out)
         if native is not None:
