@@ -95,7 +95,7 @@ def parse_segmentations(texts: list[Any]) -> Segmentations | None:
         run = texts[: hi - lo]
         del texts[: hi - lo]  # each run's texts are freed after it
         if library is None:
-            done = _general(parser, run, lo, out)
+            done = _general(parser, run, lengths[lo:hi], lo, out)
         else:
             done = _compiled(library, parser, run, lengths[lo:hi], lo, out)
         if not done:
@@ -137,7 +137,8 @@ def _compiled(
     first: int,
     out: _Output,
 ) -> bool:
-    """Parse ``run`` (segmentations ``first…``) with the compiled parser; a segmentation holding
+    """Parse ``run`` (segmentations ``first…``, of ``lengths`` bytes) with the compiled parser;
+    a segmentation holding
     a number it does not convert exactly goes to :func:`_general`. False if one is malformed."""
     ffi, lib = library
     text = b"".join([*run, b"\0"])  # the NUL ends the parser's last digit run
@@ -171,16 +172,18 @@ def _compiled(
             return False
         out.sizes.append(sizes[:written].copy())
         written = 0
-        if not _general(parser, run[k : k + 1], first + k, out):
+        if not _general(parser, run[k : k + 1], lengths[k : k + 1], first + k, out):
             return False
         k += 1
     out.sizes.append(sizes[:written].copy())
     return True
 
 
-def _general(parser: simdjson.Parser, run: list[Any], first: int, out: _Output) -> bool:
-    """Parse ``run`` (segmentations ``first…``) with simdjson; False if one is malformed."""
-    lengths = np.fromiter(map(len, run), np.int64, len(run))
+def _general(
+    parser: simdjson.Parser, run: list[Any], lengths: np.ndarray, first: int, out: _Output
+) -> bool:
+    """Parse ``run`` (segmentations ``first…``, of ``lengths`` bytes) with simdjson; False if
+    one is malformed."""
     joined = b"".join(run)
     heads = np.frombuffer(joined, np.uint8)[offsets(lengths)[:-1]] if run else lengths
     polygons = np.array([_KINDS.get(head, 0) for head in heads.tolist()], np.int64)
