@@ -138,8 +138,8 @@ def _compiled(
     out: _Output,
 ) -> bool:
     """Parse ``run`` (segmentations ``first…``, of ``lengths`` bytes) with the compiled parser;
-    a segmentation holding
-    a number it does not convert exactly goes to :func:`_general`. False if one is malformed."""
+    a segmentation holding a number it does not convert exactly goes to :func:`_general`. False
+    if one is malformed."""
     ffi, lib = library
     text = b"".join([*run, b"\0"])  # the NUL ends the parser's last digit run
     starts = offsets(lengths)
