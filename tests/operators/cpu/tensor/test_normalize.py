@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from feedline import OperatorError, types
@@ -43,6 +43,8 @@ def test_real_images_per_sample_and_per_channel() -> None:
     shift=st.floats(-2, 2),
     batch=st.booleans(),
 )
+# Two close values along the reduced axis: a variance near 1e-8 magnifies float32 rounding.
+@example(seed=23489, axes=(1,), ddof=0, epsilon=0.0, scale=1.0, shift=0.0, batch=False)
 def test_matches_numpy_statistics(seed, axes, ddof, epsilon, scale, shift, batch) -> None:
     rng = np.random.default_rng(seed)
     samples = [
@@ -71,7 +73,14 @@ def test_matches_numpy_statistics(seed, axes, ddof, epsilon, scale, shift, batch
         ]
     for sample, got, (mean, var) in zip(samples, out, stats, strict=True):
         expected = scale * (sample - mean) / np.sqrt(var + epsilon) + shift
-        np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-3)
+        # The operator subtracts the mean rounded to float32 (as DALI does): up to an ulp of the
+        # mean, magnified by scale / stddev where the variance is tiny.
+        rounding = np.abs(scale / np.sqrt(var + epsilon) * mean) * np.finfo(np.float32).eps
+        error = np.abs(got - expected)
+        bound = 1e-4 * np.abs(expected) + 1e-3 + rounding
+        assert (error <= bound).all(), (
+            f"max error {error.max()}, bound there {bound.flat[error.argmax()]}"
+        )
 
 
 def test_given_statistics_and_integer_output() -> None:
