@@ -161,7 +161,7 @@ class NativeLibrary:
         self.override_env = override_env
         self._lock = threading.Lock()
         self._loaded: tuple[Any, Any] | None = None
-        self._error: NativeBuildError | None = None
+        self._failure: str | None = None  # the first build's error message
         self._warned = False
 
     def path(self) -> Path:
@@ -193,7 +193,8 @@ class NativeLibrary:
         """``(ffi, lib)``: the library opened with cffi, built first if needed.
 
         Raises:
-            NativeBuildError: building or opening failed (remembered: later calls raise at once).
+            NativeBuildError: building or opening failed. The failure is remembered: later
+                calls raise a new error with the same message at once, without trying again.
         """
         loaded = self._loaded  # once set it never changes: no lock on the per-sample path
         if loaded is not None:
@@ -201,12 +202,14 @@ class NativeLibrary:
         with self._lock:
             if self._loaded is not None:
                 return self._loaded
-            if self._error is not None:
-                raise self._error
+            if self._failure is not None:
+                # A new exception each time: raising a kept one again would chain every
+                # caller's frames (and the arrays they hold) onto its traceback for good.
+                raise NativeBuildError(self._failure)
             try:
                 self._loaded = self._open()
             except NativeBuildError as error:
-                self._error = error
+                self._failure = str(error)
                 raise
             return self._loaded
 
@@ -214,15 +217,30 @@ class NativeLibrary:
         return open_library(self.name, self.header, self.build)
 
     def try_load(self) -> tuple[Any, Any] | None:
-        """Like :meth:`load`, but None (after one logged warning) when the library is disabled
-        with ``FEEDLINE_NATIVE=0`` or cannot be built."""
-        if not native_enabled():
+        """Like :meth:`load`, but None when the library is disabled with ``FEEDLINE_NATIVE=0``
+        or cannot be built.
+
+        The first failure is logged once (a warning, or INFO for an ``optional`` library) and
+        remembered: from then on this returns None at once, without building, raising or
+        locking, so callers take their fallback exactly as with ``FEEDLINE_NATIVE=0``.
+        """
+        loaded = self._loaded
+        if loaded is not None:
+            return loaded
+        if self._failure is not None or not native_enabled():
             return None
         try:
             return self.load()
         except NativeBuildError as error:
-            if not self._warned:
-                self._warned = True
+            with self._lock:
+                warn, self._warned = not self._warned, True
+            if warn:
                 level = logging.INFO if self.optional else logging.WARNING
-                _LOG.log(level, "%s; falling back to slower kernels", error)
+                _LOG.log(
+                    level,
+                    "%s falls back to slower kernels for the rest of this process, as with "
+                    "FEEDLINE_NATIVE=0 (which also silences this message): %s",
+                    self.name,
+                    error,
+                )
             return None
