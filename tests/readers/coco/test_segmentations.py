@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import json
 import math
+import platform
+import shutil
 import struct
+import subprocess
 from collections.abc import Iterator
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -21,6 +25,7 @@ from feedline.readers.coco.segmentations import (
     NULL,
     OBJECT,
     Segmentations,
+    exact_paths,
     parse_segmentations,
 )
 
@@ -286,18 +291,124 @@ def compiled(texts: list[bytes]) -> tuple[int, int, list[int], list[int], list[f
     )
 
 
+def compiled_paths() -> int:
+    library = LIBRARY.try_load()
+    if library is None:
+        pytest.skip("the compiled COCO parser cannot be built here (no C compiler?)")
+    return exact_paths(library)
+
+
+DOUBLE, LONG_DOUBLE = 1, 2  # exact_paths' bits
+
+#: Kinds of numbers, an example of each, and the exact path that converts it in C (0: none,
+#: they are always left to simdjson).
+KINDS_OF_NUMBERS = [
+    ("integer", "640", DOUBLE | LONG_DOUBLE),
+    ("2-decimal coordinate (COCO 2017)", "312.57", DOUBLE | LONG_DOUBLE),
+    ("17 digits (Python's repr)", repr(0.1 + 0.2), LONG_DOUBLE),
+    ("19 digits", "1.234567890123456789", LONG_DOUBLE),
+    ("power of ten beyond 27", "1e-30", 0),
+    ("more than 19 digits", "0.100000000000000000000000000001", 0),
+]
+
+
+@pytest.mark.parametrize(("kind", "text", "paths"), KINDS_OF_NUMBERS)
+def test_which_parser_each_kind_of_number_takes_here(kind: str, text: str, paths: int) -> None:
+    here = compiled_paths()
+    parsed, status, polygons, _, coordinates = compiled([f"[[{text}, 2]]".encode()])
+    taken = "compiled" if polygons == [1] else "simdjson"
+    expected = "compiled" if here & paths else "simdjson"
+    assert (parsed, status) == (1, 0)
+    assert taken == expected, f"{kind} ({text}) on {platform.machine()}: {taken}"
+    if taken == "compiled":
+        assert coordinates == [float(np.float32(float(text))), 2.0]
+
+
+def test_the_compiled_paths_are_on_where_they_are_exact() -> None:
+    # x86-64 evaluates double in SSE2 (FLT_EVAL_METHOD 0, or 16 with AVX512-FP16) and has a
+    # 64-bit long double; AArch64 evaluates double in double (its long double is 128-bit).
+    here = compiled_paths()
+    machine = platform.machine().lower()
+    if machine in ("x86_64", "amd64"):
+        assert here == DOUBLE | LONG_DOUBLE, "a compiled path is off on this x86-64 machine"
+    elif machine in ("aarch64", "arm64"):
+        assert here & DOUBLE, "the double path is off on this AArch64 machine"
+    else:
+        pytest.skip(f"no expectation for {machine}: exact paths {here:#b}")
+
+
+def gcc_macros(*flags: str) -> dict[str, str]:
+    """The macros gcc defines for feedline_coco.c with ``flags`` (preprocessing only, so the
+    target need not be this CPU); skips where gcc or the flags are not there."""
+    gcc = shutil.which("gcc")
+    if gcc is None or platform.machine().lower() not in ("x86_64", "amd64"):
+        pytest.skip("needs gcc targeting x86-64")
+    source = Path(module.__file__).with_name("feedline_coco.c")
+    done = subprocess.run(
+        [gcc, *flags, "-E", "-dM", f"-I{source.parent}", str(source)],
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        pytest.skip(f"gcc does not take {flags}: {done.stderr.strip()}")
+    return dict(line.split(" ", 2)[1:] for line in done.stdout.splitlines() if line.count(" ") >= 2)
+
+
+@pytest.mark.parametrize(
+    ("flags", "eval_method", "paths"),
+    [
+        (("-march=x86-64",), "0", (1, 1)),
+        (("-march=x86-64-v3",), "0", (1, 1)),
+        (("-march=sapphirerapids",), "16", (1, 1)),  # AVX512-FP16: _Float16 in float
+        (("-mfpmath=387",), "2", (0, 1)),  # double evaluated in long double
+    ],
+)
+def test_the_exactness_checks_follow_the_evaluation_method(
+    flags: tuple[str, ...], eval_method: str, paths: tuple[int, int]
+) -> None:
+    macros = gcc_macros(*flags)
+    if macros["__FLT_EVAL_METHOD__"] != eval_method:
+        pytest.skip(f"this gcc gives FLT_EVAL_METHOD {macros['__FLT_EVAL_METHOD__']} for {flags}")
+    found = (int(macros["FL_COCO_DOUBLE_PATH"]), int(macros["FL_COCO_LONG_DOUBLE_PATH"]))
+    assert found == paths
+
+
 def test_compiled_parser_converts_17_digit_numbers_itself() -> None:
+    if not compiled_paths() & LONG_DOUBLE:
+        pytest.skip("no 64-bit long double path here")
     value = 0.1 + 0.2
     parsed, status, polygons, sizes, coordinates = compiled([f"[[{value!r}, 2]]".encode()])
     assert (parsed, status, polygons, sizes) == (1, 0, [1], [2])
     assert coordinates == [struct.unpack("f", struct.pack("f", value))[0], 2.0]
 
 
-def test_compiled_parser_stops_before_what_it_cannot_convert() -> None:
+def test_compiled_parser_skips_what_it_cannot_convert() -> None:
     texts = [b"[[1, 2]]", b"[[3, 4], [1e-300, 5]]", b"[[6, 7]]"]
     parsed, status, polygons, sizes, coordinates = compiled(texts)
     # Nothing of the second segmentation is written, not even its first polygon.
-    assert (parsed, status, polygons, sizes, coordinates) == (1, 2, [1], [2], [1.0, 2.0])
+    assert (parsed, status, polygons) == (3, 0, [1, -3, 1])
+    assert (sizes, coordinates) == ([2, 2], [1.0, 2.0, 6.0, 7.0])
+
+
+def test_skipped_segmentations_are_parsed_together_in_their_places(
+    parser: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[int] = []
+    general = module._general
+    monkeypatch.setattr(
+        module,
+        "_general",
+        lambda p, run, lengths: calls.append(len(run)) or general(p, run, lengths),
+    )
+    rng = np.random.default_rng(3)
+    values: list[Any] = []
+    for k in range(400):
+        polygon = np.round(rng.random(2 * int(rng.integers(1, 6))) * 640, 2).tolist()
+        if k % 3 == 0:
+            polygon[-1] = 1e-300  # not converted in C
+        values.append([polygon] * int(rng.integers(0, 3)) if k % 7 else None)
+    assert_parsed(parse(values), values)
+    assert len(calls) == 1  # one simdjson parse for the whole block
 
 
 def test_compiled_parser_never_reads_past_a_segmentation() -> None:

@@ -7,19 +7,40 @@
  * Numbers are converted to the nearest double, exactly as a correctly rounding parser does, and
  * then to float32. Only conversions that are provably exact are done here:
  *   - a mantissa up to 2^53 and a power of ten up to 22: one IEEE double operation on exact
- *     operands (Clinger's fast path; every number of the COCO 2017 files);
+ *     operands (Clinger's fast path; every number of the COCO 2017 files), where double
+ *     expressions are evaluated in double precision (FL_COCO_DOUBLE_PATH);
  *   - up to 19 digits (every float Python's json writes) where long double has a 64-bit
- *     mantissa (x86): one long double operation, then rounding to double, unless the long
- *     double result lies exactly halfway between two doubles (about 1 in 2048), where the
- *     second rounding could differ from a single one.
- * Anything else stops the run with FL_COCO_INEXACT, and the caller parses that segmentation
- * with a general JSON parser. It holds no state and takes no locks.
+ *     mantissa and is evaluated as such (x86, FL_COCO_LONG_DOUBLE_PATH): one long double
+ *     operation, then rounding to double, unless the long double result lies exactly halfway
+ *     between two doubles (about 1 in 2048), where the second rounding could differ from a
+ *     single one.
+ * A segmentation holding any other number is skipped (FL_COCO_SKIPPED as its polygon count),
+ * and the caller parses it with a general JSON parser. It holds no state and takes no locks.
  */
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
 
 #include "feedline_coco.h"
+
+/* Which exact conversions this compiler's arithmetic allows. FLT_EVAL_METHOD says in which
+ * precision expressions are evaluated: 0, each type in its own; 1, float in double; 2, float
+ * and double in long double; 16, 32 and 64 (C23 / ISO TS 18661-3, e.g. GCC 12+ for a CPU with
+ * AVX512-FP16): types narrower than _Float16/_Float32/_Float64 in that type, so double (which
+ * is _Float64) and long double in their own; -1 or anything else: unknown. */
+#if DBL_MANT_DIG == 53 && (FLT_EVAL_METHOD == 0 || FLT_EVAL_METHOD == 1 || \
+                           FLT_EVAL_METHOD == 16 || FLT_EVAL_METHOD == 32 || FLT_EVAL_METHOD == 64)
+#define FL_COCO_DOUBLE_PATH 1
+#else
+#define FL_COCO_DOUBLE_PATH 0
+#endif
+#if DBL_MANT_DIG == 53 && LDBL_MANT_DIG == 64 &&                                   \
+    (FLT_EVAL_METHOD == 0 || FLT_EVAL_METHOD == 1 || FLT_EVAL_METHOD == 2 ||       \
+     FLT_EVAL_METHOD == 16 || FLT_EVAL_METHOD == 32 || FLT_EVAL_METHOD == 64)
+#define FL_COCO_LONG_DOUBLE_PATH 1
+#else
+#define FL_COCO_LONG_DOUBLE_PATH 0
+#endif
 
 /* Why a run stopped (*status), as the Python binding names them. */
 enum {
@@ -29,8 +50,9 @@ enum {
     FL_COCO_FULL = 3       /* an output buffer is too small */
 };
 
-/* polygons[i] of a segmentation that is not a list of polygons. */
-enum { FL_COCO_OBJECT = -1, FL_COCO_NULL = -2 };
+/* polygons[i] of a segmentation that is not a list of polygons, or that holds a number this
+   parser does not convert exactly (left to the caller). */
+enum { FL_COCO_OBJECT = -1, FL_COCO_NULL = -2, FL_COCO_SKIPPED = -3 };
 
 static const double kPowersOfTen[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
                                         1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
@@ -50,12 +72,14 @@ static int to_double(uint64_t mantissa, int exponent, double *value) {
         *value = 0.0;
         return FL_COCO_OK;
     }
+#if FL_COCO_DOUBLE_PATH
     if (mantissa <= (UINT64_C(1) << 53) && exponent >= -22 && exponent <= 22) {
         double m = (double)mantissa;
         *value = exponent < 0 ? m / kPowersOfTen[-exponent] : m * kPowersOfTen[exponent];
         return FL_COCO_OK;
     }
-#if LDBL_MANT_DIG == 64
+#endif
+#if FL_COCO_LONG_DOUBLE_PATH
     /* 10^27 is the largest power of ten exact in a 64-bit mantissa. */
     if (exponent >= -27 && exponent <= 27) {
         long double power = 1.0L;
@@ -195,6 +219,8 @@ static int parse_segmentation(const char *text, int64_t length, int64_t *polygon
     return FL_COCO_OK;
 }
 
+int fl_coco_exact_paths(void) { return FL_COCO_DOUBLE_PATH | FL_COCO_LONG_DOUBLE_PATH << 1; }
+
 int64_t fl_coco_segmentations(const char *text, const int64_t *lengths, int64_t count,
                               int64_t *polygons, int64_t *sizes, int64_t sizes_capacity,
                               float *coordinates, int64_t coordinates_capacity, int64_t *used,
@@ -202,14 +228,15 @@ int64_t fl_coco_segmentations(const char *text, const int64_t *lengths, int64_t 
     Output out = {sizes, sizes_capacity, coordinates, coordinates_capacity, 0, 0};
     int64_t i = 0;
     *status = FL_COCO_OK;
-#if FLT_EVAL_METHOD != 0 /* double arithmetic in extended precision: nothing is exact */
-    *status = count ? FL_COCO_INEXACT : FL_COCO_OK;
-#else
     for (; i < count; text += lengths[i++]) {
-        *status = parse_segmentation(text, lengths[i], polygons + i, &out);
-        if (*status != FL_COCO_OK) break;
+        int parsed = parse_segmentation(text, lengths[i], polygons + i, &out);
+        if (parsed == FL_COCO_INEXACT) {
+            polygons[i] = FL_COCO_SKIPPED;
+        } else if (parsed != FL_COCO_OK) {
+            *status = parsed;
+            break;
+        }
     }
-#endif
     used[0] = out.polygons;
     used[1] = out.values;
     return i;

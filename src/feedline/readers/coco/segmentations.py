@@ -33,7 +33,7 @@ import simdjson
 from feedline.core.native import NativeLibrary
 from feedline.readers.coco.raw import offsets
 
-__all__ = ["LIBRARY", "NULL", "OBJECT", "Segmentations", "parse_segmentations"]
+__all__ = ["LIBRARY", "NULL", "OBJECT", "Segmentations", "exact_paths", "parse_segmentations"]
 
 _HERE = Path(__file__).resolve().parent
 
@@ -46,7 +46,8 @@ LIBRARY = NativeLibrary(
 OBJECT, NULL = -1, -2
 
 _BLOCK = 1 << 22  # bytes of text per parser call
-_INEXACT = 2  # the compiled parser's status for a number it does not convert exactly
+_FULL = 3  # the compiled parser's status for an output buffer too small
+_SKIPPED = -3  # its count of polygons for a segmentation holding a number it does not convert
 _KINDS = {ord("{"): OBJECT, ord("n"): NULL}
 
 
@@ -89,16 +90,19 @@ def parse_segmentations(texts: list[Any]) -> Segmentations | None:
     cuts = np.flatnonzero(np.diff(starts[1:] // _BLOCK)) + 1
     bounds = [0, *cuts.tolist(), n] if n else []
     library = LIBRARY.try_load()
+    if library is not None and not exact_paths(library):
+        library = None  # it would leave every list to simdjson
     parser = simdjson.Parser()  # reused: its buffers are allocated once
     objects: dict[int, bytes] = {}
     for lo, hi in itertools.pairwise(bounds):
         run = texts[: hi - lo]
         del texts[: hi - lo]  # each run's texts are freed after it
         if library is None:
-            done = _general(parser, run, lengths[lo:hi], lo, out)
-        else:
-            done = _compiled(library, parser, run, lengths[lo:hi], lo, out)
-        if not done:
+            columns = _general(parser, run, lengths[lo:hi])
+            if columns is None:
+                return None
+            out.add(lo, columns)
+        elif not _compiled(library, parser, run, lengths[lo:hi], lo, out):
             return None
         kinds = out.polygons[lo:hi]
         objects.update((lo + k, bytes(run[k])) for k in np.flatnonzero(kinds == OBJECT).tolist())
@@ -120,13 +124,26 @@ class _Output:
         self.coordinates = coordinates
         self.used = 0
 
-    def add(self, first: int, polygons: np.ndarray, sizes: np.ndarray, values: np.ndarray) -> None:
+    def add(self, first: int, columns: _Columns) -> None:
         """Append the columns of segmentations ``first, first + 1, …``."""
+        polygons, sizes, values = columns
         self.polygons[first : first + polygons.size] = polygons
         self.sizes.append(sizes)
         with np.errstate(over="ignore"):  # beyond float32's range is ±inf, as in the C parser
             self.coordinates[self.used : self.used + values.size] = values
         self.used += values.size
+
+
+#: Per segmentation its count of polygons (or kind), per polygon its count of coordinates, and
+#: the coordinates.
+_Columns = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def exact_paths(library: tuple[Any, Any]) -> int:
+    """Which numbers the compiled parser converts itself on this machine: bit 0, up to 2^53 with
+    a power of ten up to 22 (double arithmetic); bit 1, up to 19 digits with a power of ten up
+    to 27 (x86's long double). Without either, it is not used at all."""
+    return int(library[1].fl_coco_exact_paths())
 
 
 def _compiled(
@@ -138,58 +155,92 @@ def _compiled(
     out: _Output,
 ) -> bool:
     """Parse ``run`` (segmentations ``first…``, of ``lengths`` bytes) with the compiled parser;
-    a segmentation holding a number it does not convert exactly goes to :func:`_general`. False
-    if one is malformed."""
+    the segmentations holding a number it does not convert exactly are then parsed together by
+    :func:`_general` and put in their places. False if one is malformed."""
     ffi, lib = library
     text = b"".join([*run, b"\0"])  # the NUL ends the parser's last digit run
-    starts = offsets(lengths)
     sizes = np.empty(len(text) // 2 + 1, np.int64)  # a polygon takes at least two bytes
+    polygons = out.polygons[first : first + len(run)]
     used = np.zeros(2, np.int64)
     status = ffi.new("int *")
-    pointer = ffi.from_buffer(text)
-    size_pointer = ffi.from_buffer("int64_t[]", sizes)
-    coordinate_pointer = ffi.from_buffer("float[]", out.coordinates)
-    k, written = 0, 0
-    while k < len(run):
-        done = lib.fl_coco_segmentations(
-            pointer + int(starts[k]),
-            ffi.from_buffer("int64_t[]", lengths[k:]),
-            len(run) - k,
-            ffi.from_buffer("int64_t[]", out.polygons[first + k :]),
-            size_pointer + written,
-            sizes.size - written,
-            coordinate_pointer + out.used,
-            out.coordinates.size - out.used,
-            ffi.from_buffer("int64_t[]", used),
-            status,
-        )
-        written += int(used[0])
-        out.used += int(used[1])
-        k += done
-        if k == len(run):
-            break
-        if status[0] != _INEXACT:
+    done = lib.fl_coco_segmentations(
+        ffi.from_buffer(text),
+        ffi.from_buffer("int64_t[]", lengths),
+        len(run),
+        ffi.from_buffer("int64_t[]", polygons),
+        ffi.from_buffer("int64_t[]", sizes),
+        sizes.size,
+        ffi.from_buffer("float[]", out.coordinates) + out.used,
+        out.coordinates.size - out.used,
+        ffi.from_buffer("int64_t[]", used),
+        status,
+    )
+    if done < len(run):
+        if status[0] == _FULL:  # the buffers hold a number per two bytes of text
+            raise AssertionError("fl_coco_segmentations: output buffers too small")
+        return False
+    n_sizes, n_values = used.tolist()
+    parsed = (polygons, sizes[:n_sizes].copy(), out.coordinates[out.used : out.used + n_values])
+    skipped = polygons == _SKIPPED
+    if skipped.any():
+        indices = np.flatnonzero(skipped).tolist()
+        general = _general(parser, [run[k] for k in indices], lengths[skipped])
+        if general is None:
             return False
-        out.sizes.append(sizes[:written].copy())
-        written = 0
-        if not _general(parser, run[k : k + 1], lengths[k : k + 1], first + k, out):
-            return False
-        k += 1
-    out.sizes.append(sizes[:written].copy())
+        polygons, sizes, values = _merged(parsed, general, skipped)
+        out.add(first, (polygons, sizes, values))
+    else:
+        out.sizes.append(parsed[1])
+        out.used += n_values
     return True
 
 
-def _general(
-    parser: simdjson.Parser, run: list[Any], lengths: np.ndarray, first: int, out: _Output
-) -> bool:
-    """Parse ``run`` (segmentations ``first…``, of ``lengths`` bytes) with simdjson; False if
-    one is malformed."""
+def _merged(parsed: _Columns, general: _Columns, skipped: np.ndarray) -> _Columns:
+    """The columns of a run of segmentations: ``general``'s where ``skipped``, ``parsed``'s
+    elsewhere (where ``parsed`` has no polygons or coordinates for the skipped ones)."""
+    polygons = parsed[0].copy()
+    polygons[skipped] = general[0]
+    counts = np.maximum(polygons, 0)
+    coordinates = [_per_segmentation(p, s) for p, s in (parsed[:2], general[:2])]
+    sizes = _interleaved((counts[~skipped], parsed[1]), (counts[skipped], general[1]), skipped)
+    with np.errstate(over="ignore"):  # beyond float32's range is ±inf, as in the C parser
+        general_values = general[2].astype(np.float32)
+    values = _interleaved((coordinates[0], parsed[2]), (coordinates[1], general_values), skipped)
+    return polygons, sizes, values
+
+
+def _per_segmentation(polygons: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Coordinates per segmentation, from polygons per segmentation and coordinates per
+    polygon (only the segmentations whose polygons ``sizes`` holds count)."""
+    counts = np.maximum(polygons[polygons != _SKIPPED], 0)
+    ends = offsets(sizes)[offsets(counts)]
+    return np.diff(ends)
+
+
+def _interleaved(
+    first: tuple[np.ndarray, np.ndarray], second: tuple[np.ndarray, np.ndarray], pick: np.ndarray
+) -> np.ndarray:
+    """Two ragged sequences ``(counts, values)`` merged item by item: item ``i`` takes the next
+    ``counts`` values of ``second`` where ``pick[i]``, of ``first`` elsewhere."""
+    counts = np.empty(pick.size, np.int64)
+    counts[~pick], counts[pick] = first[0], second[0]
+    starts = offsets(counts)
+    merged = np.empty(int(starts[-1]), np.result_type(first[1], second[1]))
+    for mask, (part_counts, values) in ((~pick, first), (pick, second)):
+        shift = starts[:-1][mask] - offsets(part_counts)[:-1]
+        merged[np.repeat(shift, part_counts) + np.arange(values.size)] = values
+    return merged
+
+
+def _general(parser: simdjson.Parser, run: list[Any], lengths: np.ndarray) -> _Columns | None:
+    """Parse ``run`` (segmentations of ``lengths`` bytes) with simdjson; None if one is
+    malformed."""
     joined = b"".join(run)
     heads = np.frombuffer(joined, np.uint8)[offsets(lengths)[:-1]] if run else lengths
     polygons = np.array([_KINDS.get(head, 0) for head in heads.tolist()], np.int64)
     is_list = heads == ord("[")
     if not (is_list | (polygons < 0)).all():
-        return False
+        return None
     lists = [text for text, listed in zip(run, is_list.tolist(), strict=True) if listed]
     text = b"[" + b",".join(lists) + b"]"
     doc = None
@@ -199,16 +250,15 @@ def _general(
         counts = [len(segmentation) for segmentation in doc]
         sizes = np.array([len(polygon) for segmentation in doc for polygon in segmentation])
     except (ValueError, TypeError, RuntimeError):  # invalid, not a number, beyond 64 bits
-        return False
+        return None
     finally:
         del doc  # the parser can be reused only once its documents are gone
     sizes = sizes.astype(np.int64).reshape(-1)
     # A list inside a polygon adds a bracket (as_buffer would flatten it); one inside a string
     # fails as_buffer.
     if text.count(b"[") != 1 + len(lists) + sizes.size:
-        return False
+        return None
     if sizes.sum() != values.size or (sizes % 2).any():
-        return False
+        return None
     polygons[is_list] = counts
-    out.add(first, polygons, sizes, values)
-    return True
+    return polygons, sizes, values
