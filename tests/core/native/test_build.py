@@ -3,7 +3,10 @@ override variable, and one error listing what was tried."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -153,3 +156,40 @@ def _header(source: Path) -> Path:
     header = source.with_suffix(".h")
     header.write_text("int probe(void);\n")
     return header
+
+
+@needs_cc
+def test_key_covers_the_compiler_command(
+    cache: Path, source: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    cc = next(name for name in C_COMPILER.candidates if shutil.which(name))
+    monkeypatch.setenv("CC", cc)
+    plain = library_path("probe", [source], plain_cc("-O1"))
+    monkeypatch.setenv("CC", f"{cc} -DPROBE=1")
+    assert library_path("probe", [source], plain_cc("-O1")) != plain
+
+
+@needs_cc
+def test_an_unwritable_cache_is_named(
+    source: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setenv("FEEDLINE_CACHE_DIR", str(blocker / "cache"))  # under a file
+    with pytest.raises(NativeBuildError, match=r"cache folder .*file/cache is not writable"):
+        build_library("probe", [source], plain_cc())
+
+
+@pytest.mark.parametrize(("target", "per_cpu"), [("x86-64", False), ("", True)])
+def test_the_cpu_target_comes_from_the_environment(target: str, per_cpu: bool) -> None:
+    script = (
+        "from feedline.core.native.build import C_COMPILER\n"
+        "print(' '.join(C_COMPILER.flags), C_COMPILER.fingerprint is not None)\n"
+    )
+    env = {**os.environ, "FEEDLINE_CPU_TARGET": target}
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, env=env
+    )
+    flags = done.stdout.split()
+    assert f"-march={target or 'native'}" in flags
+    assert flags[-1] == str(per_cpu)  # only -march=native depends on this CPU's features

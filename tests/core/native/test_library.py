@@ -158,11 +158,33 @@ def test_try_load_warns_once_and_falls_back(
 ) -> None:
     monkeypatch.setenv("CC", str(tmp_path / "no-such-cc"))
     library = make_library(tmp_path)
+    builds: list[int] = []
+    build = library.build
+    monkeypatch.setattr(library, "build", lambda: builds.append(1) or build())
     with caplog.at_level(logging.WARNING, logger="feedline"):
         assert library.try_load() is None
         assert library.try_load() is None
-    warnings = [r for r in caplog.records if "falling back" in r.getMessage()]
+    warnings = [r for r in caplog.records if "probe falls back" in r.getMessage()]
     assert len(warnings) == 1 and "no-such-cc" in warnings[0].getMessage()
+    assert builds == [1]  # tried once per process
+    with pytest.raises(NativeBuildError, match="no-such-cc") as info:
+        library.load()
+    # Raised anew each time: a kept exception raised again would grow its traceback for good.
+    with pytest.raises(NativeBuildError) as again:
+        library.load()
+    assert again.value is not info.value
+
+
+def test_an_unwritable_cache_falls_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    monkeypatch.setenv("FEEDLINE_CACHE_DIR", str(blocker / "cache"))
+    library = make_library(tmp_path)
+    with caplog.at_level(logging.WARNING, logger="feedline"):
+        assert library.try_load() is None
+    assert "not writable" in caplog.text
 
 
 def test_feedline_native_0_disables_compiled_kernels(

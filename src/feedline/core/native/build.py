@@ -20,6 +20,9 @@ Example (a CUDA build)::
 Environment:
     ``FEEDLINE_CACHE_DIR``: where libraries are cached (default ``$XDG_CACHE_HOME/feedline``,
     i.e. ``~/.cache/feedline``).
+    ``FEEDLINE_CPU_TARGET``: the ``-march`` of the C kernels (default ``native``; e.g.
+    ``x86-64`` for kernels any x86-64 CPU runs).
+    ``CC``: the C compiler command (default: the first of ``cc``, ``gcc``, ``clang`` found).
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ __all__ = [
     "cached_build",
     "cached_path",
     "cpu_signature",
+    "cpu_target",
     "library_path",
 ]
 
@@ -124,8 +128,15 @@ class Compiler:
         return None
 
 
-def _cpu_c_flags() -> tuple[str, ...]:
-    flags = ("-O3", "-march=native", "-ffp-contract=off", "-fno-math-errno", "-shared", "-fPIC")
+def cpu_target() -> str:
+    """The ``-march`` the C kernels are built for: ``$FEEDLINE_CPU_TARGET``, default ``native``
+    (this CPU). A generic target such as ``x86-64`` builds kernels any CPU of the family runs
+    (CI builds them once that way, so code that only works with one CPU's features is caught)."""
+    return os.environ.get("FEEDLINE_CPU_TARGET", "").strip() or "native"
+
+
+def _cpu_c_flags(target: str) -> tuple[str, ...]:
+    flags = ("-O3", f"-march={target}", "-ffp-contract=off", "-fno-math-errno", "-shared", "-fPIC")
     if platform.machine().lower() in ("x86_64", "amd64"):
         # Full-width AVX-512 where the CPU has it (gcc defaults to 256 bits): the resampler's
         # vertical pass runs ~40% faster; the option is ignored on CPUs without AVX-512.
@@ -133,21 +144,26 @@ def _cpu_c_flags() -> tuple[str, ...]:
     return flags
 
 
-#: The system C compiler, building for this CPU.
+#: The system C compiler, building for this CPU (or for ``$FEEDLINE_CPU_TARGET``, read when
+#: this module is imported).
 C_COMPILER = Compiler(
     "C compiler",
     ("cc", "gcc", "clang"),
     env="CC",
-    flags=_cpu_c_flags(),
+    flags=_cpu_c_flags(cpu_target()),
     link_flags=("-lm",),
-    fingerprint=cpu_signature,
+    fingerprint=cpu_signature if cpu_target() == "native" else None,
 )
 
 
-def _compiler_key(compiler: Compiler, version: str, libraries: Sequence[str]) -> list[str]:
-    """What a library built by ``compiler`` depends on besides its files."""
+def _compiler_key(
+    compiler: Compiler, resolved: tuple[list[str], str], libraries: Sequence[str]
+) -> list[str]:
+    """What a library built by ``compiler`` (resolved to ``(command, version)``) depends on
+    besides its files: the command line too, so ``CC="gcc -m32"`` does not reuse gcc's."""
+    command, version = resolved
     return [
-        shlex.join((*compiler.flags, *compiler.link_flags, *libraries)),
+        shlex.join((*command, *compiler.flags, *compiler.link_flags, *libraries)),
         version,
         compiler.fingerprint() if compiler.fingerprint else "",
     ]
@@ -196,8 +212,18 @@ def cached_build(
     target = cached_path(name, inputs, key)
     if target.exists():
         return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, partial = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, partial = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    except OSError as error:
+        raise _failure(
+            name,
+            [
+                *tried,
+                f"the cache folder {target.parent} is not writable ({error}); "
+                "set FEEDLINE_CACHE_DIR to a writable folder",
+            ],
+        ) from None
     os.close(fd)
     argv = command(partial)
     try:
@@ -230,7 +256,7 @@ def library_path(
     resolved = compiler.resolve(tried)
     if resolved is None:
         raise _failure(name, tried)
-    return cached_path(name, (*sources, *headers), _compiler_key(compiler, resolved[1], libraries))
+    return cached_path(name, (*sources, *headers), _compiler_key(compiler, resolved, libraries))
 
 
 def build_library(
@@ -270,7 +296,7 @@ def build_library(
     resolved = compiler.resolve(tried)
     if resolved is None:
         raise _failure(name, tried)
-    program, version = resolved
+    program = resolved[0]
     folders = dict.fromkeys(include_dirs or [h.parent for h in headers])
 
     def command(output: str) -> list[str]:
@@ -285,5 +311,5 @@ def build_library(
             *compiler.link_flags,
         ]
 
-    key = _compiler_key(compiler, version, libraries)
+    key = _compiler_key(compiler, resolved, libraries)
     return cached_build(name, (*sources, *headers), key, command, tried=tried)
