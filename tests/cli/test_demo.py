@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -41,10 +43,32 @@ def test_demo_writes_a_contact_sheet(
         "5",
     ]
     assert main(argv) == 0
-    text = capsys.readouterr().out
+    captured = capsys.readouterr()
+    text = captured.out
     assert "6 images in" in text and "images/s" in text and "5 augmented samples" in text
+    assert f": {out.resolve()}" in text
+    assert "demo: 100%" in captured.err and "2/2" in captured.err  # tqdm, on stderr
     with Image.open(out) as sheet:
         assert sheet.format == "PNG" and sheet.width > 3 * 320 and sheet.height > 2 * 320
+
+
+def test_the_sheet_goes_to_the_current_folder_by_default(
+    shapes: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plugin_system: PluginSystem
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    argv = ["demo", "--data", str(shapes), "--batches", "1", "--batch-size", "2"]
+    assert main(argv) == 0
+    assert (tmp_path / "feedline-demo.png").is_file()
+
+
+def test_the_demo_picture_is_ignored_by_git() -> None:
+    root = Path(__file__).resolve().parents[2]
+    git = shutil.which("git")
+    if git is None or not (root / ".git").exists():
+        pytest.skip("needs git and a checkout of the repository")
+    for name in ("feedline-demo.png", "examples/feedline-demo-2.png"):
+        done = subprocess.run([git, "check-ignore", "-q", name], cwd=root)
+        assert done.returncode == 0, f"{name} is not ignored"
 
 
 def test_boxes_and_masks_stay_on_the_objects_after_crop_resize_and_flip(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,6 @@ from feedline.cli.common import (
     EXIT_USAGE,
     Command,
     CommandError,
-    progress,
 )
 from feedline.cli.demo_data import CocoData, bundled_sample, find_coco, generate_coco
 from feedline.cli.demo_sheet import Sample, contact_sheet, denormalize
@@ -154,6 +154,21 @@ def _to_numpy(tensor_list: Any) -> list[np.ndarray]:
     return [np.asarray(cpu.at(i)) for i in range(len(cpu))]
 
 
+def _progress_bar(batches: int) -> Any:
+    """A tqdm bar on stderr over the batches, shown from the pipeline's build on (which may
+    compile the C kernels first), on a terminal or not."""
+    from tqdm import tqdm
+
+    return tqdm(
+        total=batches,
+        desc="building the pipeline",
+        unit="batch",
+        file=sys.stderr,
+        dynamic_ncols=True,
+        mininterval=0.2,
+    )
+
+
 def _run(args: argparse.Namespace) -> int:
     from feedline import OperatorError, PipelineError
 
@@ -183,16 +198,19 @@ def _run(args: argparse.Namespace) -> int:
     )
     shown: list[Sample] = []
     try:
-        pipe.build()
-        start = time.perf_counter()
-        for _ in progress(range(args.batches), args.batches, "demo", "batch"):
-            outputs = [_to_numpy(out) for out in pipe.run()]
-            for i in range(len(outputs[0])):
-                if len(shown) < args.samples:
-                    mask = outputs[3][i][..., 0] if masks else None
-                    image = denormalize(outputs[0][i], MEAN, STD)
-                    shown.append(Sample(image, outputs[1][i], outputs[2][i], mask))
-        elapsed = time.perf_counter() - start
+        with _progress_bar(args.batches) as bar:
+            pipe.build()  # reads the annotations; the first run also compiles the C kernels
+            bar.set_description("demo")
+            start = time.perf_counter()
+            for _ in range(args.batches):
+                outputs = [_to_numpy(out) for out in pipe.run()]
+                for i in range(len(outputs[0])):
+                    if len(shown) < args.samples:
+                        mask = outputs[3][i][..., 0] if masks else None
+                        image = denormalize(outputs[0][i], MEAN, STD)
+                        shown.append(Sample(image, outputs[1][i], outputs[2][i], mask))
+                bar.update()
+            elapsed = time.perf_counter() - start
     except (OperatorError, PipelineError, ValueError, OSError) as error:
         raise CommandError(str(error)) from None
     count = args.batches * args.batch_size
@@ -200,7 +218,7 @@ def _run(args: argparse.Namespace) -> int:
         f"{count} images in {elapsed:.2f} s: {count / elapsed:.1f} images/s "
         f"({args.threads} threads, batch {args.batch_size}, device {args.device})"
     )
-    path = contact_sheet(shown, data.label_names(), args.out)
+    path = contact_sheet(shown, data.label_names(), args.out).resolve()
     print(f"contact sheet of {len(shown)} augmented samples: {path}")
     return EXIT_OK
 
@@ -214,7 +232,10 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         "(in images/ or beside the JSON); default: the bundled sample",
     )
     parser.add_argument(
-        "--out", type=Path, default=Path("feedline-demo.png"), help="the PNG to write"
+        "--out",
+        type=Path,
+        default=Path("feedline-demo.png"),
+        help="the PNG to write (default: feedline-demo.png in the current folder)",
     )
     parser.add_argument("--device", choices=("cpu", "gpu"), default="cpu")
     parser.add_argument("--batches", type=int, default=20, help="batches to run (default 20)")
