@@ -46,8 +46,15 @@ CPU-ms per image): separate 986 (962-986; 1.99), DALI 497 (3.96); fused 976 (944
 decoders decode only the window too, so on those spellings both do the same libjpeg-turbo work.
 On this shared host rates vary by up to 30% from one run to the next.
 
+``--no-compiler`` instead runs feedline's pipelines three ways, each in its own process, in
+alternating rounds: with the compiled kernels, with ``FEEDLINE_NATIVE=0``, and where no C
+compiler can be found (``PATH`` naming an empty folder, an empty kernel cache), printing img/s
+and peak memory after each of six slices. Without a compiler the kernels must fall back once and
+then run as with ``FEEDLINE_NATIVE=0``, in flat memory (before the fix the no-compiler train
+pipeline leaked about 600 MB/s and slowed down slice after slice).
+
 Usage: ``python benchmarks/imagenet.py [--modes train val] [--threads 2] [--rounds 3]
-[--seconds 8] [--data DIR] [--spellings]``
+[--seconds 8] [--data DIR] [--spellings | --no-compiler]``
 """
 
 from __future__ import annotations
@@ -55,8 +62,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -315,9 +324,21 @@ def main() -> None:
     )
     parser.add_argument("--spelling", default="separate", help=argparse.SUPPRESS)
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--no-compiler",
+        action="store_true",
+        help="compare feedline with its compiled kernels, with FEEDLINE_NATIVE=0 and without a "
+        "C compiler (img/s and peak memory per slice) instead",
+    )
     args = parser.parse_args()
     if args.worker == "scaling":
         print(json.dumps(run_scaling(args.modes[0], args.threads, args.seconds, args.data)))
+        return
+    if args.worker == "slices":
+        print(json.dumps(run_slices(args.modes[0], args.threads, args.seconds, args.data)))
+        return
+    if args.no_compiler:
+        compare_without_compiler(args)
         return
     if args.worker:
         print(
@@ -427,6 +448,66 @@ def compare_spellings(args: argparse.Namespace, count: int, have_dali: bool) -> 
             their_rate, their_text = summary(theirs, 6)
             line += f" {their_text} {rate / their_rate:>7.2f}x"
         print(line)
+
+
+# -- ``--no-compiler``: the fallback kernels where the C kernels cannot be built ---------------
+
+#: Slices each ``--no-compiler`` run is cut into (img/s and peak memory are printed per slice).
+SLICES = 6
+
+
+def run_slices(mode: str, threads: int, seconds: float, data: str | None) -> dict:
+    """Run feedline's ``mode`` pipeline in :data:`SLICES` slices of ``seconds / SLICES``; the
+    img/s and the peak resident memory (MB) after each slice, and which kernels it ran."""
+    from feedline.operators.native import CPU_LIBRARY, JPEG_LIBRARY
+
+    pipe = build_pipeline("feedline", image_files(data), mode, threads)
+    pipe.run()  # the first iteration builds (or fails to build) the compiled kernels
+    rates, peaks = [], []
+    for _ in range(SLICES):
+        start, images = time.perf_counter(), 0
+        while time.perf_counter() - start < seconds / SLICES:
+            pipe.run()
+            images += BATCH
+        rates.append(images / (time.perf_counter() - start))
+        peaks.append(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+    compiled = [lib.name for lib in (CPU_LIBRARY, JPEG_LIBRARY) if lib.try_load() is not None]
+    return {"img_s": rates, "peak_mb": peaks, "compiled": compiled}
+
+
+def compare_without_compiler(args: argparse.Namespace) -> None:
+    """feedline's pipelines with the compiled kernels, with ``FEEDLINE_NATIVE=0`` and in an
+    environment without a C compiler (``PATH`` holding none, an empty kernel cache), each in
+    its own process, in alternating rounds; prints every round's img/s and peak memory per slice.
+    Without a compiler the fallback must run as fast as with ``FEEDLINE_NATIVE=0``, in memory
+    that stays flat."""
+    empty = tempfile.mkdtemp(prefix="feedline-no-compiler-")
+    base = {k: v for k, v in os.environ.items() if k not in ("CC", "FEEDLINE_NATIVE")}
+    variants = {
+        "compiled": base,
+        "FEEDLINE_NATIVE=0": {**base, "FEEDLINE_NATIVE": "0"},
+        "no compiler": {**base, "PATH": empty, "FEEDLINE_CACHE_DIR": f"{empty}/cache"},
+    }
+    print(
+        f"{len(image_files(args.data))} JPEGs, batch {BATCH}, {args.threads} threads, "
+        f"{args.rounds} rounds of {args.seconds:g} s in {SLICES} slices each "
+        "(img/s per slice; peak resident MB after each slice)"
+    )
+    for _ in range(args.rounds):
+        for mode in args.modes:
+            for label, env in variants.items():
+                command = [sys.executable, __file__, "--worker", "slices", "--modes", mode,
+                           "--threads", str(args.threads), "--seconds", str(args.seconds),
+                           *(["--data", args.data] if args.data else [])]  # fmt: skip
+                done = subprocess.run(command, capture_output=True, text=True, env=env)
+                if done.returncode != 0:
+                    print(f"{mode} {label} failed:\n{done.stderr[-2000:]}", file=sys.stderr)
+                    continue
+                row = json.loads(done.stdout.strip().splitlines()[-1])
+                rates = " ".join(f"{r:4.0f}" for r in row["img_s"])
+                peaks = " ".join(f"{p:4.0f}" for p in row["peak_mb"])
+                kernels = ", ".join(row["compiled"]) or "none compiled"
+                print(f"{mode:5} {label:17} img/s {rates} | MB {peaks} | {kernels}", flush=True)
 
 
 if __name__ == "__main__":
