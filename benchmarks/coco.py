@@ -13,8 +13,22 @@ process so that peak memory (``ru_maxrss``) is the configuration's own:
 Times are wall clock and process CPU time (user + system, all threads: steadier than wall time
 on a loaded machine). ``--repeat N`` measures each task N times, alternating the frameworks.
 
+DALI's rows run in this interpreter when it imports ``nvidia.dali``, else in the one
+``--dali-python`` names (a virtual environment with DALI and NumPy, e.g. ``.../bin/python``).
+``--fallback`` adds a feedline row with ``FEEDLINE_NATIVE=0``: what a machine without a C
+compiler, or one where the compiled parser's exact paths are off, gets (the segmentations are
+then parsed by simdjson alone). On 2026-11-28 (2-core AMD EPYC VM under a load average of 10-17,
+so wall times swing by 2x; CPU seconds are steadier), ``--tasks cold,cold_poly --fallback
+--repeat 3`` gave, as CPU seconds beside DALI 2.4 CPU's: cold 0.71-0.75 (native=0 0.67-0.79)
+vs 1.40; with ``polygon_masks`` 1.16-1.40 (native=0 1.68-1.80) vs 1.77-2.13, i.e. 0.54-0.79x
+DALI's CPU time with the compiled parser and 0.79-1.02x without it. Where the compiled parser
+cannot convert a number it now skips that segmentation and simdjson parses all skipped ones of a
+block at once (before, one simdjson call per segmentation made a machine whose compiled path was
+off 5x slower than the fallback alone).
+
 Usage: ``python benchmarks/coco.py [--images 50000] [--annotations 400000] [--threads N]
-[--batch-size 256] [--data-dir DIR] [--no-dali] [--tasks cold,cold_poly,...] [--repeat N]``
+[--batch-size 256] [--data-dir DIR] [--no-dali] [--dali-python PATH] [--fallback]
+[--tasks cold,cold_poly,...] [--repeat N]``
 """
 
 from __future__ import annotations
@@ -221,14 +235,25 @@ def child(args: argparse.Namespace) -> None:
     print(json.dumps(result))
 
 
-def _measure(args: argparse.Namespace, framework: str, task: str) -> dict[str, Any] | None:
-    command = [sys.executable, __file__, "--child", framework, task,
+#: The rows a run may print: framework, its child's name, extra environment.
+_ROWS = {
+    "feedline": ("feedline", {}),
+    "fallback": ("feedline", {"FEEDLINE_NATIVE": "0"}),
+    "dali": ("dali", {}),
+}
+_LABELS = {"feedline": "feedline", "fallback": "native=0", "dali": "dali"}
+
+
+def _measure(args: argparse.Namespace, row: str, task: str) -> dict[str, Any] | None:
+    framework, extra = _ROWS[row]
+    python = args.dali_python if framework == "dali" and args.dali_python else sys.executable
+    command = [python, __file__, "--child", framework, task,
                "--annotations-file", str(args.annotations_file),
                "--threads", str(args.threads), "--batch-size", str(args.batch_size)]  # fmt: skip
-    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    env = {**os.environ, "PYTHONWARNINGS": "ignore", **extra}
     done = subprocess.run(command, capture_output=True, text=True, env=env)
     if done.returncode:
-        print(f"  {framework} {task} failed:\n{done.stderr[-2000:]}", file=sys.stderr)
+        print(f"  {row} {task} failed:\n{done.stderr[-2000:]}", file=sys.stderr)
         return None
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -241,6 +266,10 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=256)
     parser.add_argument("--data-dir", default=os.path.join(tempfile.gettempdir(), "feedline-coco"))
     parser.add_argument("--no-dali", action="store_true", help="skip the DALI measurements")
+    parser.add_argument("--dali-python", help="an interpreter that imports nvidia.dali")
+    parser.add_argument(
+        "--fallback", action="store_true", help="also measure feedline with FEEDLINE_NATIVE=0"
+    )
     parser.add_argument(
         "--tasks",
         default="cold,cold_poly,warm,warm_poly,run",
@@ -262,13 +291,11 @@ def main() -> None:
     size = args.annotations_file.stat().st_size / 1e6
     print(f"{args.annotations_file} ({size:.0f} MB, {args.images} images, {args.annotations} "
           f"annotations), {args.threads} threads, batch {args.batch_size}")  # fmt: skip
-    frameworks = ["feedline"]
+    frameworks = ["feedline", *(["fallback"] if args.fallback else [])]
     if not args.no_dali:
-        try:
-            import nvidia.dali  # noqa: F401
-
+        if _dali_importable(args.dali_python):
             frameworks.append("dali")
-        except ImportError:
+        else:
             print("nvidia.dali is not importable: no DALI figures")
     _measure(args, "feedline", "warm")  # fill the cache (not timed)
     _measure(args, "feedline", "warm_poly")
@@ -288,18 +315,32 @@ def main() -> None:
                 continue
             results[framework] = r
             rate = f"{r['samples_per_s']:10.0f}" if "samples_per_s" in r else f"{'':10s}"
-            print(f"{label:30s} {framework:9s} {r['build_s']:8.2f} {r['cpu_s']:6.2f} "
+            print(f"{label:30s} {_LABELS[framework]:9s} {r['build_s']:8.2f} {r['cpu_s']:6.2f} "
                   f"{r['peak_mb']:8.0f} {rate}{_ratio(task, results)}", flush=True)  # fmt: skip
 
 
+def _dali_importable(python: str | None) -> bool:
+    """Whether this interpreter (or ``python``) imports ``nvidia.dali``."""
+    command = [python or sys.executable, "-c", "import nvidia.dali"]
+    return subprocess.run(command, capture_output=True).returncode == 0
+
+
 def _ratio(task: str, results: dict[str, dict[str, Any]]) -> str:
-    """feedline's figures over DALI's, once both are measured."""
-    if "feedline" not in results or "dali" not in results:
+    """feedline's figures (each row's) over DALI's, once DALI's are measured."""
+    if "dali" not in results:
         return ""
-    mine, dali = results["feedline"], results["dali"]
+    return "  " + "; ".join(
+        f"{_LABELS[row]} {_ratio_of(task, results[row], results['dali'])}"
+        for row in ("feedline", "fallback")
+        if row in results
+    )
+
+
+def _ratio_of(task: str, mine: dict[str, Any], dali: dict[str, Any]) -> str:
+    """One row's figures over DALI's."""
     if task == "run":
-        return f"  throughput x{mine['samples_per_s'] / dali['samples_per_s']:.2f}"
-    return (f"  time x{mine['build_s'] / dali['build_s']:.2f}, "
+        return f"throughput x{mine['samples_per_s'] / dali['samples_per_s']:.2f}"
+    return (f"time x{mine['build_s'] / dali['build_s']:.2f}, "
             f"cpu x{mine['cpu_s'] / dali['cpu_s']:.2f}, "
             f"memory x{mine['peak_mb'] / dali['peak_mb']:.2f}")  # fmt: skip
 
