@@ -20,7 +20,7 @@ compiler, or one where the compiled parser's exact paths are off, gets (the segm
 then parsed by simdjson alone). On 2026-11-28 (2-core AMD EPYC VM under a load average of 10-17,
 so wall times swing by 2x; CPU seconds are steadier), ``--tasks cold,cold_poly --fallback
 --repeat 3`` gave, as CPU seconds beside DALI 2.4 CPU's: cold 0.71-0.75 (native=0 0.67-0.79)
-vs 1.40; with ``polygon_masks`` 1.16-1.40 (native=0 1.68-1.80) vs 1.77-2.13, i.e. 0.54-0.79x
+vs 1.17-1.40; with ``polygon_masks`` 1.16-1.40 (native=0 1.68-1.80) vs 1.77-2.13, i.e. 0.54-0.79x
 DALI's CPU time with the compiled parser and 0.79-1.02x without it. Where the compiled parser
 cannot convert a number it now skips that segmentation and simdjson parses all skipped ones of a
 block at once (before, one simdjson call per segmentation made a machine whose compiled path was
