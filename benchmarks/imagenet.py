@@ -51,7 +51,10 @@ alternating rounds: with the compiled kernels, with ``FEEDLINE_NATIVE=0``, and w
 compiler can be found (``PATH`` naming an empty folder, an empty kernel cache), printing img/s
 and peak memory after each of six slices. Without a compiler the kernels must fall back once and
 then run as with ``FEEDLINE_NATIVE=0``, in flat memory (before the fix the no-compiler train
-pipeline leaked about 600 MB/s and slowed down slice after slice).
+pipeline leaked about 600 MB/s and slowed down slice after slice). On 2026-11-28 (2-core VM
+under a load average of about 15, ``--modes train --rounds 1 --seconds 6``), img/s per slice and
+peak MB: compiled 148-221 in 129-130 MB, ``FEEDLINE_NATIVE=0`` 59-103 in 136-138 MB, no compiler
+62-125 in 138-140 MB.
 
 Usage: ``python benchmarks/imagenet.py [--modes train val] [--threads 2] [--rounds 3]
 [--seconds 8] [--data DIR] [--spellings | --no-compiler]``
