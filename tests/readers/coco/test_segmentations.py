@@ -420,3 +420,19 @@ def test_compiled_parser_never_reads_past_a_segmentation() -> None:
 def test_compiled_parser_reports_a_full_output() -> None:
     parsed, status, *_ = compiled([b"[" + b", ".join([b"[1, 2]"] * 17) + b"]"])
     assert (parsed, status) == (0, 3)
+
+
+def test_after_a_block_of_mostly_skipped_segmentations_simdjson_parses_the_rest(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    compiled_paths()  # skips without the compiled parser
+    blocks: list[int] = []
+    compiled_run = module._compiled
+    monkeypatch.setattr(module, "_compiled", lambda *a: blocks.append(1) or compiled_run(*a))
+    monkeypatch.setattr(module, "_BLOCK", 2048)
+    # More than 19 digits: no exact path converts these, on any machine.
+    values: list[Any] = [[[0.1234567890123456789012, float(k)]] for k in range(600)]
+    texts = [f"[[0.1234567890123456789012, {k}.0]]".encode() for k in range(600)]
+    result = parse_segmentations(texts)
+    assert len(blocks) == 1  # the first block only: its segmentations were all skipped
+    assert_parsed(result, values)

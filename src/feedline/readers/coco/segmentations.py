@@ -102,8 +102,12 @@ def parse_segmentations(texts: list[Any]) -> Segmentations | None:
             if columns is None:
                 return None
             out.add(lo, columns)
-        elif not _compiled(library, parser, run, lengths[lo:hi], lo, out):
-            return None
+        else:
+            skipped = _compiled(library, parser, run, lengths[lo:hi], lo, out)
+            if skipped is None:
+                return None
+            if 2 * skipped > hi - lo:  # mostly numbers it cannot convert: simdjson from here on
+                library = None
         kinds = out.polygons[lo:hi]
         objects.update((lo + k, bytes(run[k])) for k in np.flatnonzero(kinds == OBJECT).tolist())
     return Segmentations(
@@ -153,10 +157,11 @@ def _compiled(
     lengths: np.ndarray,
     first: int,
     out: _Output,
-) -> bool:
+) -> int | None:
     """Parse ``run`` (segmentations ``first…``, of ``lengths`` bytes) with the compiled parser;
     the segmentations holding a number it does not convert exactly are then parsed together by
-    :func:`_general` and put in their places. False if one is malformed."""
+    :func:`_general` and put in their places. Returns how many there were; None if a
+    segmentation is malformed."""
     ffi, lib = library
     text = b"".join([*run, b"\0"])  # the NUL ends the parser's last digit run
     sizes = np.empty(len(text) // 2 + 1, np.int64)  # a polygon takes at least two bytes
@@ -178,21 +183,24 @@ def _compiled(
     if done < len(run):
         if status[0] == _FULL:  # the buffers hold a number per two bytes of text
             raise AssertionError("fl_coco_segmentations: output buffers too small")
-        return False
+        return None
     n_sizes, n_values = used.tolist()
-    parsed = (polygons, sizes[:n_sizes].copy(), out.coordinates[out.used : out.used + n_values])
     skipped = polygons == _SKIPPED
-    if skipped.any():
-        indices = np.flatnonzero(skipped).tolist()
-        general = _general(parser, [run[k] for k in indices], lengths[skipped])
-        if general is None:
-            return False
-        polygons, sizes, values = _merged(parsed, general, skipped)
-        out.add(first, (polygons, sizes, values))
-    else:
-        out.sizes.append(parsed[1])
+    count = int(np.count_nonzero(skipped))
+    if count == 0:
+        out.sizes.append(sizes[:n_sizes].copy())
         out.used += n_values
-    return True
+        return 0
+    indices = np.flatnonzero(skipped).tolist()
+    general = _general(parser, [run[k] for k in indices], lengths[skipped])
+    if general is None:
+        return None
+    if count == len(run):
+        out.add(first, general)
+    else:
+        parsed = (polygons, sizes[:n_sizes], out.coordinates[out.used : out.used + n_values])
+        out.add(first, _merged(parsed, general, skipped))
+    return count
 
 
 def _merged(parsed: _Columns, general: _Columns, skipped: np.ndarray) -> _Columns:
