@@ -206,3 +206,13 @@ def test_cache_dir_defaults_under_xdg_cache_home(monkeypatch: pytest.MonkeyPatch
     monkeypatch.delenv("FEEDLINE_CACHE_DIR", raising=False)
     monkeypatch.setenv("XDG_CACHE_HOME", os.path.join(os.sep, "somewhere"))
     assert cache_dir() == Path(os.sep, "somewhere", "feedline")
+
+
+def test_feedline_native_0_wins_over_a_loaded_library(
+    tmp_path: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    library = make_library(tmp_path)
+    assert library.try_load() is not None
+    monkeypatch.setenv("FEEDLINE_NATIVE", "0")
+    native_enabled.cache_clear()
+    assert library.try_load() is None  # tests compare the fallback with the compiled path so

@@ -224,10 +224,12 @@ class NativeLibrary:
         remembered: from then on this returns None at once, without building, raising or
         locking, so callers take their fallback exactly as with ``FEEDLINE_NATIVE=0``.
         """
+        if not native_enabled():
+            return None
         loaded = self._loaded
         if loaded is not None:
             return loaded
-        if self._failure is not None or not native_enabled():
+        if self._failure is not None:
             return None
         try:
             return self.load()
