@@ -215,4 +215,4 @@ def test_feedline_native_0_wins_over_a_loaded_library(
     assert library.try_load() is not None
     monkeypatch.setenv("FEEDLINE_NATIVE", "0")
     native_enabled.cache_clear()
-    assert library.try_load() is None  # tests compare the fallback with the compiled path so
+    assert library.try_load() is None  # as tests that compare the fallback with C expect
