@@ -165,9 +165,7 @@ def test_names_unique_and_auto() -> None:
             fn.constant(idata=[3], name="c")
 
 
-def test_operator_outside_pipeline_and_bool_of_datanode() -> None:
-    with pytest.raises(RuntimeError, match="pipeline is being defined"):
-        fn.constant(idata=[1])
+def test_bool_of_datanode() -> None:
     with Pipeline(batch_size=1, num_threads=1):
         node = fn.constant(idata=[1])
         with pytest.raises(TypeError, match="truth value"):

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from feedline.core.graph import DataNode, Graph, OpNode, constant_node, prune
+from feedline.core.graph import DataNode, Graph, OpNode, check_membership, constant_node, prune
 from feedline.core.pipeline import serialize as _serialize
 
 __all__ = ["GraphDefinition", "require_source"]
@@ -23,6 +23,7 @@ class GraphDefinition:
     _built_ops: list[OpNode]
     _built: bool
     _built_before_with: list[bool]
+    _enable_checkpointing: bool
 
     def build(self) -> None:
         """Build the pipeline (implemented by ``Pipeline``)."""
@@ -125,6 +126,19 @@ class GraphDefinition:
         outputs = result if isinstance(result, tuple) else (() if result is None else (result,))
         self.set_outputs(*outputs)
 
+    def _collect_graph(self) -> list[OpNode]:
+        """The operators the outputs and sinks need (detached ones included, numbered into this
+        pipeline on first collection), checked as DALI checks them.
+
+        Raises:
+            RuntimeError: two of them share a name, or a checkpointing pipeline would run an
+                operator it did not define.
+        """
+        ops = prune(self._graph.ops, [*(self._outputs or []), *self._sinks])
+        check_membership(ops, self._graph, self._enable_checkpointing)
+        self._graph.adopt(ops)
+        return ops
+
     def serialize(
         self, define_graph: Callable[[], Any] | None = None, filename: str | None = None
     ) -> str:
@@ -135,8 +149,7 @@ class GraphDefinition:
             filename: also write the document there.
         """
         self._ensure_defined(define_graph)
-        ops = prune(self._graph.ops, [*(self._outputs or []), *self._sinks])
-        text = _serialize.dump_pipeline(self, ops)
+        text = _serialize.dump_pipeline(self, self._collect_graph())
         if filename is not None:
             with open(filename, "w", encoding="utf-8") as handle:
                 handle.write(text)

@@ -193,7 +193,7 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
             if not outputs and not any(op.preserve or op.schema.no_prune for op in self._graph.ops):
                 raise PipelineError("the pipeline has no outputs and no preserved operator")
             registry = get_registry()
-            ops = prepare(self._graph.ops, outputs, registry)
+            ops = prepare(self._collect_graph(), outputs, registry)
             check_placement(ops, self._device_id)
             self._seeds = {op.name: self._op_seed(op) for op in ops}
             self._policies = error_policies(ops, registry, self._on_error)

@@ -96,7 +96,7 @@ def dump_pipeline(pipe: Any, ops: Sequence[OpNode]) -> str:
                 "inputs": [_ref(n) for n in op.inputs],
                 "arg_inputs": {k: _ref(n) for k, n in op.arg_inputs.items()},
                 "args": {k: _encode(v) for k, v in op.args.items()},
-                "seed": pipe._op_seed(op),
+                "seed": _stored_seed(pipe, op),
                 "preserve": op.preserve or any(n.source is op for n in pipe._sinks),
                 "on_error": op.on_error,
             }
@@ -114,6 +114,15 @@ def dump_pipeline(pipe: Any, ops: Sequence[OpNode]) -> str:
         "output_layout": _encode(pipe._output_layout),
     }
     return json.dumps(document)
+
+
+def _stored_seed(pipe: Any, op: OpNode) -> int | None:
+    """The seed stored for ``op``: its own, or the one derived from the pipeline's explicit seed
+    (so the copy draws the same numbers); None without either, so that two pipelines defined
+    alike serialize alike (as in DALI) and the copy draws from a new random seed."""
+    if op.seed is None and pipe.seed is None:
+        return None
+    return pipe._op_seed(op)
 
 
 def _read(serialized: str | bytes | None, filename: str | None) -> dict[str, Any]:
