@@ -27,11 +27,12 @@ __all__ = [
     "__version__",
     "fn",
     "math",
+    "ops",
     "pipeline_def",
     "types",
 ]
 
-_LAZY = {"fn": "feedline.fn", "math": "feedline.math"}
+_LAZY = {"fn": "feedline.fn", "math": "feedline.math", "ops": "feedline.ops"}
 
 
 def __getattr__(name: str) -> Any:
