@@ -230,11 +230,16 @@ class Graph:
     """
 
     def __init__(self, owner: Any = None) -> None:
-        self.owner = owner
+        self._owner = None if owner is None else weakref.ref(owner)
         self.ops: list[OpNode] = []
         self.frozen = False
         self._names: set[str] = set()
         self._next_id = 0
+
+    @property
+    def owner(self) -> Any:
+        """The pipeline that owns the graph (held weakly: the pipeline holds its graph)."""
+        return None if self._owner is None else self._owner()
 
     def __enter__(self) -> Graph:
         if not hasattr(_local, "stack"):

@@ -3,6 +3,7 @@ back as DALI's read-only properties, and the declared output checks (dtype, ndim
 
 from __future__ import annotations
 
+import enum
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -14,13 +15,62 @@ from feedline.core.tensor import TensorListCPU
 from feedline.core.types import DataType
 
 __all__ = [
+    "OperatorConcurrency",
     "PipelineProperties",
+    "StreamPolicy",
+    "check_dali_only",
     "check_device_id",
     "check_positive_int",
     "check_py_workers",
     "check_queue_depth",
     "check_seed",
 ]
+
+
+class StreamPolicy(enum.Enum):
+    """DALI's CUDA stream policy (``Pipeline(stream_policy=...)``). A feedline GPU pipeline runs
+    its device stage on one stream whatever the policy, so every value gives the same results."""
+
+    SINGLE = "single"
+    PER_BACKEND = "per_backend"
+    PER_OPERATOR = "per_operator"
+    UNSPECIFIED = "unspecified"
+
+
+class OperatorConcurrency(enum.Enum):
+    """DALI's operator concurrency policy (``Pipeline(concurrency=...)``). feedline runs the CPU
+    stage and the device stage of different iterations in parallel and the operators of one stage
+    one after another (their samples in parallel), whatever the value."""
+
+    NONE = "none"
+    BACKEND = "backend"
+    FULL = "full"
+    UNSPECIFIED = "unspecified"
+
+
+def check_dali_only(
+    stream_policy: Any, concurrency: Any, max_streams: Any, experimental_exec_dynamic: Any
+) -> None:
+    """Check the constructor arguments that only tune DALI's CUDA executor, and give DALI's
+    warnings for its deprecated ones.
+
+    Raises:
+        TypeError: a policy that is not a member of its enum (or None).
+    """
+    for name, value, kind in (
+        ("stream_policy", stream_policy, StreamPolicy),
+        ("concurrency", concurrency, OperatorConcurrency),
+    ):
+        if value is not None and not isinstance(value, kind):
+            raise TypeError(f"Pipeline: {name} must be a {kind.__name__} or None, got {value!r}")
+    if max_streams is not None:
+        warnings.warn("The `max_streams` is deprecated and has no effect.", Warning, stacklevel=3)
+    if experimental_exec_dynamic is not None:
+        warnings.warn(
+            "experimental_exec_dynamic is deprecated, please use exec_dynamic instead",
+            Warning,
+            stacklevel=3,
+        )
 
 
 def check_positive_int(name: str, value: Any) -> int:
@@ -101,8 +151,10 @@ class PipelineProperties:
     _gpu_size: int
     _bytes_per_sample: int
     _set_affinity: bool
-    _max_streams: int
+    _max_streams: int | None
     _default_cuda_stream_priority: int
+    _stream_policy: StreamPolicy | None
+    _concurrency: OperatorConcurrency | None
     _enable_memory_stats: bool
     _enable_checkpointing: bool
     _py_num_workers: int
@@ -212,9 +264,19 @@ class PipelineProperties:
         return self._set_affinity
 
     @property
-    def max_streams(self) -> int:
-        """CUDA streams limit."""
+    def max_streams(self) -> int | None:
+        """CUDA streams limit (deprecated in DALI, no effect)."""
         return self._max_streams
+
+    @property
+    def stream_policy(self) -> StreamPolicy | None:
+        """DALI's stream policy as given (no effect: a GPU pipeline uses one stream)."""
+        return self._stream_policy
+
+    @property
+    def concurrency(self) -> OperatorConcurrency | None:
+        """DALI's operator concurrency as given (no effect on the results or the schedule)."""
+        return self._concurrency
 
     @property
     def default_cuda_stream_priority(self) -> int:

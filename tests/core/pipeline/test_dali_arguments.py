@@ -1,0 +1,46 @@
+"""Pipeline constructor arguments that only tune DALI's CUDA executor: accepted, reported by
+their properties, warned about where DALI warns, and without effect on the results."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+from feedline import Pipeline, fn
+from feedline.core.pipeline import OperatorConcurrency, StreamPolicy
+
+
+def _run(**kwargs) -> np.ndarray:
+    pipe = Pipeline(batch_size=2, num_threads=1, device_id=None, seed=3, **kwargs)
+    pipe.set_outputs(fn.random.uniform(range=[0.0, 1.0]))
+    (out,) = pipe.run()
+    pipe.close()
+    return out.as_array()
+
+
+@pytest.mark.parametrize("policy", list(StreamPolicy))
+@pytest.mark.parametrize("concurrency", list(OperatorConcurrency))
+def test_policies_are_accepted_reported_and_change_nothing(policy, concurrency) -> None:
+    pipe = Pipeline(batch_size=1, stream_policy=policy, concurrency=concurrency)
+    assert (pipe.stream_policy, pipe.concurrency) == (policy, concurrency)
+    np.testing.assert_array_equal(_run(stream_policy=policy, concurrency=concurrency), _run())
+
+
+def test_a_policy_of_the_wrong_type_names_the_argument() -> None:
+    with pytest.raises(TypeError, match="stream_policy must be a StreamPolicy"):
+        Pipeline(batch_size=1, stream_policy="single")
+    with pytest.raises(TypeError, match="concurrency must be a OperatorConcurrency"):
+        Pipeline(batch_size=1, concurrency=1)
+
+
+def test_deprecated_arguments_warn_as_in_dali() -> None:
+    with pytest.warns(Warning, match="max_streams` is deprecated"):
+        Pipeline(batch_size=1, max_streams=2)
+    with pytest.warns(Warning, match="experimental_exec_dynamic is deprecated"):
+        pipe = Pipeline(batch_size=1, experimental_exec_dynamic=True)
+    assert pipe.exec_dynamic
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        Pipeline(batch_size=1, default_cuda_stream_priority=None, max_streams=None)
