@@ -6,6 +6,7 @@ and creates its node with :func:`~.nodes.new_op` (in the pipeline being defined,
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -105,12 +106,16 @@ def Constant(
 
 def make_operator_call(
     op_name: str, inputs: Sequence[Any], kwargs: Mapping[str, Any]
-) -> DataNode | list[DataNode] | dict[str, DataNode]:
+) -> DataNode | list[Any] | dict[str, DataNode]:
     """Create the graph node for ``fn.<op_name>(*inputs, **kwargs)`` in the current graph (a
     detached node outside any pipeline definition).
 
     A source with only a ``cpu`` kernel asked for on the GPU (``external_source`` or
     ``constant`` with ``device="gpu"``) runs on the CPU and its outputs are copied to the GPU.
+
+    DALI's multiple input sets: when inputs are lists of DataNodes (of one length; the other
+    inputs are repeated), one operator is created per position, with the same arguments, and
+    the outputs come back as a list per output (a flat list for a one-output operator).
 
     Returns:
         The single output node, or the list of output nodes (a dict by output name when the
@@ -118,10 +123,44 @@ def make_operator_call(
 
     Raises:
         TypeError: bad inputs or arguments (see :meth:`OpSchema.validate`).
-        ValueError: the device has no kernel, or the device rules are broken.
+        ValueError: the device has no kernel, the device rules are broken, or input sets of
+            different lengths.
         RuntimeError: a ``preserve=True`` or side-effect operator called outside a pipeline
             definition.
     """
+    sets = _input_sets(op_name, inputs)
+    if sets is None:
+        return _make_one(op_name, inputs, kwargs)
+    results = []
+    for input_set in sets:
+        result = _make_one(op_name, input_set, kwargs)
+        if isinstance(result, dict):
+            raise TypeError(f"{op_name}: multiple input sets need an operator with list outputs")
+        results.append([result] if isinstance(result, DataNode) else list(result))
+    if len(results[0]) == 1:
+        return [outputs[0] for outputs in results]
+    return [list(group) for group in zip(*results, strict=True)]
+
+
+def _input_sets(op_name: str, inputs: Sequence[Any]) -> list[list[Any]] | None:
+    """The input sets of a call whose inputs include lists of DataNodes (None when none does)."""
+    lists = [x for x in inputs if isinstance(x, list) and any(isinstance(v, DataNode) for v in x)]
+    if not lists:
+        return None
+    count = len(lists[0])
+    if any(len(x) != count for x in lists):
+        raise ValueError(
+            f"All argument lists for Multiple Input Sets used with operator `{op_name}` must "
+            "have the same length"
+        )
+    return [
+        [x[i] if any(x is listed for listed in lists) else x for x in inputs] for i in range(count)
+    ]
+
+
+def _make_one(
+    op_name: str, inputs: Sequence[Any], kwargs: Mapping[str, Any]
+) -> DataNode | list[DataNode] | dict[str, DataNode]:
     entry = resolve_operator(op_name)
     schema = entry.schema
     kwargs = dict(kwargs)
@@ -142,6 +181,14 @@ def make_operator_call(
     seed = common.get("seed")
     if seed is not None and (not isinstance(seed, int | np.integer) or isinstance(seed, bool)):
         raise TypeError(f"{op_name}: 'seed' must be an int, got {type(seed).__name__}")
+    if seed is not None and not schema.random:
+        warnings.warn(
+            'The argument "seed" should not be used with operators that don\'t use random '
+            f"numbers ({op_name}).",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        seed = None
     preserve = bool(common.get("preserve", False))
     on_error = common.get("on_error")
     if on_error is not None and on_error not in ON_ERROR_POLICIES:
