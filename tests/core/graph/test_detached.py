@@ -126,9 +126,15 @@ def test_a_checkpointing_pipeline_refuses_operators_it_did_not_define() -> None:
 
 def test_constants_are_outputs_outside_a_pipeline() -> None:
     pipe = _pipe()
-    pipe.set_outputs(types.Constant([1, 2], dtype=types.INT16), fn.constant(fdata=[0.5]), 3)
-    vector, half, three = pipe.run()
+    pipe.set_outputs(
+        types.Constant([1, 2], dtype=types.INT16),
+        fn.constant(fdata=[0.5]),
+        3,
+        types.Constant(4, dtype=types.UINT8),
+    )
+    vector, half, three, four = pipe.run()
     assert vector.as_array().dtype == np.int16 and vector.as_array()[0].tolist() == [1, 2]
+    assert four.as_array().dtype == np.uint8 and four.as_array().tolist() == [4] * 3
     assert half.as_array().ravel().tolist() == [0.5] * 3
     assert three.as_array().ravel().tolist() == [3] * 3
     pipe.close()

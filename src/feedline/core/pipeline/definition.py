@@ -9,6 +9,7 @@ from typing import Any
 
 from feedline.core.graph import DataNode, Graph, OpNode, check_membership, constant_node, prune
 from feedline.core.pipeline import serialize as _serialize
+from feedline.core.types import ScalarConstant
 
 __all__ = ["GraphDefinition", "require_source"]
 
@@ -67,12 +68,15 @@ class GraphDefinition:
             self.close()
 
     def set_outputs(self, *outputs: Any) -> None:
-        """Set the pipeline outputs (DataNodes, or constants that become constant nodes)."""
+        """Set the pipeline outputs (DataNodes, or constants that become constant nodes: a
+        ``types.Constant`` scalar keeps its dtype)."""
         nodes: list[DataNode] = []
         with self._graph:
             for index, value in enumerate(outputs):
                 if isinstance(value, DataNode):
                     nodes.append(require_source(value, f"output {index}"))
+                elif isinstance(value, ScalarConstant):
+                    nodes.append(constant_node(value.value, dtype=value.dtype))
                 elif isinstance(value, list | tuple) and any(
                     isinstance(v, DataNode) for v in value
                 ):
