@@ -52,7 +52,7 @@ def test_a_datanode_is_not_iterable() -> None:
     with pytest.raises(TypeError, match="not iterable"):
         iter(node)
     with pytest.raises(TypeError, match="not iterable"):
-        first, second = node
+        _first, _second = node
 
 
 def test_shape_is_a_node_of_the_sample_shapes() -> None:
