@@ -351,28 +351,15 @@ def new_op(
     if graph is not None:
         return graph.add_op(schema, device, inputs, arg_inputs, args, seed, preserve, name)
     if preserve or schema.no_prune:
-        what = (
-            f"{schema.name} (an operator with side effects)"
-            if schema.no_prune
-            else (f"{schema.name} with preserve=True")
-        )
+        what = f"{schema.name} (side effects)" if schema.no_prune else f"{schema.name} (preserve)"
         raise RuntimeError(
             f"Current Pipeline not set!\n{what} must be used inside `define_graph` or current "
             "pipeline must be explicitly set using context manager (`with my_pipeline:`) or "
             "with a call to `Pipeline.push_current(my_pipeline)`."
         )
     _check_sources(schema, [*inputs, *arg_inputs.values()])
-    return OpNode(
-        schema,
-        name or detached_name(schema.name),
-        device,
-        inputs,
-        arg_inputs,
-        args,
-        seed,
-        False,
-        None,
-    )
+    name = name or detached_name(schema.name)
+    return OpNode(schema, name, device, inputs, arg_inputs, args, seed, False, None)
 
 
 def _add_internal(schema: OpSchema, node: DataNode, device: str) -> DataNode:
