@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 import pytest
 
-from feedline import Pipeline, fn
+from feedline import Pipeline, fn, types
 from feedline.core.pipeline import OperatorConcurrency, StreamPolicy
 
 
@@ -44,3 +44,24 @@ def test_deprecated_arguments_warn_as_in_dali() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         Pipeline(batch_size=1, default_cuda_stream_priority=None, max_streams=None)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"py_callback_pickler": pytest}, ValueError, "should not be set when 'fork'"),
+        ({"output_dtype": "float"}, TypeError, "output_dtype"),
+        ({"output_dtype": [types.FLOAT, types.NO_TYPE]}, ValueError, "NO_TYPE"),
+        ({"output_ndim": [1, -1]}, ValueError, "non-negative"),
+        ({"output_ndim": 1.5}, TypeError, "output_ndim"),
+        ({"output_layout": ["HWC", 3]}, TypeError, "output_layout"),
+    ],
+)
+def test_constructor_arguments_are_checked_where_dali_checks_them(kwargs, error, match) -> None:
+    with pytest.raises(error, match=match):
+        Pipeline(batch_size=1, **kwargs)
+
+
+def test_valid_output_specs_and_a_spawn_pickler_are_accepted() -> None:
+    Pipeline(batch_size=1, output_dtype=[types.FLOAT, None], output_ndim=3, output_layout="HWC")
+    Pipeline(batch_size=1, py_start_method="spawn", py_callback_pickler=pytest)

@@ -39,6 +39,7 @@ from feedline.core.pipeline.properties import (
     StreamPolicy,
     check_dali_only,
     check_device_id,
+    check_output_specs,
     check_positive_int,
     check_py_workers,
     check_queue_depth,
@@ -138,7 +139,8 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
         check_device_id(device_id)
         seed = check_seed(seed)
         cpu_size, gpu_size, self._separated = check_queue_depth(prefetch_queue_depth, exec_async)
-        check_py_workers(py_num_workers, py_start_method)
+        check_py_workers(py_num_workers, py_start_method, py_callback_pickler)
+        check_output_specs(output_dtype, output_ndim, output_layout)
         check_dali_only(stream_policy, concurrency, max_streams, experimental_exec_dynamic)
         if experimental_exec_dynamic is not None:
             exec_dynamic = experimental_exec_dynamic

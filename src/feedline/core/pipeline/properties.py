@@ -20,6 +20,7 @@ __all__ = [
     "StreamPolicy",
     "check_dali_only",
     "check_device_id",
+    "check_output_specs",
     "check_positive_int",
     "check_py_workers",
     "check_queue_depth",
@@ -126,14 +127,47 @@ def check_queue_depth(depth: int | Mapping[str, int], exec_async: bool) -> tuple
     return cpu_size, gpu_size, True
 
 
-def check_py_workers(py_num_workers: Any, py_start_method: Any) -> None:
-    """Raise ValueError for a bad ``py_num_workers`` or ``py_start_method``."""
+def check_py_workers(py_num_workers: Any, py_start_method: Any, pickler: Any = None) -> None:
+    """Raise ValueError for a bad ``py_num_workers`` or ``py_start_method``, or a
+    ``py_callback_pickler`` with the ``fork`` start method (DALI's rule: forked workers get the
+    callbacks without pickling)."""
     if py_start_method not in ("fork", "spawn"):
         raise ValueError(
             f"Pipeline: py_start_method must be 'fork' or 'spawn', got {py_start_method!r}"
         )
     if not isinstance(py_num_workers, int) or py_num_workers < 0:
         raise ValueError(f"Pipeline: py_num_workers must be an int >= 0, got {py_num_workers!r}")
+    if pickler is not None and py_start_method == "fork":
+        raise ValueError(
+            "``py_callback_pickler`` should not be set when 'fork' start method is used."
+        )
+
+
+def check_output_specs(output_dtype: Any, output_ndim: Any, output_layout: Any) -> None:
+    """DALI's checks of the declared output properties at construction (each one value, or a
+    list/tuple with ``None`` wildcards).
+
+    Raises:
+        TypeError: a value of the wrong type.
+        ValueError: ``types.NO_TYPE`` as a dtype, or a negative ndim.
+    """
+    for name, spec, kind, what in (
+        ("output_dtype", output_dtype, DataType, "a types.DALIDataType"),
+        ("output_ndim", output_ndim, int, "an int"),
+        ("output_layout", output_layout, str, "a string"),
+    ):
+        for value in spec if isinstance(spec, list | tuple) else [spec]:
+            if value is None:
+                continue
+            if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+                raise TypeError(
+                    f"`{name}` must be either: {what}, a list of these or None. "
+                    f"Found type: {type(value)}."
+                )
+            if value is DataType.NO_TYPE:
+                raise ValueError(f"`{name}` can't be a types.NO_TYPE. Found value: {value}")
+            if kind is int and value < 0:
+                raise ValueError(f"`{name}` must be non-negative. Found value: {value}.")
 
 
 class PipelineProperties:
