@@ -12,16 +12,18 @@ from typing import Any
 
 from feedline import types
 from feedline.core.errors import CorruptDataWarning, OperatorError, PipelineError, PluginError
-from feedline.core.pipeline import Pipeline, pipeline_def
+from feedline.core.pipeline import OperatorConcurrency, Pipeline, StreamPolicy, pipeline_def
 from feedline.core.tensor import TensorCPU, TensorListCPU
 
 __version__ = "0.1.0"
 __all__ = [
     "CorruptDataWarning",
+    "OperatorConcurrency",
     "OperatorError",
     "Pipeline",
     "PipelineError",
     "PluginError",
+    "StreamPolicy",
     "TensorCPU",
     "TensorListCPU",
     "__version__",

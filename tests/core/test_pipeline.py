@@ -255,7 +255,10 @@ def test_error_names_operator_iteration_sample_and_source() -> None:
 def test_output_checks() -> None:
     source, _ = counter_source()
     pipe = make_pipe(source, output_dtype=types.FLOAT)
-    with pytest.raises(PipelineError, match="Expected: float. Received: int32"):
+    with pytest.raises(
+        PipelineError,
+        match="Data type in the output_idx=0 does not match. Expected: FLOAT. Received: INT32.",
+    ):
         pipe.run()
     pipe.close()
 

@@ -65,3 +65,24 @@ def test_constructor_arguments_are_checked_where_dali_checks_them(kwargs, error,
 def test_valid_output_specs_and_a_spawn_pickler_are_accepted() -> None:
     Pipeline(batch_size=1, output_dtype=[types.FLOAT, None], output_ndim=3, output_layout="HWC")
     Pipeline(batch_size=1, py_start_method="spawn", py_callback_pickler=pytest)
+
+
+def test_policies_survive_serialization_and_are_exported_where_dali_has_them() -> None:
+    import feedline
+
+    assert feedline.StreamPolicy is StreamPolicy
+    assert feedline.OperatorConcurrency is OperatorConcurrency
+    pipe = Pipeline(
+        batch_size=1,
+        num_threads=1,
+        device_id=None,
+        stream_policy=StreamPolicy.PER_OPERATOR,
+        concurrency=OperatorConcurrency.NONE,
+    )
+    pipe.set_outputs(fn.constant(idata=[1]))
+    copy = Pipeline.deserialize(pipe.serialize())
+    assert (copy.stream_policy, copy.concurrency) == (
+        StreamPolicy.PER_OPERATOR,
+        OperatorConcurrency.NONE,
+    )
+    copy.close()

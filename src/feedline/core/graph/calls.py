@@ -182,11 +182,10 @@ def _make_one(
     if seed is not None and (not isinstance(seed, int | np.integer) or isinstance(seed, bool)):
         raise TypeError(f"{op_name}: 'seed' must be an int, got {type(seed).__name__}")
     if seed is not None and not schema.random:
-        warnings.warn(
-            'The argument "seed" should not be used with operators that don\'t use random '
-            f"numbers ({op_name}).",
+        warnings.warn(  # DALI's words (its tests match them); the stack level names the call
+            'The argument "seed" should not be used with operators that don\'t use random numbers.',
             DeprecationWarning,
-            stacklevel=3,
+            stacklevel=4,
         )
         seed = None
     preserve = bool(common.get("preserve", False))

@@ -385,9 +385,9 @@ class PipelineProperties:
 
     def _validate_outputs(self, outputs: Sequence[TensorListCPU]) -> None:
         checks = (
-            ("dtype", self._output_dtype, lambda tl: tl.dtype),
-            ("ndim", self._output_ndim, lambda tl: tl.ndim),
-            ("layout", self._output_layout, lambda tl: tl.layout()),
+            ("Data type", self._output_dtype, lambda tl: tl.dtype),
+            ("Number of dimensions", self._output_ndim, lambda tl: tl.ndim),
+            ("Layout", self._output_layout, lambda tl: tl.layout()),
         )
         for what, spec, getter in checks:
             if spec is None:
@@ -398,9 +398,9 @@ class PipelineProperties:
                     continue
                 got = getter(tl)
                 if got != want:
-                    shown = want.name.lower() if isinstance(want, DataType) else want
-                    got_shown = got.name.lower() if isinstance(got, DataType) else got
+                    shown = want.name if isinstance(want, DataType) else want
+                    got_shown = got.name if isinstance(got, DataType) else got
                     raise PipelineError(
-                        f"output {index} has unexpected {what}. Expected: {shown}. "
-                        f"Received: {got_shown}"
+                        f"{what} in the output_idx={index} does not match. Expected: {shown}. "
+                        f"Received: {got_shown}."
                     )

@@ -10,16 +10,19 @@ from typing import Any
 import numpy as np
 
 from feedline.core.graph import DataNode, OpNode, resolve_schema
+from feedline.core.pipeline.properties import OperatorConcurrency, StreamPolicy
 from feedline.core.types import DataType, ImageType, InterpType
 
 __all__ = ["dump_pipeline", "load_into", "load_pipeline", "to_dot"]
 
 FORMAT = "feedline-pipeline"
 VERSION = 1
-_ENUMS: dict[str, type[enum.IntEnum]] = {
+_ENUMS: dict[str, type[enum.Enum]] = {
     "DataType": DataType,
     "InterpType": InterpType,
     "ImageType": ImageType,
+    "StreamPolicy": StreamPolicy,
+    "OperatorConcurrency": OperatorConcurrency,
 }
 _PARAMS = (
     "batch_size",
@@ -35,6 +38,8 @@ _PARAMS = (
     "py_start_method",
     "on_error",
     "max_errors",
+    "stream_policy",
+    "concurrency",
 )
 _OMITTED = {"__omitted__": "callable"}
 
@@ -101,7 +106,7 @@ def dump_pipeline(pipe: Any, ops: Sequence[OpNode]) -> str:
                 "on_error": op.on_error,
             }
         )
-    params = {name: getattr(pipe, name) for name in _PARAMS}
+    params = {name: _encode(getattr(pipe, name)) for name in _PARAMS}
     params["prefetch_queue_depth"] = pipe.prefetch_queue_depth
     document = {
         "format": FORMAT,
@@ -163,7 +168,7 @@ def load_pipeline(
     ``num_threads``, ``device_id`` and ``seed``, which keeps the stored value.
     """
     document = _read(serialized, filename)
-    params = dict(document["params"])
+    params = {name: _decode(value) for name, value in document["params"].items()}
     depth = overrides.get("prefetch_queue_depth", params.get("prefetch_queue_depth", 2))
     if isinstance(depth, Mapping) and set(depth) == {"cpu", "gpu"}:
         depth = {"cpu_size": depth["cpu"], "gpu_size": depth["gpu"]}
