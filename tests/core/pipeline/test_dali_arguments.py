@@ -86,3 +86,14 @@ def test_policies_survive_serialization_and_are_exported_where_dali_has_them() -
         OperatorConcurrency.NONE,
     )
     copy.close()
+
+
+@pytest.mark.parametrize(
+    "specs", [{"output_dtype": [types.INT32, types.INT32]}, {"output_ndim": [1, 1]}]
+)
+def test_output_specs_of_another_length_fail_at_build_and_serialize(specs) -> None:
+    for action in ("build", "serialize"):
+        pipe = Pipeline(batch_size=1, num_threads=1, device_id=None, **specs)
+        pipe.set_outputs(fn.constant(idata=[1]))
+        with pytest.raises(RuntimeError, match="Lengths of provided output descriptions"):
+            getattr(pipe, action)()

@@ -25,6 +25,7 @@ class GraphDefinition:
     _built: bool
     _built_before_with: list[bool]
     _enable_checkpointing: bool
+    _check_output_lengths: Callable[[], None]  # from PipelineProperties
 
     def build(self) -> None:
         """Build the pipeline (implemented by ``Pipeline``)."""
@@ -135,9 +136,11 @@ class GraphDefinition:
         pipeline on first collection), checked as DALI checks them.
 
         Raises:
-            RuntimeError: two of them share a name, or a checkpointing pipeline would run an
-                operator it did not define.
+            RuntimeError: two of them share a name, a checkpointing pipeline would run an
+                operator it did not define, or the declared output dtypes/ndims do not have one
+                entry per output.
         """
+        self._check_output_lengths()
         ops = prune(self._graph.ops, [*(self._outputs or []), *self._sinks])
         check_membership(ops, self._graph, self._enable_checkpointing)
         self._graph.adopt(ops)

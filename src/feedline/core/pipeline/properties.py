@@ -375,6 +375,24 @@ class PipelineProperties:
         """The declared output layouts (None where not declared)."""
         return self._broadcast_spec(self._output_layout)
 
+    def _check_output_lengths(self) -> None:
+        """DALI's check when the graph is built or serialized: a list of output dtypes or ndims
+        has one entry per output.
+
+        Raises:
+            RuntimeError: it has another length (DALI's wording).
+        """
+        count = len(self._outputs or ())
+        dtypes, ndims = (
+            list(spec) if isinstance(spec, list | tuple) else [spec] * count
+            for spec in (self._output_dtype, self._output_ndim)
+        )
+        if not len(dtypes) == len(ndims) == count:
+            raise RuntimeError(
+                f"Lengths of provided output descriptions do not match. \nExpected "
+                f"num_outputs={count}.\nReceived:\noutput_dtype={dtypes}\noutput_ndim={ndims}"
+            )
+
     def _broadcast_spec(self, spec: Any) -> list[Any]:
         count = self.num_outputs
         if isinstance(spec, list | tuple):
