@@ -185,3 +185,13 @@ def test_compose_chains_operators() -> None:
         pipe.set_outputs(chain(data))
     assert pipe.run()[0].as_array()[0].tolist() == [[4, 3], [2, 1]]
     pipe.close()
+
+
+def test_define_graph_may_return_a_list_of_outputs() -> None:
+    class Listed(Pipeline):
+        def define_graph(self):
+            return [ops.Constant(idata=[1])(), ops.Constant(idata=[2])()]
+
+    pipe = Listed(batch_size=1, num_threads=1, device_id=None)
+    assert [out.as_array().tolist() for out in pipe.run()] == [[[1]], [[2]]]
+    pipe.close()

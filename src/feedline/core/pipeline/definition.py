@@ -128,7 +128,11 @@ class GraphDefinition:
             return
         with self._graph:
             result = (define_graph or self.define_graph)()
-        outputs = result if isinstance(result, tuple) else (() if result is None else (result,))
+        # As in DALI, define_graph may return its outputs as a tuple or a list.
+        if isinstance(result, tuple | list):
+            outputs = tuple(result)
+        else:
+            outputs = () if result is None else (result,)
         self.set_outputs(*outputs)
 
     def _collect_graph(self) -> list[OpNode]:
