@@ -15,7 +15,8 @@ from feedline.core.plugins import PluginSystem
 from feedline.core.schema import ArgSpec, InputSpec, OpSchema
 from tests.operators.cpu.families import use_families
 
-#: A stand-in for the ``shapes`` operator (DataNode.shape() builds on it).
+#: Stand-ins for the ``shapes`` and ``get_property`` operators (DataNode.shape() and
+#: DataNode.property() build on them).
 SHAPES = OpSchema(
     "shapes",
     "The shape of each sample.",
@@ -23,6 +24,23 @@ SHAPES = OpSchema(
     args=(ArgSpec("dtype", "dtype", types.INT64, "Output type."),),
     random=False,
 )
+
+
+GET_PROPERTY = OpSchema(
+    "get_property",
+    "A property of each sample.",
+    inputs=(InputSpec("input"),),
+    args=(ArgSpec("key", "str", doc="The property."),),
+    random=False,
+)
+
+
+class PropertyKernel(SampleKernel):
+    def output_layouts(self, input_layouts):
+        return ("",)
+
+    def run_sample(self, inputs, args, sample):
+        return np.frombuffer(f"{self.args['key']}:{sample.index}".encode(), np.uint8)
 
 
 class ShapesKernel(SampleKernel):
@@ -37,6 +55,7 @@ class ShapesPlugin:
     @hookimpl
     def feedline_register_operators(self, registry):
         registry.add_operator(SHAPES, {"cpu": ShapesKernel})
+        registry.add_operator(GET_PROPERTY, {"cpu": PropertyKernel})
 
 
 @pytest.fixture(autouse=True)
@@ -63,4 +82,15 @@ def test_shape_is_a_node_of_the_sample_shapes() -> None:
     wide, narrow = pipe.run()
     assert wide.as_array().tolist() == [[2, 3], [2, 3]] and wide.as_array().dtype == np.int64
     assert narrow.as_array().dtype == np.int32
+    pipe.close()
+
+
+def test_property_and_source_info_are_get_property_nodes() -> None:
+    pipe = Pipeline(batch_size=2, num_threads=1, device_id=None)
+    with pipe:
+        data = fn.constant(idata=[1])
+        pipe.set_outputs(data.property("layout"), data.source_info())
+    layout, info = pipe.run()
+    assert bytes(layout.at(1)).decode() == "layout:1"
+    assert bytes(info.at(0)).decode() == "source_info:0"
     pipe.close()

@@ -97,6 +97,17 @@ class DataNode:
         assert isinstance(result, DataNode)
         return result
 
+    def property(self, key: str, *, device: str = "cpu") -> DataNode:
+        """A metadata property of each sample (``"source_info"``, ``"layout"``) as a new node
+        (``fn.get_property``)."""
+        result = _calls.make_operator_call("get_property", [self], {"key": key, "device": device})
+        assert isinstance(result, DataNode)
+        return result
+
+    def source_info(self, *, device: str = "cpu") -> DataNode:
+        """Where each sample came from (a file path…), as bytes: ``property("source_info")``."""
+        return self.property("source_info", device=device)
+
     def __repr__(self) -> str:
         return f"DataNode(name={self.name!r}, device={self.device!r})"
 
