@@ -86,6 +86,8 @@ def test_construction_and_call_arguments_merge_but_never_repeat() -> None:
         kept = flip(data, horizontal=None)
         with pytest.raises(ValueError, match="`horizontal` was already specified in __init__"):
             flip(data, horizontal=0)
+        with pytest.raises(TypeError, match="device is chosen when the operator is constructed"):
+            flip(data, device="cpu")
     assert merged.source.args["horizontal"] == 1 and merged.source.args["vertical"] == 1
     assert kept.source.args["horizontal"] == 1
 

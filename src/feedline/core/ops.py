@@ -102,8 +102,14 @@ class Operator:
 
         Raises:
             ValueError: an argument given both at construction and here (DALI's rule).
+            TypeError: an unknown argument, or ``device`` (chosen at construction).
         """
         call_args = {k: v for k, v in kwargs.items() if v is not None}
+        if "device" in call_args:
+            raise TypeError(
+                f"{type(self).__name__}: the device is chosen when the operator is constructed, "
+                "not when it is called"
+            )
         self._check_names(call_args)
         for key in call_args:
             if key in self._init_args:
