@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from feedline import fn, pipeline_def
+from feedline import fn, pipeline_def, types
 from feedline.core.pipeline.debug import DataNodeDebug, DebugPipeline
 
 
@@ -55,6 +55,16 @@ def test_the_function_sees_each_iterations_batch(capsys) -> None:
     printed = capsys.readouterr().out
     assert printed.count("DataNodeDebug(") == 2
     assert f"{outputs[1][0]:.4f}"[:5] in printed
+    p.close()
+
+
+def test_output_checks_count_the_functions_outputs() -> None:
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None, debug=True)
+    def pipe():
+        return fn.random.uniform() * 2.0, fn.random.coin_flip()
+
+    p = pipe(output_dtype=[types.FLOAT, types.INT32], output_ndim=[0, 0])
+    assert p.num_outputs == 2 and len(p.run()) == 2
     p.close()
 
 

@@ -382,7 +382,7 @@ class PipelineProperties:
         Raises:
             RuntimeError: it has another length (DALI's wording).
         """
-        count = len(self._outputs or ())
+        count = self.num_outputs
         dtypes, ndims = (
             list(spec) if isinstance(spec, list | tuple) else [spec] * count
             for spec in (self._output_dtype, self._output_ndim)
