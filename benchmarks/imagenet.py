@@ -56,8 +56,16 @@ under a load average of about 15, ``--modes train --rounds 1 --seconds 6``), img
 peak MB: compiled 148-221 in 129-130 MB, ``FEEDLINE_NATIVE=0`` 59-103 in 136-138 MB, no compiler
 62-125 in 138-140 MB.
 
+``--styles`` compares the ways DALI code writes the train pipeline (``STYLES``):
+``@pipeline_def``, the classic style (``fn`` calls outside any pipeline, then ``set_outputs``)
+and a ``Pipeline`` subclass with ``ops`` objects and ``define_graph``, each in feedline and DALI,
+in alternating rounds. All three build the same graph, so they should run at the same rate. On
+2026-11-28 (the 2-core VM shared with other jobs, load average 18; ``--styles --rounds 3
+--seconds 4``, feedline only): pipeline_def 264 img/s (1.23 CPU-ms per image), classic 280
+(1.19), ops 267 (1.19): the same within the host's noise.
+
 Usage: ``python benchmarks/imagenet.py [--modes train val] [--threads 2] [--rounds 3]
-[--seconds 8] [--data DIR] [--spellings | --no-compiler]``
+[--seconds 8] [--data DIR] [--spellings | --styles | --no-compiler]``
 """
 
 from __future__ import annotations
@@ -176,6 +184,50 @@ def build_pipeline(
     return p
 
 
+#: The ways DALI code writes the train pipeline (``--styles``).
+STYLES = ("pipeline_def", "classic", "ops")
+
+
+def build_styled_pipeline(framework: str, files: list[str], threads: int, style: str) -> Any:
+    """The train pipeline written in ``style`` (one of ``STYLES``; ``pipeline_def`` is
+    :func:`build_pipeline`'s) with ``framework``'s modules, built."""
+    if style == "pipeline_def":
+        return build_pipeline(framework, files, "train", threads)
+    if framework == "feedline":
+        from feedline import Pipeline, fn, ops, types
+    else:
+        from nvidia.dali import fn, ops, types
+        from nvidia.dali.pipeline import Pipeline
+    labels = [i % 10 for i in range(len(files))]
+    settings = {"batch_size": BATCH, "num_threads": threads, "device_id": None, "seed": 1}
+    normalize = {"dtype": types.FLOAT, "output_layout": "CHW", "mean": MEAN, "std": STD}
+    if style == "classic":
+        pipe = Pipeline(prefetch_queue_depth=PREFETCH, **settings)
+        jpegs, label = fn.readers.file(files=files, labels=labels, random_shuffle=True)
+        images = fn.random_resized_crop(fn.decoders.image(jpegs, device="cpu"), size=224)
+        mirror = fn.random.coin_flip()
+        pipe.set_outputs(fn.crop_mirror_normalize(images, mirror=mirror, **normalize), label)
+    else:
+
+        class Train(Pipeline):
+            def __init__(self) -> None:
+                super().__init__(prefetch_queue_depth=PREFETCH, **settings)
+                self.read = ops.readers.File(files=files, labels=labels, random_shuffle=True)
+                self.decode = ops.decoders.Image(device="cpu")
+                self.crop = ops.RandomResizedCrop(size=224)
+                self.coin = ops.random.CoinFlip()
+                self.normalize = ops.CropMirrorNormalize(**normalize)
+
+            def define_graph(self) -> Any:
+                jpegs, label = self.read()
+                images = self.crop(self.decode(jpegs))
+                return self.normalize(images, mirror=self.coin()), label
+
+        pipe = Train()
+    pipe.build()
+    return pipe
+
+
 class _TorchDataset:
     """ImageNet transforms with Pillow and NumPy (what torchvision does, without torchvision)."""
 
@@ -216,6 +268,7 @@ def run_worker(
     seconds: float,
     data: str | None,
     spelling: str = "separate",
+    style: str = "pipeline_def",
 ) -> dict:
     """Measure one configuration in this process; returns the result row."""
     files = image_files(data)
@@ -225,7 +278,10 @@ def run_worker(
             _TorchDataset(files, mode), BATCH, threads, shuffle=mode == "train"
         )
     else:
-        pipe = build_pipeline(framework, files, mode, threads, spelling)
+        if style != "pipeline_def":
+            pipe = build_styled_pipeline(framework, files, threads, style)
+        else:
+            pipe = build_pipeline(framework, files, mode, threads, spelling)
 
         def step() -> None:
             pipe.run()
@@ -287,7 +343,12 @@ def _available(module: str) -> bool:
 
 
 def _spawn(
-    framework: str, mode: str, threads: int, args: argparse.Namespace, spelling: str = "separate"
+    framework: str,
+    mode: str,
+    threads: int,
+    args: argparse.Namespace,
+    spelling: str = "separate",
+    style: str = "pipeline_def",
 ) -> dict | None:
     command = [
         sys.executable,
@@ -302,6 +363,8 @@ def _spawn(
         str(args.seconds),
         "--spelling",
         spelling,
+        "--style",
+        style,
     ]
     if args.data:
         command += ["--data", args.data]
@@ -325,7 +388,13 @@ def main() -> None:
         action="store_true",
         help="compare the train pipeline's spellings (fused decoders) instead",
     )
+    parser.add_argument(
+        "--styles",
+        action="store_true",
+        help="compare the train pipeline written with @pipeline_def, the classic style and ops",
+    )
     parser.add_argument("--spelling", default="separate", help=argparse.SUPPRESS)
+    parser.add_argument("--style", default="pipeline_def", help=argparse.SUPPRESS)
     parser.add_argument("--worker", default=None, help=argparse.SUPPRESS)
     parser.add_argument(
         "--no-compiler",
@@ -353,6 +422,7 @@ def main() -> None:
                     args.seconds,
                     args.data,
                     args.spelling,
+                    args.style,
                 )
             )
         )
@@ -361,6 +431,9 @@ def main() -> None:
     have_dali, have_torch = _available("nvidia.dali"), _available("torch")
     if args.spellings:
         compare_spellings(args, len(files), have_dali)
+        return
+    if args.styles:
+        compare_styles(args, len(files), have_dali)
         return
     print(
         f"{len(files)} JPEGs, batch {BATCH}, {os.cpu_count()} CPUs, best of {args.rounds} "
@@ -511,6 +584,36 @@ def compare_without_compiler(args: argparse.Namespace) -> None:
                 peaks = " ".join(f"{p:4.0f}" for p in row["peak_mb"])
                 kernels = ", ".join(row["compiled"]) or "none compiled"
                 print(f"{mode:5} {label:17} img/s {rates} | MB {peaks} | {kernels}", flush=True)
+
+
+def compare_styles(args: argparse.Namespace, count: int, have_dali: bool) -> None:
+    """Run the train pipeline in each of ``STYLES`` in feedline (and DALI) in alternating rounds;
+    print the best img/s of each, its CPU time per image, and its ratio to ``@pipeline_def``."""
+    frameworks = ["feedline", *(["dali"] if have_dali else [])]
+    best: dict[tuple[str, str], dict] = {}
+    for _ in range(args.rounds):
+        for style in STYLES:
+            for framework in frameworks:
+                row = _spawn(framework, "train", args.threads, args, style=style)
+                key = (framework, style)
+                if row and (key not in best or row["img_s"] > best[key]["img_s"]):
+                    best[key] = row
+    print(
+        f"{count} JPEGs, train, batch {BATCH}, {args.threads} threads, best of {args.rounds} "
+        f"alternating rounds of {args.seconds:g} s"
+    )
+    header = f"{'framework':9} {'style':12} {'img/s':>7} {'CPU-ms':>6} {'vs pipeline_def':>15}"
+    print(header)
+    print("-" * len(header))
+    for framework in frameworks:
+        base = best.get((framework, "pipeline_def"), {}).get("img_s", float("nan"))
+        for style in STYLES:
+            row = best.get((framework, style))
+            if row:
+                print(
+                    f"{framework:9} {style:12} {row['img_s']:>7.0f} {row['cpu_ms']:>6.2f} "
+                    f"{row['img_s'] / base:>14.2f}x"
+                )
 
 
 if __name__ == "__main__":

@@ -12,26 +12,29 @@ from typing import Any
 
 from feedline import types
 from feedline.core.errors import CorruptDataWarning, OperatorError, PipelineError, PluginError
-from feedline.core.pipeline import Pipeline, pipeline_def
+from feedline.core.pipeline import OperatorConcurrency, Pipeline, StreamPolicy, pipeline_def
 from feedline.core.tensor import TensorCPU, TensorListCPU
 
 __version__ = "0.1.0"
 __all__ = [
     "CorruptDataWarning",
+    "OperatorConcurrency",
     "OperatorError",
     "Pipeline",
     "PipelineError",
     "PluginError",
+    "StreamPolicy",
     "TensorCPU",
     "TensorListCPU",
     "__version__",
     "fn",
     "math",
+    "ops",
     "pipeline_def",
     "types",
 ]
 
-_LAZY = {"fn": "feedline.fn", "math": "feedline.math"}
+_LAZY = {"fn": "feedline.fn", "math": "feedline.math", "ops": "feedline.ops"}
 
 
 def __getattr__(name: str) -> Any:

@@ -214,3 +214,53 @@ except KeyboardInterrupt:
     assert interrupted < 1.0, f"run() took {interrupted:.1f} s to raise KeyboardInterrupt"
     # Exit waits at most for the calls running (4 s), not for three queued iterations (12 s).
     assert exited < 6.0, f"the interpreter took {exited:.1f} s to exit after Ctrl-C"
+
+
+@pytest.mark.parametrize("parallel", [False, True], ids=["plain", "parallel_external_source"])
+def test_a_dropped_pipeline_is_freed_at_once_without_the_garbage_collector(
+    tmp_path, parallel: bool
+) -> None:
+    for i in range(4):
+        (tmp_path / f"{i}.bin").write_bytes(bytes([i]) * 16)
+    script = f"""
+import gc, os, threading, time, weakref
+import numpy as np
+from feedline import fn, pipeline_def
+
+gc.disable()  # nothing may wait for a collection: the last reference frees the pipeline
+
+def resources():
+    return threading.active_count(), len(os.listdir("/proc/self/fd"))
+
+def source(info):
+    return np.full(2, info.idx_in_epoch, np.float32)
+
+@pipeline_def(batch_size=2, num_threads=3, device_id=None, py_num_workers=1)
+def graph():
+    data, label = fn.readers.file(files={sorted(str(p) for p in tmp_path.iterdir())!r})
+    if {parallel!r}:
+        return data, fn.external_source(source=source, parallel=True, batch=False)
+    return data, label
+
+def drop_one():
+    pipe = graph()
+    pipe.build()
+    pipe.run()
+    assert resources() != before
+    ref = weakref.ref(pipe)
+    del pipe
+    # Freed by its reference count alone, once the iteration computing ahead ends.
+    deadline = time.monotonic() + 2.0
+    while (ref() is not None or resources() != before) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert ref() is None, "the pipeline outlived its last reference"
+
+before = resources()
+drop_one()  # process-wide helpers (multiprocessing's resource tracker) start here and stay
+time.sleep(0.2)
+before = resources()
+drop_one()
+assert resources() == before, (before, resources())
+"""
+    result = _run(script, timeout=120)
+    assert result.returncode == 0, result.stderr[-3000:] + result.stdout[-1000:]

@@ -165,9 +165,7 @@ def test_names_unique_and_auto() -> None:
             fn.constant(idata=[3], name="c")
 
 
-def test_operator_outside_pipeline_and_bool_of_datanode() -> None:
-    with pytest.raises(RuntimeError, match="pipeline is being defined"):
-        fn.constant(idata=[1])
+def test_bool_of_datanode() -> None:
     with Pipeline(batch_size=1, num_threads=1):
         node = fn.constant(idata=[1])
         with pytest.raises(TypeError, match="truth value"):
@@ -257,7 +255,10 @@ def test_error_names_operator_iteration_sample_and_source() -> None:
 def test_output_checks() -> None:
     source, _ = counter_source()
     pipe = make_pipe(source, output_dtype=types.FLOAT)
-    with pytest.raises(PipelineError, match="Expected: float. Received: int32"):
+    with pytest.raises(
+        PipelineError,
+        match="Data type in the output_idx=0 does not match. Expected: FLOAT. Received: INT32.",
+    ):
         pipe.run()
     pipe.close()
 

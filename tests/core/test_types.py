@@ -118,6 +118,6 @@ def test_scalar_constant_rules() -> None:
     assert types.Constant(3).as_array().dtype == np.int32
 
 
-def test_array_constant_needs_a_pipeline() -> None:
-    with pytest.raises(RuntimeError, match="pipeline is being defined"):
-        types.Constant([1, 2, 3])
+def test_array_constant_outside_a_pipeline_is_a_detached_node() -> None:
+    node = types.Constant([1, 2, 3])
+    assert node.source.graph is None and node.name.startswith("__Constant_detached_")

@@ -246,6 +246,8 @@ class OpSchema:
         hidden: left out of ``dir(fn)`` (internal operators such as arithmetic).
         output_dict: the ``fn`` call returns ``{output name: DataNode}`` instead of a list (as
             DALI's ``readers.tfrecord`` does).
+        random: whether the operator draws random numbers (or shuffles). When False, a ``seed``
+            argument is ignored with DALI's DeprecationWarning.
     """
 
     name: str
@@ -258,6 +260,7 @@ class OpSchema:
     serializable: bool = True
     hidden: bool = False
     output_dict: bool = False
+    random: bool = True
 
     def __post_init__(self) -> None:
         names = [a.name for a in self.args]

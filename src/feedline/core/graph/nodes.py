@@ -1,41 +1,32 @@
 """The graph being defined: data nodes, operator nodes, and the calls that create them.
 
-Operator calls inside a pipeline definition create :class:`OpNode` objects whose outputs are
-:class:`DataNode` objects; nothing runs until the pipeline is built and run. The operators go
-into the :class:`Graph` being defined on this thread (a pipeline enters its graph with ``with``).
+Operator calls create :class:`OpNode` objects whose outputs are :class:`DataNode` objects;
+nothing runs until a pipeline is built and run. An operator called while a pipeline is being
+defined on this thread (a pipeline enters its :class:`Graph` with ``with``) belongs to that
+pipeline; one called outside any pipeline is *detached*, as in DALI: it belongs to no graph until
+a pipeline whose outputs need it collects it (``set_outputs``, ``define_graph``).
 An operator is placed on a device that has a registered kernel (see :mod:`.placement`).
 DataNode arithmetic creates nodes of the (hidden) ``arithmetic.*`` operators, registered by the
-built-in math plugin.
+built-in math plugin, through :mod:`.calls`.
 """
 
 from __future__ import annotations
 
-import re
+import itertools
 import threading
-from collections.abc import Callable, Mapping, Sequence
+import weakref
+from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-
-from feedline.core.graph.constants import constant_array
-from feedline.core.graph.placement import is_host_source, place, resolve_operator
+from feedline.core.graph.names import class_name, detached_name
 from feedline.core.registry import TRANSFER_TO_CPU, TRANSFER_TO_GPU
-from feedline.core.schema import COMMON_ARGS, ON_ERROR_POLICIES, OpSchema
-from feedline.core.types import DataType, ScalarConstant
+from feedline.core.schema import OpSchema
+from feedline.core.types import DataType
 
-__all__ = [
-    "Constant",
-    "DataNode",
-    "Graph",
-    "OpNode",
-    "arithmetic_node",
-    "constant_node",
-    "current_graph",
-    "make_operator_call",
-    "output_device",
-]
+__all__ = ["DataNode", "Graph", "OpNode", "current_graph", "new_op", "output_device"]
 
 _local = threading.local()
+_serials = itertools.count()
 
 
 def _binary(op: str, reverse: bool = False) -> Callable[[DataNode, Any], DataNode]:
@@ -43,7 +34,7 @@ def _binary(op: str, reverse: bool = False) -> Callable[[DataNode, Any], DataNod
     reflected ``__r*__`` methods)."""
 
     def method(self: DataNode, other: Any) -> DataNode:
-        return arithmetic_node(op, [other, self] if reverse else [self, other])
+        return _calls.arithmetic_node(op, [other, self] if reverse else [self, other])
 
     return method
 
@@ -52,7 +43,7 @@ def _unary(op: str) -> Callable[[DataNode], DataNode]:
     """A unary DataNode operator method creating an ``arithmetic.<op>`` node."""
 
     def method(self: DataNode) -> DataNode:
-        return arithmetic_node(op, [self])
+        return _calls.arithmetic_node(op, [self])
 
     return method
 
@@ -95,8 +86,27 @@ class DataNode:
             "multiply) instead of Python 'if'/'and'/'or' on DataNodes"
         )
 
-    def __iter__(self) -> Any:
-        raise TypeError(f"DataNode {self.name!r} is symbolic and cannot be iterated")
+    __iter__ = None  # not iterable, and not a collections.abc.Iterable (as in DALI)
+
+    def shape(self, *, dtype: DataType | None = None, device: str = "cpu") -> DataNode:
+        """The run-time shape of each sample, as a new node (``fn.shapes``; INT64 by default)."""
+        kwargs: dict[str, Any] = {"device": device}
+        if dtype is not None:
+            kwargs["dtype"] = dtype
+        result = _calls.make_operator_call("shapes", [self], kwargs)
+        assert isinstance(result, DataNode)
+        return result
+
+    def property(self, key: str, *, device: str = "cpu") -> DataNode:
+        """A metadata property of each sample (``"source_info"``, ``"layout"``) as a new node
+        (``fn.get_property``)."""
+        result = _calls.make_operator_call("get_property", [self], {"key": key, "device": device})
+        assert isinstance(result, DataNode)
+        return result
+
+    def source_info(self, *, device: str = "cpu") -> DataNode:
+        """Where each sample came from (a file path…), as bytes: ``property("source_info")``."""
+        return self.property("source_info", device=device)
 
     def __repr__(self) -> str:
         return f"DataNode(name={self.name!r}, device={self.device!r})"
@@ -140,7 +150,10 @@ class OpNode:
         seed: the explicit ``seed`` argument, or None (derived from the pipeline seed at build).
         preserve: keep even when unused.
         outputs: the output nodes.
-        position: creation order in the pipeline (used to derive the seed).
+        position: creation order in the pipeline (used to derive the seed); None for a
+            detached operator until a pipeline collects it.
+        serial: creation order among all operators of the process (a topological order of
+            any graph, detached operators included).
         on_error: the operator's own error policy (``raise``/``skip``), or None for the
             pipeline's.
         error_name: the name its failures are reported under, when a graph pass merged the
@@ -148,6 +161,7 @@ class OpNode:
     """
 
     __slots__ = (
+        "_graph",
         "arg_inputs",
         "args",
         "device",
@@ -160,6 +174,7 @@ class OpNode:
         "preserve",
         "schema",
         "seed",
+        "serial",
     )
 
     def __init__(
@@ -172,7 +187,8 @@ class OpNode:
         args: dict[str, Any],
         seed: int | None,
         preserve: bool,
-        position: int,
+        position: int | None,
+        graph: Graph | None = None,
     ) -> None:
         self.schema = schema
         self.name = name
@@ -183,6 +199,8 @@ class OpNode:
         self.seed = seed
         self.preserve = preserve
         self.position = position
+        self.serial = next(_serials)
+        self._graph = None if graph is None else weakref.ref(graph)
         self.on_error: str | None = None
         self.error_name: str | None = None
         out_device = output_device(schema, device)
@@ -191,6 +209,11 @@ class OpNode:
             DataNode(name if len(names) == 1 else f"{name}[{i}]", out_device, self, i)
             for i in range(len(names))
         ]
+
+    @property
+    def graph(self) -> Graph | None:
+        """The graph (pipeline) this operator was defined in; None when detached."""
+        return None if self._graph is None else self._graph()
 
     def upstream(self) -> list[DataNode]:
         """Every node this operator reads (inputs, then argument inputs)."""
@@ -208,19 +231,6 @@ def output_device(schema: OpSchema, device: str) -> str:
     return "gpu" if device in ("gpu", "mixed") else "cpu"
 
 
-def _auto_class_name(op_name: str) -> str:
-    last = op_name.rsplit(".", 1)[-1]
-    return "".join(part.capitalize() for part in re.split(r"[_\W]+", last) if part)
-
-
-def auto_name(op_name: str, counters: dict[str, int]) -> str:
-    """DALI-style automatic names: ``__<OpClass>_<n>``."""
-    cls = _auto_class_name(op_name)
-    index = counters.get(cls, 0)
-    counters[cls] = index + 1
-    return f"__{cls}_{index}"
-
-
 class Graph:
     """The operators of one pipeline, in creation order (which is a topological order).
 
@@ -231,11 +241,16 @@ class Graph:
     """
 
     def __init__(self, owner: Any = None) -> None:
-        self.owner = owner
+        self._owner = None if owner is None else weakref.ref(owner)
         self.ops: list[OpNode] = []
         self.frozen = False
         self._names: set[str] = set()
-        self._name_counters: dict[str, int] = {}
+        self._next_id = 0
+
+    @property
+    def owner(self) -> Any:
+        """The pipeline that owns the graph (held weakly: the pipeline holds its graph)."""
+        return None if self._owner is None else self._owner()
 
     def __enter__(self) -> Graph:
         if not hasattr(_local, "stack"):
@@ -263,33 +278,53 @@ class Graph:
         preserve: bool,
         name: str | None,
     ) -> OpNode:
-        """Append an operator node reading ``inputs`` and ``arg_inputs`` (nodes of this graph).
+        """Append an operator node reading ``inputs`` and ``arg_inputs``.
+
+        The inputs may come from detached operators or from another pipeline (as in DALI, the
+        pipeline that builds the graph decides, see :func:`~.passes.check_membership`). An
+        automatic name is ``__<Class>_<n>``, ``n`` counting this graph's automatic names.
 
         Raises:
             RuntimeError: the graph is frozen (its pipeline is built).
-            ValueError: an input belongs to another graph, or ``name`` is taken.
+            ValueError: an input has no source operator, or ``name`` is taken.
         """
         if self.frozen:
             raise RuntimeError("cannot add operators to a pipeline that is already built")
-        for node in [*inputs, *arg_inputs.values()]:
-            if node.source is None:
-                raise ValueError(
-                    f"{schema.name}: input {node.name!r} is a DataNode without a source operator"
-                )
-            if not any(node.source is op for op in self.ops):
-                raise ValueError(
-                    f"{schema.name}: input {node.name!r} was defined in another pipeline"
-                )
+        _check_sources(schema, [*inputs, *arg_inputs.values()])
         if name is None:
-            name = auto_name(schema.name, self._name_counters)
-            while name in self._names:
-                name = auto_name(schema.name, self._name_counters)
+            name = self._auto_name(schema.name)
         elif name in self._names:
             raise ValueError(f"operator name {name!r} is already used in this pipeline")
         self._names.add(name)
-        op = OpNode(schema, name, device, inputs, arg_inputs, args, seed, preserve, len(self.ops))
+        op = OpNode(
+            schema, name, device, inputs, arg_inputs, args, seed, preserve, len(self.ops), self
+        )
         self.ops.append(op)
         return op
+
+    def _auto_name(self, op_name: str) -> str:
+        while True:
+            name = f"__{class_name(op_name)}_{self._next_id}"
+            self._next_id += 1
+            if name not in self._names:
+                return name
+
+    def adopt(self, ops: Sequence[OpNode]) -> None:
+        """Give the detached operators among ``ops`` (a collected graph, in order) their
+        positions in this graph, which derive their seeds: numbered after the operators defined
+        so far, in graph order, so that the same program always draws the same numbers."""
+        for op in ops:
+            if op.position is None:
+                op.position = len(self.ops)
+                self.ops.append(op)
+
+
+def _check_sources(schema: OpSchema, nodes: Sequence[DataNode]) -> None:
+    for node in nodes:
+        if node.source is None:
+            raise ValueError(
+                f"{schema.name}: input {node.name!r} is a DataNode without a source operator"
+            )
 
 
 def current_graph(what: str) -> Graph:
@@ -307,143 +342,40 @@ def current_graph(what: str) -> Graph:
     return graph
 
 
+def new_op(
+    schema: OpSchema,
+    device: str,
+    inputs: list[DataNode],
+    arg_inputs: dict[str, DataNode],
+    args: dict[str, Any],
+    seed: int | None = None,
+    preserve: bool = False,
+    name: str | None = None,
+) -> OpNode:
+    """An operator node in the graph being defined on this thread, or a detached one.
+
+    Raises:
+        RuntimeError: a detached operator that must not be pruned (``preserve=True`` or a
+            side-effect operator), which no output could lead a pipeline to (DALI's error).
+    """
+    graph = Graph.current()
+    if graph is not None:
+        return graph.add_op(schema, device, inputs, arg_inputs, args, seed, preserve, name)
+    if preserve or schema.no_prune:
+        what = f"{schema.name} (side effects)" if schema.no_prune else f"{schema.name} (preserve)"
+        raise RuntimeError(
+            f"Current Pipeline not set!\n{what} must be used inside `define_graph` or current "
+            "pipeline must be explicitly set using context manager (`with my_pipeline:`) or "
+            "with a call to `Pipeline.push_current(my_pipeline)`."
+        )
+    _check_sources(schema, [*inputs, *arg_inputs.values()])
+    name = name or detached_name(schema.name)
+    return OpNode(schema, name, device, inputs, arg_inputs, args, seed, False, None)
+
+
 def _add_internal(schema: OpSchema, node: DataNode, device: str) -> DataNode:
-    graph = current_graph(f"DataNode.{'gpu' if device == 'mixed' else 'cpu'}()")
-    op = graph.add_op(schema, device, [node], {}, {}, None, False, None)
-    return op.outputs[0]
+    return new_op(schema, device, [node], {}, {}).outputs[0]
 
 
-def _as_input(value: Any) -> DataNode:
-    if isinstance(value, DataNode):
-        return value
-    if isinstance(value, ScalarConstant):
-        return constant_node(value.value, dtype=value.dtype)
-    if isinstance(value, bool | int | float | np.generic | np.ndarray | list | tuple):
-        if isinstance(value, bool | int | float | np.generic):
-            scalar = ScalarConstant.from_value(value)
-            return constant_node(scalar.value, dtype=scalar.dtype)
-        return constant_node(value)
-    raise TypeError(
-        f"expected a DataNode or a constant as an operator input, got {type(value).__name__}"
-    )
-
-
-def arithmetic_node(op: str, operands: Sequence[Any], caller: str | None = None) -> DataNode:
-    """The node of ``arithmetic.<op>`` over ``operands`` (DataNodes and constants).
-
-    Constants become constant nodes of their literal type; if any operand is on the GPU, all are
-    moved there. ``caller`` names the user-facing function in errors.
-
-    Raises:
-        TypeError: no operand is a DataNode.
-    """
-    if not any(isinstance(x, DataNode) for x in operands):
-        given = ", ".join(type(x).__name__ for x in operands)
-        raise TypeError(
-            f"{caller or f'arithmetic {op!r}'}: at least one argument must be a DataNode (a "
-            f"pipeline batch), got ({given}); compute constant expressions in Python instead"
-        )
-    device = (
-        "gpu" if any(isinstance(x, DataNode) and x.device == "gpu" for x in operands) else "cpu"
-    )
-    nodes = [_as_input(x) for x in operands]
-    if device == "gpu":
-        nodes = [n.gpu() for n in nodes]
-    result = make_operator_call(f"arithmetic.{op}", nodes, {"device": device})
-    assert isinstance(result, DataNode)
-    return result
-
-
-def constant_node(
-    value: Any,
-    dtype: DataType | None = None,
-    shape: Any = None,
-    layout: str | None = None,
-    device: str | None = None,
-    **kwargs: Any,
-) -> DataNode:
-    """A node producing the same constant sample in every iteration (``fn.constant``)."""
-    array = constant_array(value, dtype, shape)
-    call_kwargs: dict[str, Any] = {"value": array, "layout": layout or ""}
-    if device is not None:
-        call_kwargs["device"] = device
-    call_kwargs.update(kwargs)
-    result = make_operator_call("constant", [], call_kwargs)
-    assert isinstance(result, DataNode)
-    return result
-
-
-def Constant(
-    value: Any,
-    dtype: DataType | None = None,
-    shape: Any = None,
-    layout: str | None = None,
-    device: str | None = None,
-    **kwargs: Any,
-) -> Any:
-    """A constant for a pipeline: a :class:`ScalarConstant` or a constant-producing graph node.
-
-    A Python or NumPy scalar with no ``shape``, ``layout``, ``device`` or other keyword becomes a
-    :class:`ScalarConstant` (used inline in expressions). Anything else (lists, arrays, a shape)
-    becomes a ``constant`` operator node (default device ``cpu``); that form must be called inside
-    a pipeline definition. Published as ``feedline.types.Constant``.
-    """
-    is_scalar = isinstance(value, bool | int | float | np.generic) or (
-        isinstance(value, np.ndarray) and value.ndim == 0
-    )
-    if is_scalar and shape is None and layout is None and device is None and not kwargs:
-        return ScalarConstant.from_value(value, dtype)
-    return constant_node(value, dtype=dtype, shape=shape, layout=layout, device=device, **kwargs)
-
-
-def make_operator_call(
-    op_name: str, inputs: Sequence[Any], kwargs: Mapping[str, Any]
-) -> DataNode | list[DataNode] | dict[str, DataNode]:
-    """Create the graph node for ``fn.<op_name>(*inputs, **kwargs)`` in the current graph.
-
-    A source with only a ``cpu`` kernel asked for on the GPU (``external_source`` or
-    ``constant`` with ``device="gpu"``) runs on the CPU and its outputs are copied to the GPU.
-
-    Returns:
-        The single output node, or the list of output nodes (a dict by output name when the
-        schema sets ``output_dict``).
-
-    Raises:
-        TypeError: bad inputs or arguments (see :meth:`OpSchema.validate`).
-        ValueError: the device has no kernel, or the device rules are broken.
-        RuntimeError: called outside a pipeline definition.
-    """
-    graph = current_graph(f"fn.{op_name}")
-    entry = resolve_operator(op_name)
-    schema = entry.schema
-    kwargs = dict(kwargs)
-    common = {key: kwargs.pop(key) for key in COMMON_ARGS if key in kwargs}
-    schema.check_num_inputs(len(inputs))
-    nodes = [_as_input(x) for x in inputs]
-    host_source = is_host_source(entry, common.get("device"), nodes)
-    device = place(entry, "cpu" if host_source else common.get("device"), nodes)
-    static, tensor = schema.validate(kwargs, lambda v: isinstance(v, DataNode))
-    for arg, node in tensor.items():
-        if node.device != "cpu":
-            raise ValueError(
-                f"{op_name}: named arguments must be on CPU, but {arg!r} is {node.name!r} on gpu"
-            )
-    name = common.get("name")
-    if name is not None and not isinstance(name, str):
-        raise TypeError(f"{op_name}: 'name' must be a str, got {type(name).__name__}")
-    seed = common.get("seed")
-    if seed is not None and (not isinstance(seed, int | np.integer) or isinstance(seed, bool)):
-        raise TypeError(f"{op_name}: 'seed' must be an int, got {type(seed).__name__}")
-    preserve = bool(common.get("preserve", False))
-    on_error = common.get("on_error")
-    if on_error is not None and on_error not in ON_ERROR_POLICIES:
-        raise ValueError(
-            f"{op_name}: 'on_error' must be one of {', '.join(ON_ERROR_POLICIES)}, got {on_error!r}"
-        )
-    op = graph.add_op(schema, device, nodes, tensor, static, seed, preserve, name)
-    op.on_error = on_error
-    outputs = [node.gpu() for node in op.outputs] if host_source else list(op.outputs)
-    if schema.output_dict:
-        names = schema.output_names(static, num_inputs=len(nodes))
-        return dict(zip(names, outputs, strict=True))
-    return outputs[0] if len(outputs) == 1 else outputs
+# The calls build on the classes above; DataNode's operators reach them at call time.
+from feedline.core.graph import calls as _calls  # noqa: E402

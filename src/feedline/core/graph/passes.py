@@ -10,34 +10,78 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from feedline.core.errors import PipelineError
-from feedline.core.graph.nodes import DataNode, OpNode
+from feedline.core.graph.nodes import DataNode, Graph, OpNode
 from feedline.core.registry import Registry, load_object
 
-__all__ = ["check_placement", "ordered_ops", "prepare", "prune", "split_stages"]
+__all__ = [
+    "check_membership",
+    "check_placement",
+    "ordered_ops",
+    "prepare",
+    "prune",
+    "split_stages",
+]
 
 
 def prune(ops: Sequence[OpNode], outputs: Sequence[DataNode]) -> list[OpNode]:
-    """The operators needed for ``outputs`` plus sinks (``preserve``/``no_prune``), in order."""
-    keep: set[int] = set()
-    stack = [node.source for node in outputs]
+    """The graph of ``outputs``: the operators they are computed from plus the sinks among
+    ``ops`` (``preserve``/``no_prune``) and what those read, in creation order (a topological
+    order). Operators outside ``ops`` (detached, or of another pipeline) that an output needs
+    are collected too, as DALI collects its graph from the outputs."""
+    keep: dict[int, OpNode] = {}
+    stack = [node.source for node in outputs if node.source is not None]
     stack += [op for op in ops if op.preserve or op.schema.no_prune]
     while stack:
         op = stack.pop()
         if id(op) in keep:
             continue
-        keep.add(id(op))
-        stack.extend(node.source for node in op.upstream())
-    return [op for op in ops if id(op) in keep]
+        keep[id(op)] = op
+        stack.extend(node.source for node in op.upstream() if node.source is not None)
+    return sorted(keep.values(), key=lambda op: op.serial)
+
+
+def check_membership(ops: Sequence[OpNode], graph: Graph, checkpointing: bool) -> None:
+    """DALI's rules for operators that ``graph``'s pipeline did not define itself (detached, or
+    defined in another pipeline): allowed, unless two operators of the collected graph share a
+    name, or the pipeline takes checkpoints.
+
+    Raises:
+        RuntimeError: a name is used twice, or checkpointing meets a foreign operator.
+    """
+    by_name: dict[str, list[OpNode]] = {}
+    for op in ops:
+        by_name.setdefault(op.name, []).append(op)
+    duplicate = {name: found for name, found in by_name.items() if len(found) > 1}
+    if duplicate:
+        message = (
+            "The pipeline is invalid because it contains operators with non-unique names: "
+            f"{sorted(duplicate)}"
+        )
+        if any(op.graph is not graph for found in duplicate.values() for op in found):
+            message += (
+                ". The likely cause is that the pipeline contains a subgraph instantiated while "
+                "a different pipeline was set as the current pipeline (e.g. inside another "
+                "pipeline's graph definition function)"
+            )
+        raise RuntimeError(message)
+    foreign = [op.name for op in ops if op.graph is not graph]
+    if checkpointing and foreign:
+        raise RuntimeError(
+            "The pipeline does not support checkpointing because it contains operator(s) that "
+            f"were defined outside the pipeline scope: {foreign}. All operators should be "
+            "defined while the pipeline is set as the current pipeline (as in a function "
+            "decorated with @pipeline_def)"
+        )
 
 
 def ordered_ops(ops: Sequence[OpNode]) -> list[OpNode]:
-    """Topological order (creation order already is one; checked for foreign nodes)."""
+    """``ops``, checked to be in topological order (each reads only operators before it)."""
     seen: set[int] = set()
     for op in ops:
         for node in op.upstream():
             if id(node.source) not in seen:
                 raise ValueError(
-                    f"operator {op.name!r} reads {node.name!r}, which belongs to another pipeline"
+                    f"operator {op.name!r} reads {node.name!r}, which is not computed before it"
                 )
         seen.add(id(op))
     return list(ops)

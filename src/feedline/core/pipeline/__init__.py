@@ -7,5 +7,6 @@
 
 from feedline.core.pipeline.decorator import pipeline_def
 from feedline.core.pipeline.pipeline import Pipeline
+from feedline.core.pipeline.properties import OperatorConcurrency, StreamPolicy
 
-__all__ = ["Pipeline", "pipeline_def"]
+__all__ = ["OperatorConcurrency", "Pipeline", "StreamPolicy", "pipeline_def"]

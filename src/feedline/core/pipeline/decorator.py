@@ -8,11 +8,12 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from feedline.core.pipeline.debug import DebugPipeline
 from feedline.core.pipeline.pipeline import Pipeline
 
 __all__ = ["pipeline_def"]
 
-_UNSUPPORTED = ("enable_conditionals", "debug")
+_UNSUPPORTED = ("enable_conditionals",)
 _PIPELINE_PARAMS = set(inspect.signature(Pipeline.__init__).parameters) - {"self"}
 
 
@@ -23,11 +24,12 @@ def pipeline_def(fn: Callable[..., Any] | None = None, **pipeline_kwargs: Any) -
     the function inside it. A keyword argument named like a parameter of the function goes to
     the function (shadowing a Pipeline argument of the same name, with a warning); any other
     keyword goes to the Pipeline constructor and overrides the decorator's values. A returned
-    tuple means several outputs; anything else is one output.
+    tuple means several outputs; anything else is one output. With ``debug=True`` the function
+    runs again in every iteration, with the batches (see :mod:`~feedline.core.pipeline.debug`).
 
     Raises:
         TypeError: the function takes ``**kwargs``.
-        ValueError: ``enable_conditionals=True`` or ``debug=True`` (not supported).
+        ValueError: ``enable_conditionals=True`` (not supported).
     """
 
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -63,6 +65,9 @@ def pipeline_def(fn: Callable[..., Any] | None = None, **pipeline_kwargs: Any) -
                         f"@pipeline_def: {key}=True is not supported by feedline; express "
                         "per-sample conditions with arithmetic (e.g. masks) instead"
                     )
+            if "debug" not in func_params and pipe_kwargs.pop("debug", False):
+                return DebugPipeline(functools.partial(func, *args, **fn_kwargs), **pipe_kwargs)
+            pipe_kwargs.pop("debug", None)
             pipe = Pipeline(**pipe_kwargs)
             with pipe:
                 result = func(*args, **fn_kwargs)

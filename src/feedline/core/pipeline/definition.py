@@ -7,8 +7,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from feedline.core.graph import DataNode, Graph, OpNode, constant_node, prune
+from feedline.core.graph import DataNode, Graph, OpNode, check_membership, constant_node, prune
 from feedline.core.pipeline import serialize as _serialize
+from feedline.core.types import ScalarConstant
 
 __all__ = ["GraphDefinition", "require_source"]
 
@@ -23,6 +24,8 @@ class GraphDefinition:
     _built_ops: list[OpNode]
     _built: bool
     _built_before_with: list[bool]
+    _enable_checkpointing: bool
+    _check_output_lengths: Callable[[], None]  # from PipelineProperties
 
     def build(self) -> None:
         """Build the pipeline (implemented by ``Pipeline``)."""
@@ -66,12 +69,15 @@ class GraphDefinition:
             self.close()
 
     def set_outputs(self, *outputs: Any) -> None:
-        """Set the pipeline outputs (DataNodes, or constants that become constant nodes)."""
+        """Set the pipeline outputs (DataNodes, or constants that become constant nodes: a
+        ``types.Constant`` scalar keeps its dtype)."""
         nodes: list[DataNode] = []
         with self._graph:
             for index, value in enumerate(outputs):
                 if isinstance(value, DataNode):
                     nodes.append(require_source(value, f"output {index}"))
+                elif isinstance(value, ScalarConstant):
+                    nodes.append(constant_node(value.value, dtype=value.dtype))
                 elif isinstance(value, list | tuple) and any(
                     isinstance(v, DataNode) for v in value
                 ):
@@ -122,8 +128,27 @@ class GraphDefinition:
             return
         with self._graph:
             result = (define_graph or self.define_graph)()
-        outputs = result if isinstance(result, tuple) else (() if result is None else (result,))
+        # As in DALI, define_graph may return its outputs as a tuple or a list.
+        if isinstance(result, tuple | list):
+            outputs = tuple(result)
+        else:
+            outputs = () if result is None else (result,)
         self.set_outputs(*outputs)
+
+    def _collect_graph(self) -> list[OpNode]:
+        """The operators the outputs and sinks need (detached ones included, numbered into this
+        pipeline on first collection), checked as DALI checks them.
+
+        Raises:
+            RuntimeError: two of them share a name, a checkpointing pipeline would run an
+                operator it did not define, or the declared output dtypes/ndims do not have one
+                entry per output.
+        """
+        self._check_output_lengths()
+        ops = prune(self._graph.ops, [*(self._outputs or []), *self._sinks])
+        check_membership(ops, self._graph, self._enable_checkpointing)
+        self._graph.adopt(ops)
+        return ops
 
     def serialize(
         self, define_graph: Callable[[], Any] | None = None, filename: str | None = None
@@ -135,8 +160,7 @@ class GraphDefinition:
             filename: also write the document there.
         """
         self._ensure_defined(define_graph)
-        ops = prune(self._graph.ops, [*(self._outputs or []), *self._sinks])
-        text = _serialize.dump_pipeline(self, ops)
+        text = _serialize.dump_pipeline(self, self._collect_graph())
         if filename is not None:
             with open(filename, "w", encoding="utf-8") as handle:
                 handle.write(text)

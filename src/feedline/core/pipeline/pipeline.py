@@ -11,6 +11,7 @@ parsing in :mod:`~feedline.core.pipeline.serialize`.
 from __future__ import annotations
 
 import contextlib
+import weakref
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -33,13 +34,18 @@ from feedline.core.pipeline.checkpoints import ReaderState, parse_checkpoint
 from feedline.core.pipeline.definition import GraphDefinition, require_source
 from feedline.core.pipeline.inputs import ScheduledInputs
 from feedline.core.pipeline.properties import (
+    OperatorConcurrency,
     PipelineProperties,
+    StreamPolicy,
+    check_dali_only,
     check_device_id,
+    check_output_specs,
     check_positive_int,
     check_py_workers,
     check_queue_depth,
     check_seed,
 )
+from feedline.core.pipeline.references import weak_method
 from feedline.core.pipeline.staging import (
     ExecutorSettings,
     StagePlan,
@@ -72,9 +78,10 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
         bytes_per_sample: memory hint per sample (kept for DALI compatibility; buffers are
             allocated per iteration, so it changes no result).
         set_affinity: pin the worker threads to CPU cores (one core each, round robin).
-        max_streams: CUDA streams limit (kept for DALI compatibility: a GPU pipeline uses one).
+        max_streams: deprecated in DALI, where it has no effect; here neither (a GPU pipeline
+            uses one stream). Giving it warns, as in DALI.
         default_cuda_stream_priority: the priority of the pipeline's CUDA stream (lower is more
-            urgent; GPU pipelines only).
+            urgent; GPU pipelines only; None: 0). DALI deprecated it; feedline still applies it.
         enable_memory_stats: record output memory sizes in :meth:`executor_statistics`.
         py_num_workers: worker processes for ``external_source(parallel=True)``.
         py_start_method: ``"fork"`` or ``"spawn"`` for those workers.
@@ -84,6 +91,11 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
         enable_checkpointing: allow :meth:`checkpoint`.
         checkpoint: a checkpoint (from :meth:`checkpoint`) to resume from at build.
         exec_dynamic: accepted for DALI compatibility (the executor is always dynamic here).
+        experimental_exec_dynamic: DALI's deprecated name of ``exec_dynamic`` (warns).
+        stream_policy: DALI's :class:`StreamPolicy` for its CUDA executor; accepted and
+            reported by the property of that name, with no effect (one stream here).
+        concurrency: DALI's :class:`OperatorConcurrency`; accepted and reported, with no effect
+            (the CPU and device stages of different iterations always overlap).
         on_error: ``"raise"`` (a failing sample fails the iteration) or ``"skip"`` (it is
             replaced by the next sample of its reader, logged and listed in
             ``executor_statistics()["errors"]``); operators may override it with their own
@@ -103,8 +115,8 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
         exec_async: bool = True,
         bytes_per_sample: int = 0,
         set_affinity: bool = False,
-        max_streams: int = -1,
-        default_cuda_stream_priority: int = 0,
+        max_streams: int | None = None,
+        default_cuda_stream_priority: int | None = None,
         *,
         enable_memory_stats: bool = False,
         enable_checkpointing: bool = False,
@@ -116,6 +128,9 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
         output_ndim: Any = None,
         output_layout: Any = None,
         exec_dynamic: bool | None = None,
+        experimental_exec_dynamic: bool | None = None,
+        stream_policy: StreamPolicy | None = None,
+        concurrency: OperatorConcurrency | None = None,
         on_error: str = "raise",
         max_errors: int | None = None,
     ) -> None:
@@ -124,7 +139,11 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
         check_device_id(device_id)
         seed = check_seed(seed)
         cpu_size, gpu_size, self._separated = check_queue_depth(prefetch_queue_depth, exec_async)
-        check_py_workers(py_num_workers, py_start_method)
+        check_py_workers(py_num_workers, py_start_method, py_callback_pickler)
+        check_output_specs(output_dtype, output_ndim, output_layout)
+        check_dali_only(stream_policy, concurrency, max_streams, experimental_exec_dynamic)
+        if experimental_exec_dynamic is not None:
+            exec_dynamic = experimental_exec_dynamic
         self._on_error, self._max_errors = check_policy(on_error, max_errors)
         self._batch_size = batch_size
         self._num_threads = num_threads
@@ -136,7 +155,8 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
         self._bytes_per_sample = bytes_per_sample
         self._set_affinity = bool(set_affinity)
         self._max_streams = max_streams
-        self._default_cuda_stream_priority = default_cuda_stream_priority
+        self._default_cuda_stream_priority = default_cuda_stream_priority or 0
+        self._stream_policy, self._concurrency = stream_policy, concurrency
         self._enable_memory_stats = bool(enable_memory_stats)
         self._enable_checkpointing = bool(enable_checkpointing) or checkpoint is not None
         self._restore_from = parse_checkpoint(checkpoint) if checkpoint else None
@@ -170,7 +190,7 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
         self._py_started = False
         self._sinks: list[DataNode] = []
         self._api_check = True
-        self._inputs = ScheduledInputs([], self.iter_setup)
+        self._inputs = ScheduledInputs([], weak_method(self.iter_setup))
         self._prepared: list[OpNode] | None = None
         self._policies: dict[str, str] = {}
         self._stages: StagePlan | None = None
@@ -178,8 +198,8 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
 
     def _new_queue(self) -> IterationQueue:
         return IterationQueue(
-            self._run_iteration,
-            self._discard_overlapped,
+            weak_method(self._run_iteration),
+            weak_method(self._discard_overlapped),
             max(self._cpu_size, self._gpu_size) if self._exec_pipelined else 1,
             background=self._exec_async and self._exec_pipelined,
         )
@@ -193,7 +213,7 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
             if not outputs and not any(op.preserve or op.schema.no_prune for op in self._graph.ops):
                 raise PipelineError("the pipeline has no outputs and no preserved operator")
             registry = get_registry()
-            ops = prepare(self._graph.ops, outputs, registry)
+            ops = prepare(self._collect_graph(), outputs, registry)
             check_placement(ops, self._device_id)
             self._seeds = {op.name: self._op_seed(op) for op in ops}
             self._policies = error_policies(ops, registry, self._on_error)
@@ -255,7 +275,7 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
             errors=ErrorLog(self._max_errors) if "skip" in self._policies.values() else None,
         )
         sources = [(op.name, k) for op, k in zip(ops, kernels, strict=True) if k.fetches_input]
-        self._inputs = ScheduledInputs(sources, self.iter_setup)
+        self._inputs = ScheduledInputs(sources, weak_method(self.iter_setup))
         self._built = self._graph.frozen = True
         if self._restore_from is not None:
             self._apply_checkpoint(self._restore_from)
@@ -281,7 +301,7 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
                     num_threads=self._num_threads,
                     seed=self._seeds[op.name],
                     device_id=self._device_id,
-                    pipeline=self,
+                    pipeline=weakref.proxy(self),
                     num_outputs=len(op.outputs),
                     num_inputs=len(op.inputs),
                     on_error=self._policies[op.name],

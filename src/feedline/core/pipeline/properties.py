@@ -3,6 +3,7 @@ back as DALI's read-only properties, and the declared output checks (dtype, ndim
 
 from __future__ import annotations
 
+import enum
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -14,13 +15,63 @@ from feedline.core.tensor import TensorListCPU
 from feedline.core.types import DataType
 
 __all__ = [
+    "OperatorConcurrency",
     "PipelineProperties",
+    "StreamPolicy",
+    "check_dali_only",
     "check_device_id",
+    "check_output_specs",
     "check_positive_int",
     "check_py_workers",
     "check_queue_depth",
     "check_seed",
 ]
+
+
+class StreamPolicy(enum.Enum):
+    """DALI's CUDA stream policy (``Pipeline(stream_policy=...)``). A feedline GPU pipeline runs
+    its device stage on one stream whatever the policy, so every value gives the same results."""
+
+    SINGLE = "single"
+    PER_BACKEND = "per_backend"
+    PER_OPERATOR = "per_operator"
+    UNSPECIFIED = "unspecified"
+
+
+class OperatorConcurrency(enum.Enum):
+    """DALI's operator concurrency policy (``Pipeline(concurrency=...)``). feedline runs the CPU
+    stage and the device stage of different iterations in parallel and the operators of one stage
+    one after another (their samples in parallel), whatever the value."""
+
+    NONE = "none"
+    BACKEND = "backend"
+    FULL = "full"
+    UNSPECIFIED = "unspecified"
+
+
+def check_dali_only(
+    stream_policy: Any, concurrency: Any, max_streams: Any, experimental_exec_dynamic: Any
+) -> None:
+    """Check the constructor arguments that only tune DALI's CUDA executor, and give DALI's
+    warnings for its deprecated ones.
+
+    Raises:
+        TypeError: a policy that is not a member of its enum (or None).
+    """
+    for name, value, kind in (
+        ("stream_policy", stream_policy, StreamPolicy),
+        ("concurrency", concurrency, OperatorConcurrency),
+    ):
+        if value is not None and not isinstance(value, kind):
+            raise TypeError(f"Pipeline: {name} must be a {kind.__name__} or None, got {value!r}")
+    if max_streams is not None:
+        warnings.warn("The `max_streams` is deprecated and has no effect.", Warning, stacklevel=3)
+    if experimental_exec_dynamic is not None:
+        warnings.warn(
+            "experimental_exec_dynamic is deprecated, please use exec_dynamic instead",
+            Warning,
+            stacklevel=3,
+        )
 
 
 def check_positive_int(name: str, value: Any) -> int:
@@ -76,14 +127,47 @@ def check_queue_depth(depth: int | Mapping[str, int], exec_async: bool) -> tuple
     return cpu_size, gpu_size, True
 
 
-def check_py_workers(py_num_workers: Any, py_start_method: Any) -> None:
-    """Raise ValueError for a bad ``py_num_workers`` or ``py_start_method``."""
+def check_py_workers(py_num_workers: Any, py_start_method: Any, pickler: Any = None) -> None:
+    """Raise ValueError for a bad ``py_num_workers`` or ``py_start_method``, or a
+    ``py_callback_pickler`` with the ``fork`` start method (DALI's rule: forked workers get the
+    callbacks without pickling)."""
     if py_start_method not in ("fork", "spawn"):
         raise ValueError(
             f"Pipeline: py_start_method must be 'fork' or 'spawn', got {py_start_method!r}"
         )
     if not isinstance(py_num_workers, int) or py_num_workers < 0:
         raise ValueError(f"Pipeline: py_num_workers must be an int >= 0, got {py_num_workers!r}")
+    if pickler is not None and py_start_method == "fork":
+        raise ValueError(
+            "``py_callback_pickler`` should not be set when 'fork' start method is used."
+        )
+
+
+def check_output_specs(output_dtype: Any, output_ndim: Any, output_layout: Any) -> None:
+    """DALI's checks of the declared output properties at construction (each one value, or a
+    list/tuple with ``None`` wildcards).
+
+    Raises:
+        TypeError: a value of the wrong type.
+        ValueError: ``types.NO_TYPE`` as a dtype, or a negative ndim.
+    """
+    for name, spec, kind, what in (
+        ("output_dtype", output_dtype, DataType, "a types.DALIDataType"),
+        ("output_ndim", output_ndim, int, "an int"),
+        ("output_layout", output_layout, str, "a string"),
+    ):
+        for value in spec if isinstance(spec, list | tuple) else [spec]:
+            if value is None:
+                continue
+            if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+                raise TypeError(
+                    f"`{name}` must be either: {what}, a list of these or None. "
+                    f"Found type: {type(value)}."
+                )
+            if value is DataType.NO_TYPE:
+                raise ValueError(f"`{name}` can't be a types.NO_TYPE. Found value: {value}")
+            if kind is int and value < 0:
+                raise ValueError(f"`{name}` must be non-negative. Found value: {value}.")
 
 
 class PipelineProperties:
@@ -101,8 +185,10 @@ class PipelineProperties:
     _gpu_size: int
     _bytes_per_sample: int
     _set_affinity: bool
-    _max_streams: int
+    _max_streams: int | None
     _default_cuda_stream_priority: int
+    _stream_policy: StreamPolicy | None
+    _concurrency: OperatorConcurrency | None
     _enable_memory_stats: bool
     _enable_checkpointing: bool
     _py_num_workers: int
@@ -212,9 +298,19 @@ class PipelineProperties:
         return self._set_affinity
 
     @property
-    def max_streams(self) -> int:
-        """CUDA streams limit."""
+    def max_streams(self) -> int | None:
+        """CUDA streams limit (deprecated in DALI, no effect)."""
         return self._max_streams
+
+    @property
+    def stream_policy(self) -> StreamPolicy | None:
+        """DALI's stream policy as given (no effect: a GPU pipeline uses one stream)."""
+        return self._stream_policy
+
+    @property
+    def concurrency(self) -> OperatorConcurrency | None:
+        """DALI's operator concurrency as given (no effect on the results or the schedule)."""
+        return self._concurrency
 
     @property
     def default_cuda_stream_priority(self) -> int:
@@ -279,6 +375,24 @@ class PipelineProperties:
         """The declared output layouts (None where not declared)."""
         return self._broadcast_spec(self._output_layout)
 
+    def _check_output_lengths(self) -> None:
+        """DALI's check when the graph is built or serialized: a list of output dtypes or ndims
+        has one entry per output.
+
+        Raises:
+            RuntimeError: it has another length (DALI's wording).
+        """
+        count = self.num_outputs
+        dtypes, ndims = (
+            list(spec) if isinstance(spec, list | tuple) else [spec] * count
+            for spec in (self._output_dtype, self._output_ndim)
+        )
+        if not len(dtypes) == len(ndims) == count:
+            raise RuntimeError(
+                f"Lengths of provided output descriptions do not match. \nExpected "
+                f"num_outputs={count}.\nReceived:\noutput_dtype={dtypes}\noutput_ndim={ndims}"
+            )
+
     def _broadcast_spec(self, spec: Any) -> list[Any]:
         count = self.num_outputs
         if isinstance(spec, list | tuple):
@@ -289,9 +403,9 @@ class PipelineProperties:
 
     def _validate_outputs(self, outputs: Sequence[TensorListCPU]) -> None:
         checks = (
-            ("dtype", self._output_dtype, lambda tl: tl.dtype),
-            ("ndim", self._output_ndim, lambda tl: tl.ndim),
-            ("layout", self._output_layout, lambda tl: tl.layout()),
+            ("Data type", self._output_dtype, lambda tl: tl.dtype),
+            ("Number of dimensions", self._output_ndim, lambda tl: tl.ndim),
+            ("Layout", self._output_layout, lambda tl: tl.layout()),
         )
         for what, spec, getter in checks:
             if spec is None:
@@ -302,9 +416,9 @@ class PipelineProperties:
                     continue
                 got = getter(tl)
                 if got != want:
-                    shown = want.name.lower() if isinstance(want, DataType) else want
-                    got_shown = got.name.lower() if isinstance(got, DataType) else got
+                    shown = want.name if isinstance(want, DataType) else want
+                    got_shown = got.name if isinstance(got, DataType) else got
                     raise PipelineError(
-                        f"output {index} has unexpected {what}. Expected: {shown}. "
-                        f"Received: {got_shown}"
+                        f"{what} in the output_idx={index} does not match. Expected: {shown}. "
+                        f"Received: {got_shown}."
                     )

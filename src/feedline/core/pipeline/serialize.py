@@ -10,16 +10,19 @@ from typing import Any
 import numpy as np
 
 from feedline.core.graph import DataNode, OpNode, resolve_schema
+from feedline.core.pipeline.properties import OperatorConcurrency, StreamPolicy
 from feedline.core.types import DataType, ImageType, InterpType
 
 __all__ = ["dump_pipeline", "load_into", "load_pipeline", "to_dot"]
 
 FORMAT = "feedline-pipeline"
 VERSION = 1
-_ENUMS: dict[str, type[enum.IntEnum]] = {
+_ENUMS: dict[str, type[enum.Enum]] = {
     "DataType": DataType,
     "InterpType": InterpType,
     "ImageType": ImageType,
+    "StreamPolicy": StreamPolicy,
+    "OperatorConcurrency": OperatorConcurrency,
 }
 _PARAMS = (
     "batch_size",
@@ -35,6 +38,8 @@ _PARAMS = (
     "py_start_method",
     "on_error",
     "max_errors",
+    "stream_policy",
+    "concurrency",
 )
 _OMITTED = {"__omitted__": "callable"}
 
@@ -96,12 +101,12 @@ def dump_pipeline(pipe: Any, ops: Sequence[OpNode]) -> str:
                 "inputs": [_ref(n) for n in op.inputs],
                 "arg_inputs": {k: _ref(n) for k, n in op.arg_inputs.items()},
                 "args": {k: _encode(v) for k, v in op.args.items()},
-                "seed": pipe._op_seed(op),
+                "seed": _stored_seed(pipe, op),
                 "preserve": op.preserve or any(n.source is op for n in pipe._sinks),
                 "on_error": op.on_error,
             }
         )
-    params = {name: getattr(pipe, name) for name in _PARAMS}
+    params = {name: _encode(getattr(pipe, name)) for name in _PARAMS}
     params["prefetch_queue_depth"] = pipe.prefetch_queue_depth
     document = {
         "format": FORMAT,
@@ -114,6 +119,15 @@ def dump_pipeline(pipe: Any, ops: Sequence[OpNode]) -> str:
         "output_layout": _encode(pipe._output_layout),
     }
     return json.dumps(document)
+
+
+def _stored_seed(pipe: Any, op: OpNode) -> int | None:
+    """The seed stored for ``op``: its own, or the one derived from the pipeline's explicit seed
+    (so the copy draws the same numbers); None without either, so that two pipelines defined
+    alike serialize alike (as in DALI) and the copy draws from a new random seed."""
+    if op.seed is None and pipe.seed is None:
+        return None
+    return pipe._op_seed(op)
 
 
 def _read(serialized: str | bytes | None, filename: str | None) -> dict[str, Any]:
@@ -154,7 +168,7 @@ def load_pipeline(
     ``num_threads``, ``device_id`` and ``seed``, which keeps the stored value.
     """
     document = _read(serialized, filename)
-    params = dict(document["params"])
+    params = {name: _decode(value) for name, value in document["params"].items()}
     depth = overrides.get("prefetch_queue_depth", params.get("prefetch_queue_depth", 2))
     if isinstance(depth, Mapping) and set(depth) == {"cpu", "gpu"}:
         depth = {"cpu_size": depth["cpu"], "gpu_size": depth["gpu"]}

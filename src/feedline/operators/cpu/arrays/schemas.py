@@ -45,6 +45,7 @@ ONE_HOT = OpSchema(
         ArgSpec("off_value", "float", 0.0, "Value of the other positions (cast to ``dtype``)."),
         ArgSpec("on_value", "float", 1.0, "Value at the class index (cast to ``dtype``)."),
     ),
+    random=False,
 )
 
 CAT = OpSchema(
@@ -71,6 +72,7 @@ CAT = OpSchema(
             "exclusive with ``axis``.",
         ),
     ),
+    random=False,
 )
 
 STACK = OpSchema(
@@ -98,6 +100,7 @@ STACK = OpSchema(
             "has no layout.",
         ),
     ),
+    random=False,
 )
 
 EXPAND_DIMS = OpSchema(
@@ -120,6 +123,7 @@ EXPAND_DIMS = OpSchema(
             "``axes``; without them the output has no layout.",
         ),
     ),
+    random=False,
 )
 
 SQUEEZE = OpSchema(
@@ -143,6 +147,7 @@ SQUEEZE = OpSchema(
             "Layout names of the dimensions to remove. Mutually exclusive with ``axes``.",
         ),
     ),
+    random=False,
 )
 
 CAST_LIKE = OpSchema(
@@ -154,6 +159,7 @@ CAST_LIKE = OpSchema(
         InputSpec("input0", "The data to convert."),
         InputSpec("input1", "The tensor whose element type is taken (its values are unused)."),
     ),
+    random=False,
 )
 
 SCHEMAS = (ONE_HOT, CAT, STACK, EXPAND_DIMS, SQUEEZE, CAST_LIKE)

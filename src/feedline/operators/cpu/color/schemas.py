@@ -54,6 +54,7 @@ BRIGHTNESS = OpSchema(
     doc="Adjusts brightness: ``out = brightness_shift * range + brightness * in``.\n\n" + _BC_NOTE,
     inputs=image_input("Images (any layout)."),
     args=(_BRIGHTNESS, _SHIFT, dtype_arg()),
+    random=False,
 )
 
 CONTRAST = OpSchema(
@@ -64,6 +65,7 @@ CONTRAST = OpSchema(
     ),
     inputs=image_input("Images (any layout)."),
     args=(_CONTRAST, _CENTER, dtype_arg()),
+    random=False,
 )
 
 BRIGHTNESS_CONTRAST = OpSchema(
@@ -74,6 +76,7 @@ BRIGHTNESS_CONTRAST = OpSchema(
     ),
     inputs=image_input("Images (any layout)."),
     args=(_BRIGHTNESS, _SHIFT, _CONTRAST, _CENTER, dtype_arg()),
+    random=False,
 )
 
 _TWIST_NOTE = (
@@ -94,6 +97,7 @@ HUE = OpSchema(
     doc="Changes the hue of images.\n\n" + _TWIST_NOTE,
     inputs=_TWIST_INPUT,
     args=(_HUE, _IMAGE_TYPE, dtype_arg()),
+    random=False,
 )
 
 SATURATION = OpSchema(
@@ -101,6 +105,7 @@ SATURATION = OpSchema(
     doc="Changes the saturation of images.\n\n" + _TWIST_NOTE,
     inputs=_TWIST_INPUT,
     args=(_SATURATION, _IMAGE_TYPE, dtype_arg()),
+    random=False,
 )
 
 HSV = OpSchema(
@@ -116,6 +121,7 @@ HSV = OpSchema(
         ArgSpec("value", "float", 1.0, "Value (brightness) multiplier.", tensor=True),
         dtype_arg("Output data type.", DataType.UINT8),
     ),
+    random=False,
 )
 
 COLOR_TWIST = OpSchema(
@@ -134,6 +140,7 @@ COLOR_TWIST = OpSchema(
         _IMAGE_TYPE,
         dtype_arg(),
     ),
+    random=False,
 )
 
 COLOR_SPACE_CONVERSION = OpSchema(
@@ -149,6 +156,7 @@ COLOR_SPACE_CONVERSION = OpSchema(
         ArgSpec("image_type", "image_type", REQUIRED, "Colour space of the input."),
         ArgSpec("output_type", "image_type", REQUIRED, "Colour space of the output."),
     ),
+    random=False,
 )
 
 SCHEMAS = (

@@ -27,6 +27,7 @@ GAUSSIAN_BLUR = OpSchema(
         ArgSpec("window_size", "int_vec", (0,), "Diameter of the kernel (odd).", tensor=True),
         ArgSpec("dtype", "dtype", None, "Output type: the input's (default) or FLOAT."),
     ),
+    random=False,
 )
 
 ERASE = OpSchema(
@@ -55,6 +56,7 @@ ERASE = OpSchema(
         ArgSpec("normalized_anchor", "bool", None, "The anchor is a fraction of the extents."),
         ArgSpec("normalized_shape", "bool", None, "The shape is a fraction of the extents."),
     ),
+    random=False,
 )  # fmt: skip
 
 JITTER = OpSchema(
@@ -91,6 +93,7 @@ GRID_MASK = OpSchema(
         ArgSpec("shift_y", "float", 0.0, "y translation, applied after rotation.", tensor=True),
         ArgSpec("tile", "int", 100, "Grid period in pixels (square plus spacing).", tensor=True),
     ),
+    random=False,
 )
 
 SCHEMAS = (GAUSSIAN_BLUR, ERASE, JITTER, GRID_MASK)

@@ -78,6 +78,7 @@ FLIP = OpSchema(
         ArgSpec("vertical", "int", 0, "Flip the vertical dimension.", tensor=True),
         ArgSpec("depthwise", "int", 0, "Flip the depth dimension.", tensor=True),
     ),
+    random=False,
 )
 
 ROTATE = OpSchema(
@@ -97,6 +98,7 @@ ROTATE = OpSchema(
         *_WARP_ARGS,
     ),
     deprecated=OUTPUT_DTYPE_ALIAS,
+    random=False,
 )
 
 WARP_AFFINE = OpSchema(
@@ -130,6 +132,7 @@ WARP_AFFINE = OpSchema(
         *_WARP_ARGS,
     ),
     deprecated=OUTPUT_DTYPE_ALIAS,
+    random=False,
 )
 
 PASTE = OpSchema(
@@ -148,6 +151,7 @@ PASTE = OpSchema(
         ArgSpec("paste_y", "float", 0.5, "Vertical position in [0, 1].", tensor=True),
         ArgSpec("ratio", "float", REQUIRED, "Canvas size / input size (>= 1).", tensor=True),
     ),
+    random=False,
 )
 
 
@@ -174,6 +178,7 @@ BB_FLIP = OpSchema(
         ArgSpec("vertical", "int", 0, "Flip the vertical dimension (non-zero = flip).", True),
         _LTRB,
     ),
+    random=False,
 )
 
 BBOX_PASTE = OpSchema(
@@ -192,6 +197,7 @@ BBOX_PASTE = OpSchema(
         ArgSpec("paste_y", "float", 0.5, "Vertical paste position in [0, 1].", True),
         _LTRB,
     ),
+    random=False,
 )
 
 RANDOM_BBOX_CROP = OpSchema(
@@ -329,6 +335,7 @@ BOX_ENCODER = OpSchema(
         ArgSpec("means", "float_vec", (0.0, 0.0, 0.0, 0.0), "``[x y w h]`` offset means."),
         ArgSpec("stds", "float_vec", (1.0, 1.0, 1.0, 1.0), "``[x y w h]`` offset stddevs."),
     ),
+    random=False,
 )
 
 COORD_TRANSFORM = OpSchema(
@@ -347,6 +354,7 @@ COORD_TRANSFORM = OpSchema(
         ArgSpec("MT", "float_vec", None, "The block matrix ``[M T]``.", True),
         ArgSpec("dtype", "dtype", DataType.FLOAT, "Output type: FLOAT (or FLOAT64/FLOAT16)."),
     ),
+    random=False,
 )
 
 COORD_FLIP = OpSchema(
@@ -366,6 +374,7 @@ COORD_FLIP = OpSchema(
         ArgSpec("center_y", "float", 0.5, "Flip centre on y.", True),
         ArgSpec("center_z", "float", 0.5, "Flip centre on z.", True),
     ),
+    random=False,
 )
 
 SCHEMAS = (

@@ -174,6 +174,7 @@ DECODERS_IMAGE = OpSchema(
     f"Decodes images.\n\n{_DECODE_DOC}",
     inputs=_ENCODED,
     args=(*_DECODE_ARGS, _GPU_DECODING),
+    random=False,
 )
 DECODERS_IMAGE_CROP = OpSchema(
     "decoders.image_crop",
@@ -181,6 +182,7 @@ DECODERS_IMAGE_CROP = OpSchema(
     "the header's size; codecs that support it decode only the window.\n\n" + _DECODE_DOC,
     inputs=_ENCODED,
     args=(*_DECODE_ARGS, _GPU_DECODING, *_CROP_WINDOW_ARGS),
+    random=False,
 )
 DECODERS_IMAGE_RANDOM_CROP = OpSchema(
     "decoders.image_random_crop",
@@ -197,6 +199,7 @@ DECODERS_IMAGE_SLICE = OpSchema(
     "(coordinates default to x, y: ``axis_names='WH'``).\n\n" + _DECODE_DOC,
     inputs=(*_ENCODED, *SLICE.inputs[1:]),
     args=(*_DECODE_ARGS, _GPU_DECODING, *(a for a in SLICE.args if a.name != "dtype")),
+    random=False,
 )
 PEEK_IMAGE_SHAPE = OpSchema(
     "peek_image_shape",
@@ -222,6 +225,7 @@ PEEK_IMAGE_SHAPE = OpSchema(
         ArgSpec("image_type", "image_type", ImageType.RGB, "Colour space deciding C."),
         _MAX_PIXELS,
     ),
+    random=False,
 )
 RESIZE = OpSchema(
     "resize",
@@ -254,6 +258,7 @@ RESIZE = OpSchema(
         ArgSpec("subpixel_scale", "bool", True, "Keep the exact scale for fractional sizes."),
         _RESAMPLED_DTYPE,
     ),
+    random=False,
 )
 RANDOM_RESIZED_CROP = OpSchema(
     "random_resized_crop",
@@ -280,6 +285,7 @@ CROP = OpSchema(
         ArgSpec("dtype", "dtype", None, "Output type (values converted, not rescaled)."),
     ),
     deprecated=OUTPUT_DTYPE_ALIAS,
+    random=False,
 )
 CROP_MIRROR_NORMALIZE = OpSchema(
     "crop_mirror_normalize",
@@ -301,6 +307,7 @@ CROP_MIRROR_NORMALIZE = OpSchema(
         ArgSpec("pad_output", "bool", False, "Pad the channels to a power of two."),
     ),
     deprecated=OUTPUT_DTYPE_ALIAS,
+    random=False,
 )
 #: A following ``crop_mirror_normalize`` without a crop, absorbed by the fusion pass.
 _ABSORBED_NORMALIZE = (

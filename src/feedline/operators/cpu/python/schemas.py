@@ -89,6 +89,7 @@ EXTERNAL_SOURCE = OpSchema(
             "Push mode: reuse the last fed batch when nothing new was fed.",
         ),
     ),
+    random=False,
 )
 
 
@@ -129,6 +130,7 @@ PYTHON_FUNCTION = OpSchema(
     ),
     no_prune=True,
     serializable=False,
+    random=False,
 )
 
 SCHEMAS = (EXTERNAL_SOURCE, PYTHON_FUNCTION)

@@ -56,6 +56,7 @@ CONSTANT = OpSchema(
         ),
         ArgSpec("layout", "layout", "", "Layout of the sample."),
     ),
+    random=False,
 )
 
 CAST = OpSchema(
@@ -66,6 +67,7 @@ CAST = OpSchema(
     rounds first (0.4 → False, 0.6 → True); integer to integer saturates.""",
     inputs=(InputSpec("input", "Data to convert."),),
     args=(ArgSpec("dtype", "dtype", doc="The target type."),),
+    random=False,
 )
 
 RESHAPE = OpSchema(
@@ -87,12 +89,14 @@ RESHAPE = OpSchema(
         ArgSpec("src_dims", "int_vec", None, "Input dimensions to keep, in order (-1 = new 1)."),
         ArgSpec("layout", "layout", None, "The output layout (default: dropped unless kept)."),
     ),
+    random=False,
 )
 
 COPY = OpSchema(
     "copy",
     "Copy the input (a new buffer with the same content, layout and source info).",
     inputs=(InputSpec("input", "Data to copy."),),
+    random=False,
 )
 
 
@@ -123,6 +127,7 @@ TRANSPOSE = OpSchema(
         ArgSpec("output_layout", "layout", None, "Explicit output layout."),
         ArgSpec("transpose_layout", "bool", True, "Permute the layout's axis names too."),
     ),
+    random=False,
 )
 
 PAD = OpSchema(
@@ -143,6 +148,7 @@ PAD = OpSchema(
         ArgSpec("align", "int_vec", None, "Extents become multiples of these.", tensor=True),
         ArgSpec("shape", "int_vec", None, "Minimum extents; -1 = batch maximum.", tensor=True),
     ),
+    random=False,
 )
 
 
@@ -189,6 +195,7 @@ SLICE = OpSchema(
         dtype_arg("Output type: the input's, FLOAT, FLOAT16 or UINT8."),
     ),
     deprecated=OUTPUT_DTYPE_ALIAS,
+    random=False,
 )
 
 NORMALIZE = OpSchema(
@@ -216,6 +223,7 @@ NORMALIZE = OpSchema(
             "Output type (float32 or an integer type, rounded and saturated).", DataType.FLOAT
         ),
     ),
+    random=False,
 )
 
 SCHEMAS = (CONSTANT, CAST, RESHAPE, COPY, TRANSPOSE, PAD, SLICE, NORMALIZE)

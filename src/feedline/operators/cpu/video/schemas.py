@@ -57,6 +57,7 @@ VIDEO = OpSchema(
         ArgSpec("affine", "bool", True, "Mixed (GPU) backend only: pin decoder threads to "
                 "cores. No effect on the CPU."),
     ),
+    random=False,
 )  # fmt: skip
 
 

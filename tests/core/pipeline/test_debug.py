@@ -1,0 +1,100 @@
+"""Debug mode: the pipeline function re-runs every iteration with the batches in hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from feedline import fn, pipeline_def, types
+from feedline.core.pipeline.debug import DataNodeDebug, DebugPipeline
+
+
+def _graph(scale: float, seen: list | None = None):
+    draw = fn.random.uniform(range=[0.0, 1.0])
+    if seen is not None:
+        seen.append(draw)
+    scaled = draw * scale + 1.0
+    data = fn.external_source(source=lambda i: [np.full(2, i, np.int32)] * 3, batch=True)
+    return scaled, fn.random.coin_flip(), data + 1, 7
+
+
+@settings(max_examples=10)
+@given(seed=st.integers(0, 2**31 - 1))
+def test_debug_mode_returns_what_the_graph_run_returns(seed: int) -> None:
+    @pipeline_def(batch_size=3, num_threads=2, device_id=None, seed=seed)
+    def pipe():
+        return _graph(4.0)
+
+    debug, graph = pipe(debug=True), pipe()
+    assert isinstance(debug, DebugPipeline) and not isinstance(graph, DebugPipeline)
+    for _ in range(3):
+        for got, expected in zip(debug.run(), graph.run(), strict=True):
+            np.testing.assert_array_equal(got.as_array(), expected.as_array())
+    debug.close()
+    graph.close()
+
+
+def test_the_function_sees_each_iterations_batch(capsys) -> None:
+    seen: list = []
+
+    @pipeline_def(batch_size=3, num_threads=1, device_id=None, seed=2, debug=True)
+    def pipe():
+        scaled, *rest = _graph(1.0, seen)
+        print(scaled)
+        return (scaled, *rest)
+
+    p = pipe()
+    outputs = [p.run()[0].as_array() for _ in range(2)]
+    draws = [node for node in seen if isinstance(node, DataNodeDebug)]
+    assert len(draws) == 2  # the definition run saw a symbolic node, then one per iteration
+    for node, out in zip(draws, outputs, strict=True):
+        np.testing.assert_allclose(node.get().as_array() + 1.0, out)
+        assert node.shape() == [(), (), ()]
+    printed = capsys.readouterr().out
+    assert printed.count("DataNodeDebug(") == 2
+    assert f"{outputs[1][0]:.4f}"[:5] in printed
+    p.close()
+
+
+def test_output_checks_count_the_functions_outputs() -> None:
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None, debug=True)
+    def pipe():
+        return fn.random.uniform() * 2.0, fn.random.coin_flip()
+
+    p = pipe(output_dtype=[types.FLOAT, types.INT32], output_ndim=[0, 0])
+    assert p.num_outputs == 2 and len(p.run()) == 2
+    p.close()
+
+
+def test_operators_must_come_in_the_same_order() -> None:
+    calls = iter(range(10))
+
+    @pipeline_def(batch_size=1, num_threads=1, device_id=None, debug=True)
+    def pipe():
+        if next(calls) == 0:
+            return fn.random.uniform()
+        return fn.random.coin_flip()
+
+    p = pipe()
+    with pytest.raises(RuntimeError, match="does not support changing the order"):
+        p.run()
+
+
+def test_a_debug_pipeline_is_not_a_context_manager_and_debug_params_stay_the_functions() -> None:
+    @pipeline_def(batch_size=1, num_threads=1, device_id=None)
+    def pipe():
+        return fn.random.uniform()
+
+    with pytest.raises(RuntimeError, match="works only with `pipeline_def`"), pipe(debug=True):
+        pass
+
+    @pipeline_def(batch_size=1, num_threads=1, device_id=None)
+    def own(debug):
+        return fn.constant(idata=[int(debug)])
+
+    p = own(debug=True)
+    assert not isinstance(p, DebugPipeline)
+    assert p.run()[0].as_array().ravel().tolist() == [1]
+    p.close()
