@@ -343,7 +343,7 @@ class Executor:
         outs = self._run_batch_op(op, kernel, progress.values, progress.number, progress.size)
         for index, tl in enumerate(outs):
             progress.values[(id(op), index)] = tl
-        if not op.inputs and outs:
+        if not op.upstream() and outs:
             if not progress.sized:
                 progress.size, progress.sized = len(outs[0]), True
             elif len(outs[0]) != progress.size:
@@ -411,7 +411,10 @@ class Executor:
     ) -> list[TensorListCPU]:
         inputs = [values[(id(n.source), n.index)] for n in op.inputs]
         arg_inputs = {k: values[(id(n.source), n.index)] for k, n in op.arg_inputs.items()}
-        size = len(inputs[0]) if inputs else current_size
+        # A batch's size comes from what the operator reads (a branch of a conditional reads
+        # fewer samples than the pipeline's batch); only sources take the iteration's size.
+        first = inputs[0] if inputs else next(iter(arg_inputs.values()), None)
+        size = len(first) if first is not None else current_size
         batch = Batch(inputs, arg_inputs, iteration, size, self.seeds[op.name], self.pool.map)
         start = time.perf_counter()
         try:

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from feedline.core.graph.constants import constant_array
+from feedline.core.graph.hooks import active_graph_hook
 from feedline.core.graph.placement import is_host_source, place, resolve_operator
 from feedline.core.registry import TRANSFER_TO_CPU, TRANSFER_TO_GPU
 from feedline.core.schema import COMMON_ARGS, ON_ERROR_POLICIES, OpSchema
@@ -90,9 +91,13 @@ class DataNode:
 
     def __bool__(self) -> bool:
         raise TypeError(
-            f"DataNode {self.name!r} is symbolic: it has no truth value while the graph is being "
-            "defined. Use per-sample operators (e.g. arithmetic, feedline.math, or a mask "
-            "multiply) instead of Python 'if'/'and'/'or' on DataNodes"
+            f'"DataNode" was used in conditional context - it might have been used in truth '
+            f"evaluation for `if` statement, logical expression or cast to a boolean "
+            f"({self.name!r} has no truth value while the graph is defined). To use conditional "
+            "execution via `if` statements you need to specify `enable_conditionals=True` in "
+            "`@nvidia.dali.pipeline_def` decorator (`@feedline.pipeline_def` here); see "
+            "docs/conditionals.md. Otherwise express the condition per sample with arithmetic "
+            "(e.g. a mask multiply)."
         )
 
     def __iter__(self) -> Any:
@@ -271,6 +276,9 @@ class Graph:
         """
         if self.frozen:
             raise RuntimeError("cannot add operators to a pipeline that is already built")
+        hook = active_graph_hook()
+        if hook is not None:
+            inputs, arg_inputs = hook.before_add(inputs, arg_inputs)
         for node in [*inputs, *arg_inputs.values()]:
             if node.source is None:
                 raise ValueError(
@@ -289,6 +297,8 @@ class Graph:
         self._names.add(name)
         op = OpNode(schema, name, device, inputs, arg_inputs, args, seed, preserve, len(self.ops))
         self.ops.append(op)
+        if hook is not None:
+            hook.after_add(op)
         return op
 
 

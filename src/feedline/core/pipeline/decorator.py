@@ -8,11 +8,12 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
+from feedline.core.pipeline.conditionals import trace_conditionally
 from feedline.core.pipeline.pipeline import Pipeline
 
 __all__ = ["pipeline_def"]
 
-_UNSUPPORTED = ("enable_conditionals", "debug")
+_UNSUPPORTED = ("debug",)
 _PIPELINE_PARAMS = set(inspect.signature(Pipeline.__init__).parameters) - {"self"}
 
 
@@ -27,7 +28,11 @@ def pipeline_def(fn: Callable[..., Any] | None = None, **pipeline_kwargs: Any) -
 
     Raises:
         TypeError: the function takes ``**kwargs``.
-        ValueError: ``enable_conditionals=True`` or ``debug=True`` (not supported).
+        ValueError: ``debug=True`` (not supported).
+
+    ``enable_conditionals=True`` (given to the decorator or to the call) transforms the function
+    so that ``if``/``and``/``or``/``not`` on per-sample DataNodes run each branch on the samples
+    that take it (see ``docs/conditionals.md``).
     """
 
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -63,9 +68,15 @@ def pipeline_def(fn: Callable[..., Any] | None = None, **pipeline_kwargs: Any) -
                         f"@pipeline_def: {key}=True is not supported by feedline; express "
                         "per-sample conditions with arithmetic (e.g. masks) instead"
                     )
+            conditionals = "enable_conditionals" not in func_params and bool(
+                pipe_kwargs.pop("enable_conditionals", False)
+            )
             pipe = Pipeline(**pipe_kwargs)
             with pipe:
-                result = func(*args, **fn_kwargs)
+                if conditionals:
+                    result = trace_conditionally(func, args, fn_kwargs)
+                else:
+                    result = func(*args, **fn_kwargs)
             outputs = result if isinstance(result, tuple) else (() if result is None else (result,))
             pipe.set_outputs(*outputs)
             return pipe
