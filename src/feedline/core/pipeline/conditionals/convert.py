@@ -69,7 +69,7 @@ def _runtime_namespace() -> types.SimpleNamespace:
     return types.SimpleNamespace(**functions, call=call)
 
 
-def call(function: Any, *args: Any, **kwargs: Any) -> Any:
+def call(function: Any, /, *args: Any, **kwargs: Any) -> Any:
     """``function(*args, **kwargs)``, transforming ``function`` first when a conditional
     pipeline is being defined on this thread and the function is the user's."""
     if active_stack() is not None:
