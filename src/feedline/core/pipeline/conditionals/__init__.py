@@ -14,6 +14,7 @@ from typing import Any
 
 from feedline.core.graph.hooks import graph_hook
 from feedline.core.pipeline.conditionals.convert import converted, do_not_convert, is_converted
+from feedline.core.pipeline.conditionals.explain import explained
 from feedline.core.pipeline.conditionals.scopes import ConditionStack
 
 __all__ = ["do_not_convert", "is_converted", "trace_conditionally"]
@@ -24,11 +25,20 @@ def trace_conditionally(
 ) -> Any:
     """Run the pipeline function ``func`` transformed, tracing its conditionals.
 
+    An error raised inside is raised again with the user's frames in its message (see
+    :mod:`.explain`).
+
     Raises:
         ValueError: ``func`` is marked with :func:`do_not_convert`.
     """
     if getattr(func, "_feedline_do_not_convert", False):
         raise ValueError("Pipeline definition cannot be marked with @do_not_convert.")
     function = converted(func, force=True)
-    with graph_hook(ConditionStack()):
-        return function(*args, **kwargs)
+    try:
+        with graph_hook(ConditionStack()):
+            return function(*args, **kwargs)
+    except Exception as error:
+        rebuilt = explained(error)
+        if rebuilt is error:
+            raise
+        raise rebuilt from error

@@ -32,7 +32,7 @@ __all__ = ["call", "converted", "do_not_convert", "is_converted"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-_CONVERTED = "_feedline_converted"
+_CONVERTED = runtime.CONVERTED
 _DO_NOT_CONVERT = "_feedline_do_not_convert"
 _SKIPPED_PACKAGES = frozenset({"feedline", "nvidia", "numpy", "cupy", "torch", "jax", "PIL"})
 _UNCONVERTIBLE_FLAGS = (
@@ -181,7 +181,22 @@ def _compile(function: types.FunctionType) -> types.CodeType:
     ast.fix_missing_locations(module)
     compiled = compile(module, function.__code__.co_filename, "exec", dont_inherit=True)
     factory_code = _nested_code(compiled, "__fl_factory")
-    return _nested_code(factory_code, definition.name)
+    code = _nested_code(factory_code, definition.name)
+    return _requalified(code, f"__fl_factory.<locals>.{definition.name}", function.__qualname__)
+
+
+def _requalified(code: types.CodeType, old: str, new: str) -> types.CodeType:
+    """``code`` and the code nested in it named as the original function's (not as parts of
+    the factory that compiled them)."""
+    consts = tuple(
+        _requalified(c, old, new) if isinstance(c, types.CodeType) else c for c in code.co_consts
+    )
+    qualname = getattr(code, "co_qualname", None)
+    if qualname is None:
+        return code.replace(co_consts=consts)
+    if qualname.startswith(old):
+        qualname = new + qualname[len(old) :]
+    return code.replace(co_consts=consts, co_qualname=qualname)
 
 
 def _nested_code(code: types.CodeType, name: str) -> types.CodeType:

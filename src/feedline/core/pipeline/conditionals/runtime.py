@@ -8,6 +8,7 @@ statement it replaced.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -16,6 +17,7 @@ from feedline.core.pipeline.conditionals.scopes import ConditionStack, active_st
 from feedline.core.pipeline.conditionals.structure import map_leaves, structure_mismatch
 
 __all__ = [
+    "CONVERTED",
     "DO_RETURN",
     "RETVAL",
     "UNDEFINED_RETURN",
@@ -24,6 +26,7 @@ __all__ = [
     "get_attr",
     "if_stmt",
     "ld",
+    "mark",
     "not_",
     "or_",
     "returned",
@@ -33,6 +36,9 @@ RETVAL = "__fl_retval"
 """The variable that holds the return value of a function whose ``return`` is in a branch."""
 DO_RETURN = "__fl_do_return"
 """The variable that says whether such a function has returned."""
+
+CONVERTED = "_feedline_converted"
+"""The attribute that marks a function as transformed (its code calls this module)."""
 
 _INCONSISTENT = (
     "Encountered inconsistent outputs out of the `if/else` control flow statement. Variables "
@@ -96,6 +102,13 @@ def get_attr(obj: Any, name: str, display: str) -> Any:
         return Undefined(display)
 
 
+def mark(function: Any) -> Any:
+    """Mark a function defined inside transformed code as transformed itself."""
+    with contextlib.suppress(AttributeError, TypeError):
+        setattr(function, CONVERTED, True)
+    return function
+
+
 def returned(value: Any) -> Any:
     """The final return value of a function whose ``return`` statements were rewritten."""
     return None if value is UNDEFINED_RETURN else value
@@ -104,6 +117,11 @@ def returned(value: Any) -> Any:
 def not_(value: Any) -> Any:
     """``not value``: a ``_conditional.not_`` operator for a DataNode in a conditional pipeline."""
     if isinstance(value, DataNode) and active_stack() is not None:
+        if value.device != "cpu":
+            raise RuntimeError(
+                "Logical expression `not` is restricted to scalar (0-d tensors) inputs of `bool` "
+                "type, that are placed on CPU. Got a GPU input in logical expression."
+            )
         return make_operator_call("_conditional.not_", [value], {})
     return not value
 
@@ -189,6 +207,12 @@ def if_stmt(
         else:
             orelse()
         return
+    if condition.device != "cpu":
+        raise ValueError(
+            "Invalid device \"gpu\" for argument 'predicate' of operator "
+            "'nvidia.dali.fn._conditional.split'. The condition of an `if` must be a CPU batch "
+            f"(feedline's fn._conditional.split got {condition.name!r} on the GPU)."
+        )
     before = get_state()
     stack.push(condition)
     try:

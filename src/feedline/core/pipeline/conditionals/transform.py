@@ -73,7 +73,8 @@ class _Assigned(ast.NodeVisitor):
         self.found.setdefault(key, target)
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
-        self._add(node.name)
+        if not getattr(node, "_fl_branch_helper", False):
+            self._add(node.name)
 
     def visit_AsyncFunctionDef(self, node: ast.AsyncFunctionDef) -> None:
         self._add(node.name)
@@ -300,6 +301,8 @@ class _Converter(ast.NodeTransformer):
 
     def visit_FunctionDef(self, node: ast.FunctionDef) -> ast.FunctionDef:
         node.decorator_list = [self.visit(d) for d in node.decorator_list]
+        if self._scopes:
+            node.decorator_list.append(_rt("mark"))
         node.args = self.visit(node.args)
         _rewrite_returns(node)
         scope = _FunctionScope(_declared_globals(node))
@@ -320,6 +323,10 @@ class _Converter(ast.NodeTransformer):
         node.body = self._block(node.body)
         self._scopes.pop()
         return node
+
+    def visit_Lambda(self, node: ast.Lambda) -> ast.expr:
+        self.generic_visit(node)
+        return ast.copy_location(_call(_rt("mark"), [node]), node)
 
     def _in_function(self) -> bool:
         return bool(self._scopes) and self._scopes[-1] is not None
@@ -379,7 +386,11 @@ class _Converter(ast.NodeTransformer):
             return found
 
         def function(name: str, body: list[ast.stmt], *params: str) -> ast.FunctionDef:
-            return ast.FunctionDef(name, _empty_arguments(*params), body or [ast.Pass()], [], None)
+            helper = ast.FunctionDef(
+                name, _empty_arguments(*params), body or [ast.Pass()], [], None
+            )
+            helper._fl_branch_helper = True  # type: ignore[attr-defined]
+            return helper
 
         predeclared: list[ast.stmt] = [
             _mark(

@@ -68,6 +68,8 @@ def _pick(
 class SplitKernel(Kernel):
     """``_conditional.split``: the samples whose predicate holds, and the others."""
 
+    resizes_batch = True
+
     def run(self, batch: Batch) -> Sequence[TensorListCPU]:
         data = batch.inputs[0]
         mask = predicate_mask(batch.arg_inputs["predicate"], bool(self.args["_if_stmt"]))
@@ -82,6 +84,8 @@ class SplitKernel(Kernel):
 
 class MergeKernel(Kernel):
     """``_conditional.merge``: the two branches' samples back in the order of the predicate."""
+
+    batch_like = "predicate"
 
     def run(self, batch: Batch) -> Sequence[TensorListCPU]:
         true_batch, false_batch = batch.inputs
