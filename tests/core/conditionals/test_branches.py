@@ -216,3 +216,25 @@ def test_a_scalar_python_condition_builds_only_its_branch():
         assert np.array(out[0]).tolist() == expected.tolist()
         names = built.executor_statistics()
         assert not any("Split" in name or "Merge" in name for name in names)
+
+
+def test_a_conditional_pipeline_serializes_and_runs_the_same():
+    from feedline import Pipeline, fn, pipeline_def
+
+    @pipeline_def(batch_size=6, num_threads=2, device_id=None, seed=3, enable_conditionals=True)
+    def pipe():
+        x = fn.random.uniform(range=[0, 10])
+        if x > 5:
+            y = x * 2
+        else:
+            y = x - 100
+        return y, (x > 2) and (x < 8)
+
+    original = pipe()
+    copy = Pipeline.deserialize(
+        serialized_pipeline=original.serialize(), batch_size=6, num_threads=2, device_id=None
+    )
+    copy.build()
+    for _ in range(2):
+        for a, b in zip(original.run(), copy.run(), strict=True):
+            assert [np.array(s).tolist() for s in a] == [np.array(s).tolist() for s in b]

@@ -28,12 +28,15 @@ from feedline.core.pipeline.conditionals.transform import (
     transform_lambda,
 )
 
-__all__ = ["call", "converted", "do_not_convert", "is_converted"]
+__all__ = ["CONVERTED_MODULES", "call", "converted", "do_not_convert", "is_converted"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 _CONVERTED = runtime.CONVERTED
 _DO_NOT_CONVERT = "_feedline_do_not_convert"
+#: feedline's own modules whose functions are transformed (as DALI converts its ``auto_aug``):
+#: their augmentations choose per sample with ``if``.
+CONVERTED_MODULES = ("feedline.auto_aug.",)
 _SKIPPED_PACKAGES = frozenset({"feedline", "nvidia", "numpy", "cupy", "torch", "jax", "PIL"})
 _UNCONVERTIBLE_FLAGS = (
     inspect.CO_GENERATOR
@@ -83,8 +86,10 @@ def _users(function: types.FunctionType) -> bool:
         return False
     if function.__code__.co_flags & _UNCONVERTIBLE_FLAGS or hasattr(function, "__wrapped__"):
         return False
-    module = (getattr(function, "__module__", None) or "").split(".")[0]
-    if module in _SKIPPED_PACKAGES:
+    module = getattr(function, "__module__", None) or ""
+    if f"{module}.".startswith(CONVERTED_MODULES):
+        return True
+    if module.split(".")[0] in _SKIPPED_PACKAGES:
         return False
     filename = function.__code__.co_filename
     if filename.startswith("<"):
