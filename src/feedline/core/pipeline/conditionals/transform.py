@@ -352,6 +352,10 @@ class _Converter(ast.NodeTransformer):
         self.generic_visit(node)
         if isinstance(node.func, ast.Name) and node.func.id in _FRAME_SENSITIVE:
             return node
+        func = node.func
+        owner = func.value if isinstance(func, ast.Attribute) else None
+        if isinstance(owner, ast.Name) and owner.id == RUNTIME_NAME:
+            return node  # the runtime's own functions are called as they are
         if not self._in_function():
             return node
         return ast.copy_location(
