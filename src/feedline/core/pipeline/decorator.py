@@ -8,7 +8,6 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-from feedline.core.pipeline.conditionals import trace_conditionally
 from feedline.core.pipeline.pipeline import Pipeline
 
 __all__ = ["pipeline_def"]
@@ -74,6 +73,9 @@ def pipeline_def(fn: Callable[..., Any] | None = None, **pipeline_kwargs: Any) -
             pipe = Pipeline(**pipe_kwargs)
             with pipe:
                 if conditionals:
+                    # The AST transformation loads with the first conditional pipeline.
+                    from feedline.core.pipeline.conditionals import trace_conditionally
+
                     result = trace_conditionally(func, args, fn_kwargs)
                 else:
                     result = func(*args, **fn_kwargs)
