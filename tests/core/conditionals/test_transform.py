@@ -77,3 +77,36 @@ def test_library_and_feedline_functions_are_not_transformed():
     assert converted(textwrap.dedent) is textwrap.dedent
     assert converted(convert.call) is convert.call
     assert converted(len) is len
+
+
+class _Augment:
+    """A callable helper object, as augmentation libraries write them."""
+
+    def __init__(self, amount):
+        self.amount = amount
+        self.__private = 1
+
+    def __call__(self, x):
+        if x > 0:
+            x = x + self.amount
+        return x
+
+    def uses_private(self, x):
+        return x + self.__private
+
+
+def test_callable_objects_and_partials_are_called_through_their_transformed_code():
+    import functools
+
+    augment = _Augment(5)
+    through_call = converted(augment)
+    assert is_converted(through_call.__func__)
+    assert through_call(np.int32(2)) == augment(np.int32(2)) == 7
+    partial = converted(functools.partial(_Augment.__call__, augment))
+    assert is_converted(partial.func) and partial(np.int32(-1)) == -1
+
+
+def test_methods_with_private_names_are_left_as_written():
+    augment = _Augment(1)
+    assert converted(augment.uses_private) == augment.uses_private
+    assert not is_converted(converted(augment.uses_private))

@@ -10,7 +10,9 @@ is available, from neither feedline, NumPy nor an installed package, and not mar
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
+import re
 import sysconfig
 import textwrap
 import threading
@@ -86,6 +88,8 @@ def _users(function: types.FunctionType) -> bool:
         return False
     if function.__code__.co_flags & _UNCONVERTIBLE_FLAGS or hasattr(function, "__wrapped__"):
         return False
+    if _mangles_names(function.__code__):
+        return False
     module = getattr(function, "__module__", None) or ""
     if f"{module}.".startswith(CONVERTED_MODULES):
         return True
@@ -100,16 +104,39 @@ def _users(function: types.FunctionType) -> bool:
     return not str(Path(filename).resolve()).startswith(_LIBRARY_ROOTS)
 
 
+_MANGLED = re.compile(r"^_[A-Za-z0-9]\w*?__[A-Za-z0-9_]*[A-Za-z0-9]_?$")
+
+
+def _mangles_names(code: types.CodeType) -> bool:
+    """Whether ``code`` (a method) uses private ``__names``, which Python mangled with its class
+    name: recompiled outside the class, they would no longer be."""
+    names = (*code.co_names, *code.co_varnames, *code.co_freevars, *code.co_cellvars)
+    if any(_MANGLED.match(n) and not n.endswith("__") for n in names):
+        return True
+    return any(_mangles_names(c) for c in code.co_consts if isinstance(c, types.CodeType))
+
+
 def converted(function: Any, force: bool = False) -> Any:
     """The transformed version of ``function`` when it is the user's (or ``force``), else
-    ``function`` itself. Bound methods keep their instance."""
+    ``function`` itself. Bound methods keep their instance, ``functools.partial`` objects their
+    arguments; an instance of the user's class with a ``__call__`` method is called through the
+    transformed method."""
     if isinstance(function, types.MethodType):
         inner = converted(function.__func__, force)
-        return (
-            function if inner is function.__func__ else types.MethodType(inner, function.__self__)
-        )
+        if inner is function.__func__:
+            return function
+        return types.MethodType(inner, function.__self__)
+    if isinstance(function, functools.partial):
+        inner = converted(function.func, force)
+        if inner is function.func:
+            return function
+        return functools.partial(inner, *function.args, **function.keywords)
     if not isinstance(function, types.FunctionType):
-        return function
+        method = inspect.getattr_static(type(function), "__call__", None)
+        if isinstance(function, type) or not isinstance(method, types.FunctionType):
+            return function
+        inner = converted(method, force)
+        return function if inner is method else types.MethodType(inner, function)
     if not force and not _users(function):
         return function
     code = _converted_code(function)
