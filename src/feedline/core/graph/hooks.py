@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from feedline.core.graph.nodes import DataNode, OpNode
+    from feedline.core.schema import OpSchema
 
 __all__ = ["GraphHook", "active_graph_hook", "graph_hook"]
 
@@ -25,9 +26,10 @@ class GraphHook(Protocol):
     """What :meth:`Graph.add_op <feedline.core.graph.nodes.Graph.add_op>` calls."""
 
     def before_add(
-        self, inputs: list[DataNode], arg_inputs: dict[str, DataNode]
+        self, schema: OpSchema, inputs: list[DataNode], arg_inputs: dict[str, DataNode]
     ) -> tuple[list[DataNode], dict[str, DataNode]]:
-        """The inputs and argument inputs the new operator reads instead of those given."""
+        """The inputs and argument inputs the new operator (of ``schema``) reads instead of
+        those given."""
         ...
 
     def after_add(self, op: OpNode) -> None:

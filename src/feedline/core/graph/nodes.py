@@ -278,7 +278,7 @@ class Graph:
             raise RuntimeError("cannot add operators to a pipeline that is already built")
         hook = active_graph_hook()
         if hook is not None:
-            inputs, arg_inputs = hook.before_add(inputs, arg_inputs)
+            inputs, arg_inputs = hook.before_add(schema, inputs, arg_inputs)
         for node in [*inputs, *arg_inputs.values()]:
             if node.source is None:
                 raise ValueError(

@@ -20,10 +20,15 @@ from typing import Any
 
 from feedline.core.graph import DataNode, OpNode, make_operator_call
 from feedline.core.graph.hooks import active_graph_hook, graph_hook
+from feedline.core.schema import OpSchema
 
-__all__ = ["ConditionStack", "Path", "active_stack"]
+__all__ = ["SCOPE_ARGUMENT", "ConditionStack", "Path", "active_stack"]
 
 Path = tuple[tuple[int, bool], ...]
+
+SCOPE_ARGUMENT = "_scope"
+"""The hidden per-sample argument through which an operator without inputs learns, inside a
+branch, the batch it runs on (any values; only its number of samples counts)."""
 
 
 @dataclass
@@ -133,11 +138,19 @@ class ConditionStack:
     # The graph hook -----------------------------------------------------------------------
 
     def before_add(
-        self, inputs: list[DataNode], arg_inputs: dict[str, DataNode]
+        self, schema: OpSchema, inputs: list[DataNode], arg_inputs: dict[str, DataNode]
     ) -> tuple[list[DataNode], dict[str, DataNode]]:
-        """Split the inputs of an operator created inside a branch into that branch."""
+        """Split the inputs of an operator created inside a branch into that branch. An
+        operator without inputs whose schema has the hidden per-sample argument ``_scope``
+        (DALI's, for operators such as ``batch_permutation`` whose result depends on the batch
+        size) reads the branch's batch of the predicate there, so it runs on the branch's
+        number of samples."""
         if not self._scopes:
             return inputs, arg_inputs
+        if not inputs and not arg_inputs and SCOPE_ARGUMENT in schema.arg_map:
+            scope = self._scopes[-1]
+            batch = scope.predicate if scope.branch is None else self.localize(scope.predicate)
+            return inputs, {SCOPE_ARGUMENT: batch}
         return (
             [self.localize(x) for x in inputs],
             {name: self.localize(x) for name, x in arg_inputs.items()},
