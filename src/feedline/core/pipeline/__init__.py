@@ -2,9 +2,7 @@
 
 ``pipeline`` (define, build, run), ``properties`` (parameters and their checks),
 ``checkpoints`` (reader queries, checkpoints), ``serialize`` (JSON, Graphviz),
-``decorator`` (``@pipeline_def``), ``conditionals`` (``enable_conditionals=True``, loaded by
-the first conditional pipeline; its ``do_not_convert`` is DALI's
-``nvidia.dali.pipeline.do_not_convert``).
+``decorator`` (``@pipeline_def``).
 """
 
 from feedline.core.pipeline.decorator import pipeline_def
