@@ -202,8 +202,9 @@ def test_pipeline_def_keyword_routing_and_returns() -> None:
 
     with pytest.raises(TypeError, match="nested"):
         nested()
-    with pytest.raises(ValueError, match="enable_conditionals"):
-        graph(enable_conditionals=True)
+    # enable_conditionals is the decorator's (tests/core/conditionals), never the Pipeline's.
+    a, _ = graph(enable_conditionals=True, batch_size_of_data=4).run()
+    assert a.as_array().tolist() == [[4]] * 3
 
 
 def noisy_pipeline(num_threads: int, seed: int = 7) -> Pipeline:

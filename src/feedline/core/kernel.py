@@ -290,6 +290,15 @@ class Kernel:
     stream, one TensorList per output) and ``take_skipped()`` (the ``SkippedSample`` records of
     the samples they failed to load); ``feedline.readers.base.Reader`` implements them all."""
 
+    resizes_batch: ClassVar[bool] = False
+    """Set by kernels whose outputs hold other numbers of samples than their inputs (the split
+    of a conditional): per-sample operators that read those outputs never share a chain with
+    operators that read the inputs."""
+
+    batch_like: ClassVar[str | None] = None
+    """The argument input whose batch the outputs match sample for sample, when it is not the
+    positional inputs' (the merge of a conditional: its ``predicate``)."""
+
     fetches_input: bool = False
     """Set (in :meth:`setup`) by a source whose data comes from user Python code that DALI runs
     on the thread scheduling the iteration (``external_source`` callbacks). For each scheduled

@@ -98,3 +98,12 @@ def test_a_debug_pipeline_is_not_a_context_manager_and_debug_params_stay_the_fun
     assert not isinstance(p, DebugPipeline)
     assert p.run()[0].as_array().ravel().tolist() == [1]
     p.close()
+
+
+def test_debug_mode_with_conditionals_is_refused_not_ignored() -> None:
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None, debug=True, enable_conditionals=True)
+    def pipe():
+        return fn.random.uniform(range=(0.0, 1.0))
+
+    with pytest.raises(ValueError, match="debug=True cannot be combined with enable_conditionals"):
+        pipe()

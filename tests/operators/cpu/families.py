@@ -7,6 +7,7 @@ from types import ModuleType
 from feedline.core.plugins import PluginSystem
 from feedline.operators.cpu.arrays import schemas as arrays
 from feedline.operators.cpu.color import schemas as color
+from feedline.operators.cpu.conditional import schemas as conditional
 from feedline.operators.cpu.effects import schemas as effects
 from feedline.operators.cpu.geometry import schemas as geometry
 from feedline.operators.cpu.image import schemas as image
@@ -28,6 +29,7 @@ FAMILIES: dict[str, ModuleType] = {
     "arrays": arrays,
     "effects": effects,
     "video": video,
+    "conditional": conditional,
 }
 
 

@@ -226,13 +226,20 @@ def test_types_unknown_at_build_are_checked_on_the_first_batch() -> None:
         next(it)
 
 
-def test_enable_conditionals_is_refused_like_pipeline_def() -> None:
+def test_enable_conditionals_is_passed_on_to_pipeline_def() -> None:
+    def outputs(**kwargs: Any) -> list:
+        definition = PipelineDefinition(
+            ShuffledShardedInputCallable(CountingProvider(8), BATCH),
+            use_parallel_external_source=False,
+        )
+        pipe = definition.get_dali_pipeline(batch_size=2, num_threads=1, **kwargs)
+        return [np.array(s).tolist() for out in pipe.run() for s in out]
+
+    assert outputs(enable_conditionals=True) == outputs()
     definition = PipelineDefinition(
         ShuffledShardedInputCallable(CountingProvider(8), BATCH),
         use_parallel_external_source=False,
     )
-    with pytest.raises(ValueError, match="enable_conditionals"):
-        definition.get_dali_pipeline(batch_size=2, num_threads=1, enable_conditionals=True)
     with pytest.raises(TypeError, match="given twice"):
         definition.get_dali_pipeline(2, batch_size=2)
     assert definition.get_pipeline == definition.get_dali_pipeline

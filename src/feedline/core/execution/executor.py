@@ -100,6 +100,19 @@ class _Progress:
     failure: Exception | None = None
 
 
+def _reads_batch_of(op: OpNode, chain: Chain, batches: dict[Key, Key | None]) -> bool:
+    """Whether everything ``op`` reads from outside ``chain`` is of the batch the chain's
+    first step reads (so ``op`` may run in the chain, on the same samples)."""
+    first, _ = chain.steps[0]
+    reference = next(iter(first.upstream()), None)
+    batch = None if reference is None else batches.get((id(reference.source), reference.index))
+    return all(
+        batches.get((id(n.source), n.index)) == batch
+        for n in op.upstream()
+        if id(n.source) not in chain.members
+    )
+
+
 class Executor:
     """Runs the operators of a pruned, ordered graph.
 
@@ -178,11 +191,14 @@ class Executor:
         runs further operators in vain), then chains and batch operators in graph order."""
         sources = {id(op) for op in self.ops if not op.upstream() and not self._is_chained(op)}
         ordered = sorted(self.ops, key=lambda op: id(op) not in sources)  # stable: graph order
+        batches = self._batches()
         plan: list[OpNode | Chain] = []
         for op in ordered:
             kernel = self.kernels[id(op)]
             if self._is_chained(op):
                 last = plan[-1] if plan and isinstance(plan[-1], Chain) else None
+                if last is not None and not _reads_batch_of(op, last, batches):
+                    last = None
                 if kernel.serial:
                     # Ahead of the open chain when it does not read from it, which keeps that
                     # chain whole (e.g. decode → crop → [coin_flip] → crop_mirror_normalize).
@@ -200,6 +216,26 @@ class Executor:
             else:
                 plan.append(op)
         return plan
+
+    def _batches(self) -> dict[Key, Key | None]:
+        """Which batch each output belongs to: the iteration's (None), or the output of a
+        kernel that resizes batches (the branch of a conditional) that it matches sample for
+        sample. Per-sample operators of different batches cannot run in one chain."""
+        batches: dict[Key, Key | None] = {}
+        for op in self.ops:
+            kernel = self.kernels[id(op)]
+            if kernel.resizes_batch:
+                for index in range(len(op.outputs)):
+                    batches[(id(op), index)] = (id(op), index)
+                continue
+            like = op.arg_inputs.get(kernel.batch_like) if kernel.batch_like else None
+            reference = like if like is not None else next(iter(op.upstream()), None)
+            batch = None
+            if reference is not None:
+                batch = batches.get((id(reference.source), reference.index))
+            for index in range(len(op.outputs)):
+                batches[(id(op), index)] = batch
+        return batches
 
     def _externally_needed(self) -> set[Key]:
         """Chain outputs that must become TensorLists (read outside their chain or outputs)."""
@@ -343,7 +379,7 @@ class Executor:
         outs = self._run_batch_op(op, kernel, progress.values, progress.number, progress.size)
         for index, tl in enumerate(outs):
             progress.values[(id(op), index)] = tl
-        if not op.inputs and outs:
+        if not op.upstream() and outs:
             if not progress.sized:
                 progress.size, progress.sized = len(outs[0]), True
             elif len(outs[0]) != progress.size:
@@ -411,7 +447,10 @@ class Executor:
     ) -> list[TensorListCPU]:
         inputs = [values[(id(n.source), n.index)] for n in op.inputs]
         arg_inputs = {k: values[(id(n.source), n.index)] for k, n in op.arg_inputs.items()}
-        size = len(inputs[0]) if inputs else current_size
+        # A batch's size comes from what the operator reads (a branch of a conditional reads
+        # fewer samples than the pipeline's batch); only sources take the iteration's size.
+        first = inputs[0] if inputs else next(iter(arg_inputs.values()), None)
+        size = len(first) if first is not None else current_size
         batch = Batch(inputs, arg_inputs, iteration, size, self.seeds[op.name], self.pool.map)
         start = time.perf_counter()
         try:

@@ -18,6 +18,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from feedline.core.graph.hooks import active_graph_hook
 from feedline.core.graph.names import class_name, detached_name
 from feedline.core.registry import TRANSFER_TO_CPU, TRANSFER_TO_GPU
 from feedline.core.schema import OpSchema
@@ -81,9 +82,13 @@ class DataNode:
 
     def __bool__(self) -> bool:
         raise TypeError(
-            f"DataNode {self.name!r} is symbolic: it has no truth value while the graph is being "
-            "defined. Use per-sample operators (e.g. arithmetic, feedline.math, or a mask "
-            "multiply) instead of Python 'if'/'and'/'or' on DataNodes"
+            f'"DataNode" was used in conditional context - it might have been used in truth '
+            f"evaluation for `if` statement, logical expression or cast to a boolean "
+            f"({self.name!r} has no truth value while the graph is defined). To use conditional "
+            "execution via `if` statements you need to specify `enable_conditionals=True` in "
+            "`@nvidia.dali.pipeline_def` decorator (`@feedline.pipeline_def` here); see "
+            "docs/conditionals.md. Otherwise express the condition per sample with arithmetic "
+            "(e.g. a mask multiply)."
         )
 
     __iter__ = None  # not iterable, and not a collections.abc.Iterable (as in DALI)
@@ -290,6 +295,9 @@ class Graph:
         """
         if self.frozen:
             raise RuntimeError("cannot add operators to a pipeline that is already built")
+        hook = active_graph_hook()
+        if hook is not None:
+            inputs, arg_inputs = hook.before_add(schema, inputs, arg_inputs)
         _check_sources(schema, [*inputs, *arg_inputs.values()])
         if name is None:
             name = self._auto_name(schema.name)
@@ -300,6 +308,8 @@ class Graph:
             schema, name, device, inputs, arg_inputs, args, seed, preserve, len(self.ops), self
         )
         self.ops.append(op)
+        if hook is not None:
+            hook.after_add(op)
         return op
 
     def _auto_name(self, op_name: str) -> str:

@@ -13,7 +13,6 @@ from feedline.core.pipeline.pipeline import Pipeline
 
 __all__ = ["pipeline_def"]
 
-_UNSUPPORTED = ("enable_conditionals",)
 _PIPELINE_PARAMS = set(inspect.signature(Pipeline.__init__).parameters) - {"self"}
 
 
@@ -29,7 +28,11 @@ def pipeline_def(fn: Callable[..., Any] | None = None, **pipeline_kwargs: Any) -
 
     Raises:
         TypeError: the function takes ``**kwargs``.
-        ValueError: ``enable_conditionals=True`` (not supported).
+        ValueError: ``debug=True`` together with ``enable_conditionals=True`` (not supported).
+
+    ``enable_conditionals=True`` (given to the decorator or to the call) transforms the function
+    so that ``if``/``and``/``or``/``not`` on per-sample DataNodes run each branch on the samples
+    that take it (see ``docs/conditionals.md``).
     """
 
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -57,20 +60,27 @@ def pipeline_def(fn: Callable[..., Any] | None = None, **pipeline_kwargs: Any) -
                         )
                     continue
                 pipe_kwargs[key] = value
-            for key in _UNSUPPORTED:
-                if key in func_params:
-                    continue
-                if pipe_kwargs.pop(key, False):
-                    raise ValueError(
-                        f"@pipeline_def: {key}=True is not supported by feedline; express "
-                        "per-sample conditions with arithmetic (e.g. masks) instead"
-                    )
+            conditionals = "enable_conditionals" not in func_params and bool(
+                pipe_kwargs.pop("enable_conditionals", False)
+            )
             if "debug" not in func_params and pipe_kwargs.pop("debug", False):
+                if conditionals:
+                    raise ValueError(
+                        "@pipeline_def: debug=True cannot be combined with "
+                        "enable_conditionals=True in feedline yet; run the conditional pipeline "
+                        "without debug mode"
+                    )
                 return DebugPipeline(functools.partial(func, *args, **fn_kwargs), **pipe_kwargs)
             pipe_kwargs.pop("debug", None)
             pipe = Pipeline(**pipe_kwargs)
             with pipe:
-                result = func(*args, **fn_kwargs)
+                if conditionals:
+                    # The AST transformation loads with the first conditional pipeline.
+                    from feedline.core.pipeline.conditionals import trace_conditionally
+
+                    result = trace_conditionally(func, args, fn_kwargs)
+                else:
+                    result = func(*args, **fn_kwargs)
             outputs = result if isinstance(result, tuple) else (() if result is None else (result,))
             pipe.set_outputs(*outputs)
             return pipe

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
@@ -35,7 +36,51 @@ def flip(
             flipped = True
     if not flipped:
         return image
-    return np.ascontiguousarray(image[tuple(index)])
+    fast = _flip_with_opencv(image, layout, horizontal, vertical and "H" in layout, depthwise)
+    return fast if fast is not None else np.ascontiguousarray(image[tuple(index)])
+
+
+#: Element types OpenCV's ``flip`` moves (it copies bytes; up to 512 channels).
+_OPENCV_TYPES = frozenset(
+    np.dtype(t)
+    for t in (np.uint8, np.int8, np.uint16, np.int16, np.int32, np.float16, np.float32, np.float64)
+)
+
+
+@functools.cache
+def _opencv() -> Any:
+    try:
+        import cv2
+    except ImportError:
+        return None
+    return cv2
+
+
+def _flip_with_opencv(
+    image: np.ndarray, layout: str, horizontal: bool, vertical: bool, depthwise: bool
+) -> np.ndarray | None:
+    """The flip by OpenCV (tens of times faster than NumPy's strided copy of interleaved
+    channels), or None where it does not apply: no ``cv2``, another element type, a depthwise
+    flip, a vertical flip of data with frames or planes before H, or W not last but for C."""
+    cv2 = _opencv()
+    w = layout.find("W")
+    if cv2 is None or depthwise or image.dtype not in _OPENCV_TYPES or image.size == 0:
+        return None
+    if w < 0 or w < image.ndim - 2 or (w == image.ndim - 2 and layout[-1] != "C"):
+        return None
+    channels = image.shape[w + 1] if w + 1 < image.ndim else 1
+    if channels > 512:
+        return None
+    if vertical:
+        if layout.find("H") != 0 or w != 1:
+            return None
+        view = image.reshape(image.shape[0], image.shape[1], channels)
+        code = -1 if horizontal else 0
+    else:
+        rows = int(np.prod(image.shape[:w]))
+        view = image.reshape(rows, image.shape[w], channels)
+        code = 1
+    return cv2.flip(view, code).reshape(image.shape)
 
 
 class FlipKernel(SampleKernel):
