@@ -13,6 +13,7 @@ from feedline.operators.cpu.image import schemas as image
 from feedline.operators.cpu.math import schemas as math
 from feedline.operators.cpu.python import schemas as python
 from feedline.operators.cpu.random import schemas as random
+from feedline.operators.cpu.reductions import schemas as reductions
 from feedline.operators.cpu.tensor import schemas as tensor
 from feedline.operators.cpu.video import schemas as video
 
@@ -28,6 +29,7 @@ FAMILIES: dict[str, ModuleType] = {
     "arrays": arrays,
     "effects": effects,
     "video": video,
+    "reductions": reductions,
 }
 
 

@@ -1,0 +1,23 @@
+"""Example calls of the catalogue families (reductions, transforms, constants, manipulation)
+for ``check_operator``; merged into ``builtin_examples.EXAMPLES``."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from feedline.testing import OperatorExample
+
+_RNG = np.random.default_rng(2025)
+_INTS = [[_RNG.integers(0, 99, (4 + i, 3)).astype(np.int32) for i in range(3)]]
+_MEANS = [np.mean(s, axis=0).astype(np.float32) for s in _INTS[0]]
+
+
+def _reduction(name: str) -> OperatorExample:
+    inputs = [*_INTS, _MEANS] if name in ("std_dev", "variance") else _INTS
+    return OperatorExample(inputs, ["HC", ""][: len(inputs)], {"axis_names": "H"})
+
+
+CATALOGUE_EXAMPLES: dict[str, OperatorExample] = {
+    f"reductions.{name}": _reduction(name)
+    for name in ("min", "max", "sum", "mean", "mean_square", "rms", "std_dev", "variance")
+}
