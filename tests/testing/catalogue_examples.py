@@ -17,7 +17,17 @@ def _reduction(name: str) -> OperatorExample:
     return OperatorExample(inputs, ["HC", ""][: len(inputs)], {"axis_names": "H"})
 
 
+_MATRICES = [_RNG.normal(size=(2, 3)).astype(np.float32) for _ in range(3)]
+
 CATALOGUE_EXAMPLES: dict[str, OperatorExample] = {
-    f"reductions.{name}": _reduction(name)
-    for name in ("min", "max", "sum", "mean", "mean_square", "rms", "std_dev", "variance")
+    **{
+        f"reductions.{name}": _reduction(name)
+        for name in ("min", "max", "sum", "mean", "mean_square", "rms", "std_dev", "variance")
+    },
+    "transforms.translation": OperatorExample([_MATRICES], args={"offset": [1.0, 2.0]}),
+    "transforms.scale": OperatorExample(args={"scale": [2.0, 3.0], "center": [1.0, 1.0]}),
+    "transforms.rotation": OperatorExample(args={"angle": 30.0, "axis": [0.0, 1.0, 1.0]}),
+    "transforms.shear": OperatorExample([_MATRICES], args={"angles": [10.0, 20.0]}),
+    "transforms.crop": OperatorExample(args={"from_start": [5.0, 5.0], "from_end": [50.0, 9.0]}),
+    "transforms.combine": OperatorExample([_MATRICES, _MATRICES[::-1]]),
 }

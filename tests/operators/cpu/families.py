@@ -15,6 +15,7 @@ from feedline.operators.cpu.python import schemas as python
 from feedline.operators.cpu.random import schemas as random
 from feedline.operators.cpu.reductions import schemas as reductions
 from feedline.operators.cpu.tensor import schemas as tensor
+from feedline.operators.cpu.transforms import schemas as transforms
 from feedline.operators.cpu.video import schemas as video
 
 #: Entry-point name → plugin module, as ``pyproject.toml`` lists them.
@@ -30,6 +31,7 @@ FAMILIES: dict[str, ModuleType] = {
     "effects": effects,
     "video": video,
     "reductions": reductions,
+    "transforms": transforms,
 }
 
 
