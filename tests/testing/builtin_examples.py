@@ -149,6 +149,7 @@ EXAMPLES: dict[str, OperatorExample] = {
     "warp_affine": OperatorExample(IMAGES, HWC, {"matrix": [1.0, 0.2, 0.0, 0.1, 1.0, 0.0]}),
 }
 EXAMPLES.update(CATALOGUE_EXAMPLES)
+EXAMPLES["experimental.peek_image_shape"] = EXAMPLES["peek_image_shape"]
 if HAS_AV:
     EXAMPLES["decoders.video"] = OperatorExample([_videos()], args={"sequence_length": 3})
 

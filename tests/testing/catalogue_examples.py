@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from feedline import types
 from feedline.testing import OperatorExample
 
 _RNG = np.random.default_rng(2025)
@@ -17,6 +18,8 @@ def _reduction(name: str) -> OperatorExample:
     return OperatorExample(inputs, ["HC", ""][: len(inputs)], {"axis_names": "H"})
 
 
+_SEQUENCES = [np.arange(24, dtype=np.float32).reshape(4, 3, 2) + i for i in range(3)]
+_INT16 = [[np.arange(8, dtype=np.int16).reshape(2, 4) * (i + 1) for i in range(3)]]
 _MATRICES = [_RNG.normal(size=(2, 3)).astype(np.float32) for _ in range(3)]
 
 CATALOGUE_EXAMPLES: dict[str, OperatorExample] = {
@@ -30,4 +33,19 @@ CATALOGUE_EXAMPLES: dict[str, OperatorExample] = {
     "transforms.shear": OperatorExample([_MATRICES], args={"angles": [10.0, 20.0]}),
     "transforms.crop": OperatorExample(args={"from_start": [5.0, 5.0], "from_end": [50.0, 9.0]}),
     "transforms.combine": OperatorExample([_MATRICES, _MATRICES[::-1]]),
+    "zeros": OperatorExample(args={"shape": [2, 2], "dtype": types.UINT8}),
+    "ones": OperatorExample(args={"shape": [3], "layout": "W"}),
+    "zeros_like": OperatorExample(_INT16, ["HW"]),
+    "ones_like": OperatorExample(_INT16, ["HW"], {"dtype": types.FLOAT}),
+    "full": OperatorExample([[np.float32(i) for i in range(3)]], args={"shape": [2, 2]}),
+    "full_like": OperatorExample([*_INT16, [np.float32(i) + 0.5 for i in range(3)]]),
+    "per_frame": OperatorExample([_SEQUENCES]),
+    "element_extract": OperatorExample([_SEQUENCES], ["FHW"], {"element_map": [2, 0]}),
+    "sequence_rearrange": OperatorExample([_SEQUENCES], ["FHW"], {"new_order": [3, 1, 1]}),
+    "permute_batch": OperatorExample(_INT16, ["HW"], {"indices": [2, 2, 0]}),
+    "batch_permutation": OperatorExample(args={"no_fixed_points": True}, batch_size=5),
+    "lookup_table": OperatorExample(_INT16, args={"keys": [2, 4], "values": [0.5, 9.0]}),
+    "reinterpret": OperatorExample(_INT16, ["HW"], {"dtype": types.UINT8}),
+    "shapes": OperatorExample([_SEQUENCES]),
+    "get_property": OperatorExample(_INT16, ["HW"], {"key": "layout"}),
 }

@@ -7,9 +7,11 @@ from types import ModuleType
 from feedline.core.plugins import PluginSystem
 from feedline.operators.cpu.arrays import schemas as arrays
 from feedline.operators.cpu.color import schemas as color
+from feedline.operators.cpu.constants import schemas as constants
 from feedline.operators.cpu.effects import schemas as effects
 from feedline.operators.cpu.geometry import schemas as geometry
 from feedline.operators.cpu.image import schemas as image
+from feedline.operators.cpu.manipulation import schemas as manipulation
 from feedline.operators.cpu.math import schemas as math
 from feedline.operators.cpu.python import schemas as python
 from feedline.operators.cpu.random import schemas as random
@@ -32,6 +34,8 @@ FAMILIES: dict[str, ModuleType] = {
     "video": video,
     "reductions": reductions,
     "transforms": transforms,
+    "constants": constants,
+    "manipulation": manipulation,
 }
 
 

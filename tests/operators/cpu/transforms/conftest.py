@@ -11,4 +11,4 @@ from tests.operators.cpu.families import use_families
 
 @pytest.fixture(autouse=True)
 def _transform_plugins(empty_plugin_system: PluginSystem) -> None:
-    use_families(empty_plugin_system, "python", "tensor", "geometry", "transforms")
+    use_families(empty_plugin_system, "python", "tensor", "geometry", "manipulation", "transforms")

@@ -262,3 +262,33 @@ def test_check_operator_combine() -> None:
     batch = [rng.normal(size=(2, 3)).astype(np.float32) for _ in range(3)]
     example = OperatorExample([batch, batch[::-1]], args={"reverse_order": True})
     assert "threads" in check_operator("transforms.combine", example)
+
+
+def test_per_frame_arguments_give_one_matrix_per_frame() -> None:
+    angles = [np.array([0, 90, 180], np.float32)]
+    frames = np.stack([np.eye(2, 3, dtype=np.float32) * (k + 1) for k in range(3)])
+
+    def graph() -> Any:
+        per_frame = fn.per_frame(feed(angles))
+        return (
+            fn.transforms.rotation(angle=per_frame),
+            fn.transforms.rotation(feed([frames], "F**"), angle=per_frame),
+            fn.transforms.rotation(feed([frames], "F**"), angle=fn.per_frame(feed([[90.0]]))),
+        )
+
+    (alone, layout), (composed, _), (single_frame, _) = build(graph, batch_size=1)
+    assert layout == "F**" and alone[0].shape == (3, 2, 3)
+    np.testing.assert_allclose(apply(alone[0][1], [1, 0]), [0, 1], atol=1e-6)
+    np.testing.assert_allclose(apply(composed[0][2], [1, 0]), [-3, 0], atol=1e-5)
+    np.testing.assert_allclose(apply(single_frame[0][2], [1, 0]), [0, 3], atol=1e-5)
+
+
+def test_per_frame_values_must_match_the_frames() -> None:
+    frames = np.stack([np.eye(2, 3, dtype=np.float32)] * 2)
+
+    def graph() -> Any:
+        angle = fn.per_frame(feed([np.array([0, 90, 180], np.float32)]))
+        return fn.transforms.rotation(feed([frames], "F**"), angle=angle)
+
+    with pytest.raises(OperatorError, match="has 3 per-frame values, but the sample has 2"):
+        build(graph, batch_size=1)

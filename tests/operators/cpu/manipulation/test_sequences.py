@@ -1,0 +1,104 @@
+"""``per_frame``, ``element_extract`` and ``sequence_rearrange``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from feedline import OperatorError, fn
+from feedline.operators.cpu.manipulation.sequences import per_frame_layout
+from feedline.testing import OperatorExample, check_operator
+from tests.operators.cpu.catalogue_testing import build, feed
+
+SEQUENCE = np.arange(24, dtype=np.float32).reshape(4, 3, 2)
+
+
+@pytest.mark.parametrize(
+    ("layout", "ndim", "replace", "expected"),
+    [("", 3, False, "F**"), ("", 1, False, "F"), ("FHW", 3, False, "FHW"), ("CHW", 3, True, "FHW")],
+)
+def test_per_frame_layout(layout: str, ndim: int, replace: bool, expected: str) -> None:
+    assert per_frame_layout(layout, ndim, replace) == expected
+
+
+def test_per_frame_refuses_non_sequences_and_scalars() -> None:
+    with pytest.raises(ValueError, match="does not start with 'F'"):
+        per_frame_layout("HW", 2, False)
+    with pytest.raises(ValueError, match="zero-dimensional"):
+        per_frame_layout("", 0, False)
+
+
+def test_per_frame_only_relabels() -> None:
+    ((out, layout),) = build(lambda: fn.per_frame(feed([SEQUENCE], "CHW"), replace=True), 1)
+    assert layout == "FHW"
+    np.testing.assert_array_equal(out[0], SEQUENCE)
+
+
+def test_element_extract_gives_one_output_per_index() -> None:
+    (first, layout), (last, _) = build(
+        lambda: tuple(fn.element_extract(feed([SEQUENCE], "FHW"), element_map=[0, 3])), 1
+    )
+    assert layout == "HW"
+    np.testing.assert_array_equal(first[0], SEQUENCE[0])
+    np.testing.assert_array_equal(last[0], SEQUENCE[3])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "layout", "error", "message"),
+    [
+        ({"element_map": [4]}, "FHW", OperatorError, "index 4 is out of range for a sequence of 4"),
+        ({"element_map": [-1]}, "FHW", ValueError, "negative indices"),
+        ({"element_map": [0]}, "HWC", OperatorError, "must describe a sequence"),
+    ],
+)
+def test_element_extract_errors(kwargs: dict, layout: str, error: type, message: str) -> None:
+    with pytest.raises(error, match=message):
+        build(lambda: fn.element_extract(feed([SEQUENCE], layout), **kwargs), 1)
+
+
+@given(st.lists(st.integers(0, 3), min_size=1, max_size=6))
+@settings(max_examples=20, deadline=None)
+def test_sequence_rearrange_follows_new_order(order: list) -> None:
+    ((out, layout),) = build(
+        lambda: fn.sequence_rearrange(feed([SEQUENCE], "FHW"), new_order=order), 1
+    )
+    assert layout == "FHW"
+    np.testing.assert_array_equal(out[0], SEQUENCE[order])
+
+
+def test_sequence_rearrange_per_sample_order() -> None:
+    orders = [np.array([3, 3], np.int32), np.array([1], np.int32)]
+    ((out, _),) = build(lambda: fn.sequence_rearrange(feed([SEQUENCE] * 2), new_order=feed(orders)))
+    np.testing.assert_array_equal(out[0], SEQUENCE[[3, 3]])
+    np.testing.assert_array_equal(out[1], SEQUENCE[[1]])
+
+
+@pytest.mark.parametrize(
+    ("order", "data", "layout", "message"),
+    [
+        ([], SEQUENCE, "FHW", "empty sequences are not allowed"),
+        ([4], SEQUENCE, "FHW", "index 4 is out of range"),
+        ([-1], SEQUENCE, "FHW", "index -1 is out of range"),
+        ([0], SEQUENCE, "CHW", "must describe a sequence"),
+        ([0], SEQUENCE[:, 0, 0], "F", "at least 2 dimensions"),
+    ],
+)
+def test_sequence_rearrange_errors(order: list, data: Any, layout: str, message: str) -> None:
+    with pytest.raises(OperatorError, match=message):
+        build(lambda: fn.sequence_rearrange(feed([data], layout), new_order=order), 1)
+
+
+@pytest.mark.parametrize(
+    ("name", "example"),
+    [
+        ("per_frame", OperatorExample([[SEQUENCE] * 3])),
+        ("element_extract", OperatorExample([[SEQUENCE] * 3], ["FHW"], {"element_map": [2, 1]})),
+        ("sequence_rearrange", OperatorExample([[SEQUENCE] * 3], ["FHW"], {"new_order": [1, 0]})),
+    ],
+)
+def test_check_operator(name: str, example: OperatorExample) -> None:
+    assert "threads" in check_operator(name, example)
