@@ -8,12 +8,14 @@ truncation toward zero.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+import math
+from collections.abc import Sequence
+from typing import ClassVar
 
 import numpy as np
 
-from feedline.core.kernel import SampleContext, SampleKernel
+from feedline.core.kernel import Batch, Kernel
+from feedline.core.tensor import TensorListCPU
 from feedline.core.types import DataType, from_numpy_dtype, to_numpy_dtype
 
 __all__ = [
@@ -36,6 +38,9 @@ _INTEGERS = tuple(
 _F32 = np.dtype(np.float32)
 _F64 = np.dtype(np.float64)
 _INPUTS = (*_INTEGERS, _F32)
+#: Types whose sums (and sums of squares) are exact in 64-bit integers and whose values are
+#: exact in float32: reduced through integers / float32, which halves the memory traffic.
+_NARROW = tuple(np.dtype(t) for t in (np.uint8, np.int8, np.uint16, np.int16))
 
 
 def _wide(dtype: np.dtype) -> np.dtype:
@@ -87,8 +92,28 @@ def output_layout(layout: str, axes: tuple[int, ...], keep_dims: bool) -> str:
     return "".join(name for i, name in enumerate(layout) if i not in axes)
 
 
-def _count(shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
-    return int(np.prod([shape[a] for a in axes], dtype=np.int64))
+def as_rows(data: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    """``data`` as a ``(kept, reduced)`` matrix: one contiguous row of the reduced elements per
+    output element (NumPy reduces a contiguous last axis many times faster than leading ones).
+
+    Runs of neighbouring axes that are all reduced or all kept are merged first, so that the
+    transposition, when one is needed, moves whole blocks (``HWC`` over ``HW`` becomes a
+    ``(H * W, C)`` matrix transposed).
+    """
+    groups: list[tuple[bool, int]] = []  # (reduced, extent) per run of axes
+    for axis, extent in enumerate(data.shape):
+        reduced = axis in axes
+        if groups and groups[-1][0] == reduced:
+            groups[-1] = (reduced, groups[-1][1] * extent)
+        else:
+            groups.append((reduced, extent))
+    merged = data.reshape([extent for _, extent in groups])
+    kept = [i for i, (reduced, _) in enumerate(groups) if not reduced]
+    moved = [i for i, (reduced, _) in enumerate(groups) if reduced]
+    if moved and kept and max(kept) > min(moved):
+        merged = merged.transpose(kept + moved)
+    count = math.prod(groups[i][1] for i in kept)
+    return np.ascontiguousarray(merged).reshape(count, -1)
 
 
 def _divide_truncating(total: np.ndarray, count: int) -> np.ndarray:
@@ -101,8 +126,11 @@ def _divide_truncating(total: np.ndarray, count: int) -> np.ndarray:
     return np.where(total < 0, -((-total) // divisor), total // divisor).astype(total.dtype)
 
 
-class _Reduction(SampleKernel):
-    """What every reduction shares: argument checks, axes, layouts and the output type."""
+class _Reduction(Kernel):
+    """What every reduction shares: argument checks, axes, layouts, the output type and the
+    work split. A dense batch is cut into one block per thread and each block is reduced with a
+    few NumPy calls (``as_rows`` over the block), so the pool's threads meet the interpreter
+    rarely; a ragged batch is reduced sample by sample."""
 
     op: ClassVar[str]
 
@@ -115,28 +143,14 @@ class _Reduction(SampleKernel):
         if self.args["axes"] is not None and self.args["axis_names"] is not None:
             raise ValueError(f"{self.op}: arguments 'axes' and 'axis_names' are mutually exclusive")
 
-    def output_layouts(self, input_layouts: tuple[str, ...]) -> tuple[str, ...]:
-        """The input's layout less the reduced axes (unless ``keep_dims``)."""
-        layout = input_layouts[0] if input_layouts else ""
-        if not layout:
-            return ("",)
-        axes = reduced_axes(
-            self.op, len(layout), layout, self.args["axes"], self.args["axis_names"]
-        )
-        return (output_layout(layout, axes, self.args["keep_dims"]),)
-
-    def _axes(self, data: np.ndarray, sample: SampleContext) -> tuple[int, ...]:
-        layout = sample.layouts[0] if sample.layouts else ""
-        return reduced_axes(self.op, data.ndim, layout, self.args["axes"], self.args["axis_names"])
-
-    def _types(self, data: np.ndarray, args: Mapping[str, Any]) -> np.dtype:
-        if data.dtype not in _INPUTS:
+    def _types(self, dtype: np.dtype) -> np.dtype:
+        if dtype not in _INPUTS:
             raise TypeError(
-                f"{self.op}: input type {data.dtype} is not supported; expected uint8, int8, "
+                f"{self.op}: input type {dtype} is not supported; expected uint8, int8, "
                 "uint16, int16, uint32, int32, uint64, int64 or float32"
             )
-        allowed = self.output_types(data.dtype)
-        requested: DataType | None = args.get("dtype")
+        allowed = self.output_types(dtype)
+        requested: DataType | None = self.args.get("dtype")
         if requested is None or requested == DataType.NO_TYPE:
             return allowed[0]
         out = to_numpy_dtype(requested)
@@ -144,27 +158,61 @@ class _Reduction(SampleKernel):
             names = ", ".join(from_numpy_dtype(t).name for t in allowed)
             raise TypeError(
                 f"{self.op}: argument 'dtype' = {requested.name} is not supported for "
-                f"{from_numpy_dtype(data.dtype).name} input; expected {names}"
+                f"{from_numpy_dtype(dtype).name} input; expected {names}"
             )
         return out
 
-    def reduce(
-        self, data: np.ndarray, axes: tuple[int, ...], out: np.dtype, extra: tuple[np.ndarray, ...]
-    ) -> np.ndarray:
-        """The reduction of one sample over ``axes`` (kept as extent 1), of type ``out``."""
+    def reduce(self, rows: np.ndarray, out: np.dtype, extra: tuple[np.ndarray, ...]) -> np.ndarray:
+        """The reduction of each row of ``rows`` (see :func:`as_rows`), of type ``out``."""
         raise NotImplementedError
 
-    def run_sample(
-        self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
+    def row_extras(
+        self, extra: Sequence[np.ndarray], samples: int, kept: int
+    ) -> tuple[np.ndarray, ...]:
+        """The further inputs of a block of ``samples`` samples, one value per row (``kept``
+        rows per sample); none for most reductions."""
+        return ()
+
+    def reduce_block(
+        self, block: np.ndarray, axes: tuple[int, ...], out: np.dtype, extra: Sequence[np.ndarray]
     ) -> np.ndarray:
-        """Reduce one sample."""
-        data = inputs[0]
-        out = self._types(data, args)
-        axes = self._axes(data, sample)
-        result = self.reduce(data, axes, out, inputs[1:])
-        if not args["keep_dims"]:
-            result = result.reshape([n for i, n in enumerate(result.shape) if i not in axes])
-        return result
+        """Reduce the samples stacked in ``block`` ``(samples, ...)`` over the sample axes
+        ``axes``; the results stacked the same way."""
+        samples, shape = len(block), block.shape[1:]
+        rows = as_rows(block, tuple(axis + 1 for axis in axes))
+        kept = rows.shape[0] // samples if samples else 0
+        result = self.reduce(rows, out, self.row_extras(extra, samples, kept))
+        if self.args["keep_dims"]:
+            return result.reshape(samples, *[1 if i in axes else n for i, n in enumerate(shape)])
+        return result.reshape(samples, *[n for i, n in enumerate(shape) if i not in axes])
+
+    def run(self, batch: Batch) -> list[TensorListCPU]:
+        """Reduce every sample."""
+        data, extra = batch.inputs[0], batch.inputs[1:]
+        layout, sources = data.layout(), data.source_infos()
+        axes = reduced_axes(self.op, data.ndim, layout, self.args["axes"], self.args["axis_names"])
+        out_layout = output_layout(layout, axes, self.args["keep_dims"])
+        if not len(data):
+            return [TensorListCPU.from_samples([], out_layout)]
+        out = self._types(data.numpy_dtype)
+        if data.is_dense_tensor() and all(x.is_dense_tensor() for x in extra):
+            stacked, others = data.as_array(), [x.as_array() for x in extra]
+            bounds = np.linspace(0, len(data), min(self.ctx.num_threads, len(data)) + 1)
+            bounds = bounds.astype(int)
+
+            def block(part: int) -> np.ndarray:
+                lo, hi = bounds[part], bounds[part + 1]
+                return self.reduce_block(stacked[lo:hi], axes, out, [x[lo:hi] for x in others])
+
+            parts = batch.map(block, len(bounds) - 1)
+            return [TensorListCPU.from_dense(np.concatenate(parts), out_layout, sources)]
+        samples, others = data.samples(), [x.samples() for x in extra]
+
+        def one(index: int) -> np.ndarray:
+            inputs = [x[index][None] for x in others]
+            return self.reduce_block(samples[index][None], axes, out, inputs)[0]
+
+        return [TensorListCPU.from_samples(batch.map(one, len(samples)), out_layout, sources)]
 
 
 class MinKernel(_Reduction):
@@ -172,12 +220,10 @@ class MinKernel(_Reduction):
 
     op = "reductions.min"
 
-    def reduce(
-        self, data: np.ndarray, axes: tuple[int, ...], out: np.dtype, extra: tuple[np.ndarray, ...]
-    ) -> np.ndarray:
+    def reduce(self, rows: np.ndarray, out: np.dtype, extra: tuple[np.ndarray, ...]) -> np.ndarray:
         """The minimum (the type's largest value when empty)."""
         info = np.finfo(out) if out.kind == "f" else np.iinfo(out)
-        return np.min(data, axis=axes, keepdims=True, initial=info.max)
+        return np.min(rows, axis=1, initial=info.max)
 
 
 class MaxKernel(_Reduction):
@@ -185,24 +231,32 @@ class MaxKernel(_Reduction):
 
     op = "reductions.max"
 
-    def reduce(
-        self, data: np.ndarray, axes: tuple[int, ...], out: np.dtype, extra: tuple[np.ndarray, ...]
-    ) -> np.ndarray:
+    def reduce(self, rows: np.ndarray, out: np.dtype, extra: tuple[np.ndarray, ...]) -> np.ndarray:
         """The maximum (the type's lowest value when empty)."""
         info = np.finfo(out) if out.kind == "f" else np.iinfo(out)
-        return np.max(data, axis=axes, keepdims=True, initial=info.min)
+        return np.max(rows, axis=1, initial=info.min)
 
 
-def _sum(data: np.ndarray, axes: tuple[int, ...], out: np.dtype) -> np.ndarray:
-    """Sum in ``out`` (wrapping for integers), floats accumulated in float64."""
-    accumulator = _F64 if out.kind == "f" else out
-    return np.add.reduce(data, axis=axes, dtype=accumulator, keepdims=True)
+def _sum(rows: np.ndarray, out: np.dtype) -> np.ndarray:
+    """Row sums in ``out`` (wrapping for integers); floating-point sums are float64, exact for
+    narrow integers (summed as 64-bit integers)."""
+    if out.kind != "f":
+        return np.add.reduce(rows, axis=1, dtype=out)
+    if rows.dtype in _NARROW:
+        return np.add.reduce(rows, axis=1, dtype=_wide(rows.dtype)).astype(_F64)
+    return np.add.reduce(rows, axis=1, dtype=_F64)
 
 
-def _sum_squares(data: np.ndarray, axes: tuple[int, ...], accumulator: np.dtype) -> np.ndarray:
-    """Sum of squares, each square and the sum computed in ``accumulator`` (integers wrap)."""
-    values = data.astype(accumulator)
-    return np.add.reduce(values * values, axis=axes, dtype=accumulator, keepdims=True)
+def _sum_squares(rows: np.ndarray, accumulator: np.dtype) -> np.ndarray:
+    """Row sums of squares, each square and sum computed in ``accumulator`` (integers wrap);
+    float64 sums of narrow integers' squares are computed exactly in integers."""
+    if accumulator == _F64 and rows.dtype in _NARROW:
+        values = rows.astype(np.int32)  # a square of a 16-bit value fits
+        values *= values
+        return np.add.reduce(values, axis=1, dtype=np.int64).astype(_F64)
+    values = rows.astype(accumulator)
+    values *= values
+    return np.add.reduce(values, axis=1, dtype=accumulator)
 
 
 def _mean(total: np.ndarray, count: int, out: np.dtype) -> np.ndarray:
@@ -225,11 +279,9 @@ class SumKernel(_Reduction):
             return (wide,)
         return (wide, dtype, _F32)
 
-    def reduce(
-        self, data: np.ndarray, axes: tuple[int, ...], out: np.dtype, extra: tuple[np.ndarray, ...]
-    ) -> np.ndarray:
+    def reduce(self, rows: np.ndarray, out: np.dtype, extra: tuple[np.ndarray, ...]) -> np.ndarray:
         """The sum."""
-        return _sum(data, axes, out).astype(out, copy=False)
+        return _sum(rows, out).astype(out, copy=False)
 
 
 class MeanKernel(_Reduction):
@@ -241,11 +293,9 @@ class MeanKernel(_Reduction):
         """float32 (default) or the input type."""
         return (_F32,) if dtype == _F32 else (_F32, dtype)
 
-    def reduce(
-        self, data: np.ndarray, axes: tuple[int, ...], out: np.dtype, extra: tuple[np.ndarray, ...]
-    ) -> np.ndarray:
+    def reduce(self, rows: np.ndarray, out: np.dtype, extra: tuple[np.ndarray, ...]) -> np.ndarray:
         """The mean."""
-        return _mean(_sum(data, axes, out), _count(data.shape, axes), out)
+        return _mean(_sum(rows, out), rows.shape[1], out)
 
 
 class MeanSquareKernel(_Reduction):
@@ -257,12 +307,10 @@ class MeanSquareKernel(_Reduction):
         """float32 (default) or the input's 64-bit integer widening."""
         return (_F32,) if dtype == _F32 else (_F32, _wide(dtype))
 
-    def reduce(
-        self, data: np.ndarray, axes: tuple[int, ...], out: np.dtype, extra: tuple[np.ndarray, ...]
-    ) -> np.ndarray:
+    def reduce(self, rows: np.ndarray, out: np.dtype, extra: tuple[np.ndarray, ...]) -> np.ndarray:
         """The mean of the squares."""
         accumulator = _F64 if out.kind == "f" else out
-        return _mean(_sum_squares(data, axes, accumulator), _count(data.shape, axes), out)
+        return _mean(_sum_squares(rows, accumulator), rows.shape[1], out)
 
 
 class RmsKernel(_Reduction):
@@ -274,16 +322,14 @@ class RmsKernel(_Reduction):
         """float32 (default) or the input type."""
         return (_F32,) if dtype == _F32 else (_F32, dtype)
 
-    def reduce(
-        self, data: np.ndarray, axes: tuple[int, ...], out: np.dtype, extra: tuple[np.ndarray, ...]
-    ) -> np.ndarray:
+    def reduce(self, rows: np.ndarray, out: np.dtype, extra: tuple[np.ndarray, ...]) -> np.ndarray:
         """The root of the mean of the squares."""
-        count = _count(data.shape, axes)
+        count = rows.shape[1]
         if out.kind == "f":
-            squares = _sum_squares(data, axes, _F64)
+            squares = _sum_squares(rows, _F64)
             with np.errstate(divide="ignore", invalid="ignore"):
                 return np.sqrt(squares / count).astype(out)
-        squares = _sum_squares(data, axes, out)
+        squares = _sum_squares(rows, out)
         if count == 0:
             return np.zeros_like(squares)
         # A sum that wrapped around to a negative value has no root: DALI gives 0 there.
@@ -300,29 +346,48 @@ class _Deviation(_Reduction):
         """Always float32."""
         return (_F32,)
 
-    def reduce(
-        self, data: np.ndarray, axes: tuple[int, ...], out: np.dtype, extra: tuple[np.ndarray, ...]
-    ) -> np.ndarray:
-        """The variance (or its root) around the given mean."""
+    def row_extras(
+        self, extra: Sequence[np.ndarray], samples: int, kept: int
+    ) -> tuple[np.ndarray, ...]:
+        """The means, one per row (a sample's single mean serves all its rows).
+
+        Raises:
+            TypeError: the mean is not float32.
+            ValueError: a sample's mean has neither one value nor one per output element.
+        """
         (mean,) = extra
         if mean.dtype != _F32:
             raise TypeError(f"{self.op}: the mean must be float32, got {mean.dtype}")
+        per_sample = mean.reshape(samples, -1)
+        if per_sample.shape[1] == kept:
+            return (per_sample.reshape(-1),)
+        if per_sample.shape[1] == 1:
+            return (np.repeat(per_sample, kept, axis=1).reshape(-1),)
+        raise ValueError(
+            f"{self.op}: the mean has shape {mean.shape[1:]}, but the reduction has {kept} "
+            "output elements (the mean needs one value per output element, or one in all)"
+        )
+
+    def reduce_block(
+        self, block: np.ndarray, axes: tuple[int, ...], out: np.dtype, extra: Sequence[np.ndarray]
+    ) -> np.ndarray:
+        """Reducing no axis gives zeros (no deviation), as in DALI."""
         if not axes:
-            return np.zeros(data.shape, _F32)  # nothing reduced: no deviation, as in DALI
-        kept = tuple(1 if i in axes else n for i, n in enumerate(data.shape))
-        if mean.size == 1:
-            mean = mean.reshape(())
-        elif mean.size == int(np.prod(kept)):
-            mean = mean.reshape(kept)
-        else:
-            raise ValueError(
-                f"{self.op}: the mean has shape {mean.shape}, but the reduction of a sample of "
-                f"shape {data.shape} over axes {list(axes)} has {int(np.prod(kept))} elements"
-            )
-        deviations = data.astype(_F64) - mean.astype(_F64)
-        total = np.add.reduce(deviations * deviations, axis=axes, keepdims=True)
+            return np.zeros(block.shape, _F32)
+        return super().reduce_block(block, axes, out, extra)
+
+    def reduce(self, rows: np.ndarray, out: np.dtype, extra: tuple[np.ndarray, ...]) -> np.ndarray:
+        """The variance (or its root) around the given mean, one per row."""
+        (mean,) = extra
+        # float32 holds narrow integers and float32 exactly, and a difference of two close
+        # float32 values is exact: only the squares round, and they are summed in float64.
+        work = _F32 if rows.dtype in (*_NARROW, _F32) else _F64
+        deviations = rows.astype(work)
+        deviations -= mean.astype(work).reshape(-1, 1)
+        deviations *= deviations
+        total = np.add.reduce(deviations, axis=1, dtype=_F64)
         with np.errstate(divide="ignore", invalid="ignore"):
-            result = total / float(_count(data.shape, axes) - self.args["ddof"])
+            result = total / float(rows.shape[1] - self.args["ddof"])
             if self.root:
                 result = np.sqrt(result)
         return result.astype(_F32)

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
-from feedline.core.kernel import Batch, Kernel
+from feedline.core.kernel import Batch, Kernel, KernelContext
 from feedline.core.tensor import TensorListCPU
 from feedline.operators.cpu.transforms import matrices
 
@@ -29,11 +29,19 @@ __all__ = [
 
 @dataclass
 class _PerSample:
-    """One value block per sample, ``(frames, k)`` each; ``per_frame`` when the frames are
-    real (a sequence), not the single row of a plain value."""
+    """The values of a batch: one block per sample, ``(frames, ...)`` each, with
+    ``per_frame`` when the frames are real (a sequence); or, for one value per sample of the
+    same shape, all of them stacked in ``dense`` ``(batch, ...)`` (the common, fast case)."""
 
-    blocks: list[np.ndarray]
+    blocks: list[np.ndarray] | None
     per_frame: bool
+    dense: np.ndarray | None = None
+
+    def sample_blocks(self) -> list[np.ndarray]:
+        """One ``(frames, ...)`` block per sample."""
+        if self.blocks is None:
+            return [row[None] for row in self.dense]
+        return self.blocks
 
 
 @dataclass
@@ -54,6 +62,10 @@ class _BatchTransform(Kernel):
     op: ClassVar[str]
     vector_args: ClassVar[tuple[str, ...]] = ()
 
+    def __init__(self, ctx: KernelContext) -> None:
+        super().__init__(ctx)
+        self._constants: dict[tuple[str, int], np.ndarray] = {}
+
     def _fail(self, message: str) -> ValueError:
         return ValueError(f"{self.op}: {message}")
 
@@ -64,9 +76,12 @@ class _BatchTransform(Kernel):
             value = self.args.get(name)
             if value is None:
                 return None
-            row = np.asarray(value, np.float64).reshape(1, -1)
-            return _PerSample([row] * batch.size, False)
+            return _PerSample(None, False, self._constant(name, value, batch.size))
         per_frame = node.layout().startswith("F")
+        if not per_frame and node.is_dense_tensor() and len(node):
+            values = node.as_array()
+            if values.dtype.kind in "fiu" and values.ndim <= 2:
+                return _PerSample(None, False, values.reshape(len(node), -1).astype(np.float64))
         blocks = []
         for sample in node.samples():
             if sample.dtype.kind not in "fiu":
@@ -83,9 +98,23 @@ class _BatchTransform(Kernel):
                 blocks.append(array.reshape(1, -1))
         return _PerSample(blocks, per_frame)
 
+    def _constant(self, name: str, value: Any, size: int) -> np.ndarray:
+        """A constant argument as ``(size, k)`` rows (cached: the arguments never change)."""
+        key = (name, size)
+        rows = self._constants.get(key)
+        if rows is None:
+            row = np.asarray(value, np.float64).reshape(1, -1)
+            rows = self._constants[key] = np.broadcast_to(row, (size, row.shape[1]))
+        return rows
+
     def _input(self, data: TensorListCPU, position: int) -> _PerSample:
         """Input transforms per sample as ``(frames, ndim, ndim + 1)`` blocks."""
         sequence = data.layout().startswith("F")
+        if not sequence and data.is_dense_tensor() and len(data):
+            stacked = data.as_array()
+            shape = stacked.shape[1:]
+            if stacked.dtype == np.float32 and len(shape) == 2 and shape[1] == shape[0] + 1:
+                return _PerSample(None, False, stacked.astype(np.float64))
         blocks = []
         for sample in data.samples():
             if sample.dtype != np.float32:
@@ -104,9 +133,11 @@ class _BatchTransform(Kernel):
 
     def _frames(self, size: int, inputs: Sequence[_PerSample], args: dict) -> _Frames:
         """The number of frames of each sample, from sequence inputs and per-frame arguments."""
-        counts = []
         sequences = [x for x in inputs if x.per_frame]
         per_frame = {n: a for n, a in args.items() if a is not None and a.per_frame}
+        if not sequences and not per_frame:
+            return _Frames([1] * size, False)
+        counts = []
         for i in range(size):
             count = None
             for position, data in enumerate(inputs):
@@ -132,7 +163,10 @@ class _BatchTransform(Kernel):
 
     def _stack(self, name: str, values: _PerSample, frames: _Frames) -> np.ndarray:
         """``values`` as one row per frame of the batch, ``(N, ...)``."""
-        shapes = {block.shape[1:] for block in values.blocks}
+        if values.dense is not None and not frames.sequence:
+            return values.dense
+        blocks = values.sample_blocks()
+        shapes = {block.shape[1:] for block in blocks}
         if len(shapes) > 1:
             raise self._fail(
                 f"{name} must have the same number of values in every sample, got shapes "
@@ -140,7 +174,7 @@ class _BatchTransform(Kernel):
             )
         rows = [
             block if len(block) == count else np.broadcast_to(block, (count, *block.shape[1:]))
-            for block, count in zip(values.blocks, frames.counts, strict=True)
+            for block, count in zip(blocks, frames.counts, strict=True)
         ]
         if not rows:
             (shape,) = shapes or {(0,)}

@@ -19,14 +19,19 @@ __all__ = [
 ]
 
 
-def _affine(linear: np.ndarray, offset: np.ndarray) -> np.ndarray:
-    return np.concatenate([linear, offset[:, :, None]], axis=2)
+def _affine(linear: np.ndarray, offset: np.ndarray | None) -> np.ndarray:
+    """``[linear | offset]`` (a zero offset for None)."""
+    count, ndim, _ = linear.shape
+    result = np.empty((count, ndim, ndim + 1))
+    result[:, :, :ndim] = linear
+    result[:, :, ndim] = 0.0 if offset is None else offset
+    return result
 
 
 def about_center(linear: np.ndarray, center: np.ndarray | None) -> np.ndarray:
     """``[M | c - M @ c]``: the linear maps ``linear`` ``(N, nd, nd)`` keeping ``center`` fixed."""
     if center is None:
-        return _affine(linear, np.zeros(linear.shape[:2]))
+        return _affine(linear, None)
     return _affine(linear, center - np.einsum("nij,nj->ni", linear, center))
 
 
@@ -50,7 +55,9 @@ def rotation(degrees: np.ndarray, axis: np.ndarray | None, center: np.ndarray | 
     radians = np.deg2rad(degrees[:, 0])
     cos, sin = np.cos(radians), np.sin(radians)
     if axis is None:
-        linear = np.stack([np.stack([cos, -sin], 1), np.stack([sin, cos], 1)], 1)
+        linear = np.empty((len(radians), 2, 2))
+        linear[:, 0, 0], linear[:, 0, 1] = cos, -sin
+        linear[:, 1, 0], linear[:, 1, 1] = sin, cos
         return about_center(linear, center)
     with np.errstate(divide="ignore", invalid="ignore"):
         unit = axis / np.linalg.norm(axis, axis=1, keepdims=True)
@@ -99,16 +106,12 @@ def crop(
     return _affine(linear, offset)
 
 
-def _homogeneous(matrices: np.ndarray) -> np.ndarray:
-    count, ndim, _ = matrices.shape
-    last = np.zeros((count, 1, ndim + 1))
-    last[:, 0, ndim] = 1.0
-    return np.concatenate([matrices, last], axis=1)
-
-
 def compose(first: np.ndarray, *then: np.ndarray) -> np.ndarray:
-    """The transform applying ``first``, then each of ``then`` in order."""
-    result = _homogeneous(first)
+    """The transform applying ``first``, then each of ``then`` in order: for ``[A | a]`` then
+    ``[B | b]``, ``[B @ A | B @ a + b]``."""
+    linear, offset = first[:, :, :-1], first[:, :, -1]
     for matrices in then:
-        result = _homogeneous(matrices) @ result
-    return result[:, :-1, :]
+        outer = matrices[:, :, :-1]
+        offset = np.einsum("nij,nj->ni", outer, offset) + matrices[:, :, -1]
+        linear = outer @ linear
+    return _affine(linear, offset)
