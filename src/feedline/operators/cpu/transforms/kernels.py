@@ -80,7 +80,7 @@ class _BatchTransform(Kernel):
         per_frame = node.layout().startswith("F")
         if not per_frame and node.is_dense_tensor() and len(node):
             values = node.as_array()
-            if values.dtype.kind in "fiu" and values.ndim <= 2:
+            if values.dtype.kind in "fiu":
                 return _PerSample(None, False, values.reshape(len(node), -1).astype(np.float64))
         blocks = []
         for sample in node.samples():
@@ -89,13 +89,8 @@ class _BatchTransform(Kernel):
             array = np.asarray(sample, np.float64)
             if per_frame:
                 blocks.append(array.reshape(array.shape[0], -1))
-            elif array.ndim > 1:
-                raise self._fail(
-                    f"argument {name!r} must be a scalar or a vector per sample, got shape "
-                    f"{array.shape} (use fn.per_frame to give one value per frame)"
-                )
             else:
-                blocks.append(array.reshape(1, -1))
+                blocks.append(array.reshape(1, -1))  # a matrix (shear's) is read row by row
         return _PerSample(blocks, per_frame)
 
     def _constant(self, name: str, value: Any, size: int) -> np.ndarray:
@@ -139,24 +134,25 @@ class _BatchTransform(Kernel):
             return _Frames([1] * size, False)
         counts = []
         for i in range(size):
-            count = None
+            count, origin = None, ""
             for position, data in enumerate(inputs):
                 if data.per_frame:
                     frames = len(data.blocks[i])
                     if count is not None and frames != count:
                         raise self._fail(
-                            f"the inputs of sample {i} have different numbers of frames "
-                            f"({count} and {frames}, input {position})"
+                            f"The {origin} and the input {position} have different number of "
+                            f"frames for sample {i} ({count} and {frames})"
                         )
-                    count = frames
+                    count, origin = frames, f"input {position}"
             for name, values in per_frame.items():
                 frames = len(values.blocks[i])
-                if count is None or count == 1:
-                    count = frames
+                if count is None or (count == 1 and origin.startswith("argument")):
+                    count, origin = frames, f"argument `{name}`"
                 elif frames not in (1, count):
                     raise self._fail(
-                        f"sample {i} of argument {name!r} has {frames} per-frame values, but the "
-                        f"sample has {count} frames"
+                        f"The sample {i} of tensor argument `{name}` contains {frames} per-frame "
+                        f"parameters, but there are {count} frames in the corresponding sample "
+                        f"of {origin}."
                     )
             counts.append(1 if count is None else count)
         return _Frames(counts, bool(sequences or per_frame))
