@@ -36,7 +36,10 @@ def test_shape_per_sample() -> None:
 @pytest.mark.parametrize(
     ("graph", "message"),
     [
-        (lambda: fn.zeros(shape=[2, 3], layout="HWC"), "layout 'HWC' has 3 dimensions"),
+        (
+            lambda: fn.zeros(shape=[2, 3], layout="HWC"),
+            "Layout 'HWC' has 3 dimensions but output shape has 2",
+        ),
         (lambda: fn.ones(shape=[-1]), "negative extent"),
         (
             lambda: fn.full(feed([np.ones(2, np.float32)] * 2), shape=[2, 3]),
@@ -47,6 +50,11 @@ def test_shape_per_sample() -> None:
 def test_errors(graph: Any, message: str) -> None:
     with pytest.raises(OperatorError, match=message):
         build(graph)
+
+
+def test_full_without_shape_is_a_scalar_of_the_first_value() -> None:
+    ((out, _),) = build(lambda: fn.full(feed([np.array([[7, 8], [9, 10]], np.int16)] * 2)))
+    assert out[0].shape == () and out[0].dtype == np.int16 and out[0].tolist() == 7
 
 
 def test_like_forms_take_shape_type_and_layout() -> None:

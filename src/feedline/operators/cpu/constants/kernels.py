@@ -33,7 +33,8 @@ def _shape(op: str, shape: Sequence[int] | None) -> tuple[int, ...]:
 def _check_layout(op: str, layout: str | None, ndim: int) -> None:
     if layout and len(layout) != ndim:
         raise ValueError(
-            f"{op}: layout {layout!r} has {len(layout)} dimensions but the output has {ndim}"
+            f"{op}: Layout '{layout}' has {len(layout)} dimensions but output shape has {ndim} "
+            "dimensions"
         )
 
 
@@ -135,6 +136,10 @@ class FullKernel(SampleKernel):
     ) -> np.ndarray:
         """One filled sample of the fill value's type."""
         fill = inputs[0]
+        if args["shape"] is None:
+            # DALI's behaviour without a shape: a scalar of the fill value's first element.
+            _check_layout("full", self.args["layout"], 0)
+            return np.array(fill.reshape(-1)[0] if fill.size else 0, fill.dtype)
         shape = _shape("full", args["shape"])
         _check_layout("full", self.args["layout"], len(shape))
         return _filled(sample, shape, fill.dtype, broadcast_fill("full", fill, shape))

@@ -66,7 +66,8 @@ FULL = OpSchema(
 
     A fill value that is not a scalar is broadcast to ``shape`` as NumPy does: dimensions are
     matched from the innermost, each must agree or be 1, and missing outer dimensions count as
-    1. The input's layout is not passed on.""",
+    1. Without ``shape`` the output is a scalar holding the fill value's first element (as in
+    DALI). The input's layout is not passed on.""",
     inputs=(_FILL,),
     args=(_LAYOUT, _SHAPE),
 )
