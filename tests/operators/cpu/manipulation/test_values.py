@@ -157,3 +157,11 @@ def test_reinterpret_errors(kwargs: dict, message: str) -> None:
 )
 def test_check_operator(name: str, example: OperatorExample) -> None:
     assert "threads" in check_operator(name, example)
+
+
+def test_lookup_table_maps_scalar_samples() -> None:
+    ids = [np.int64(i) for i in range(4)]
+    ((out, _),) = build(
+        lambda: fn.lookup_table(feed(ids), keys=[0, 1], values=[100, 200], dtype=types.INT64), 4
+    )
+    assert [o.shape for o in out] == [()] * 4 and [int(o) for o in out] == [100, 200, 0, 0]

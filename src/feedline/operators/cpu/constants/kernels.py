@@ -56,8 +56,6 @@ def broadcast_fill(op: str, fill: np.ndarray, shape: tuple[int, ...]) -> np.ndar
 def _filled(
     sample: SampleContext, shape: tuple[int, ...], dtype: np.dtype, value: np.ndarray | float
 ) -> np.ndarray:
-    if not shape:  # a scalar sample is its own array (batch buffer rows are NumPy scalars)
-        return np.array(value, dtype)
     out = sample.output(shape, dtype)
     out[...] = value
     return out

@@ -51,7 +51,7 @@ class LookupTableKernel(SampleKernel):
         last = len(self._table) - 1
         index = np.minimum(data, min(last, int(np.iinfo(data.dtype).max))).astype(np.intp)
         if data.dtype.kind == "i":
-            index[data < 0] = last
+            index = np.where(data < 0, last, index)
         out = sample.output(data.shape, self._dtype)
         np.take(self._table, index, out=out)
         return out
