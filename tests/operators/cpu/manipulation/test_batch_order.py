@@ -35,7 +35,10 @@ def test_permute_batch_per_sample_indices() -> None:
 
 @pytest.mark.parametrize(
     ("indices", "message"),
-    [([0, 1], "2 indices do not match the batch size 4"), ([0, 1, 2, 4], r"indices\[3\] = 4")],
+    [
+        ([0, 1], "2 indices do not match the batch size 4"),
+        ([0, 1, 2, 4], r"indices\[3\] = 4 is not a valid index for an input batch of 4"),
+    ],
 )
 def test_permute_batch_errors(indices: list, message: str) -> None:
     with pytest.raises(OperatorError, match=message):

@@ -50,9 +50,14 @@ def test_element_extract_gives_one_output_per_index() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "layout", "error", "message"),
     [
-        ({"element_map": [4]}, "FHW", OperatorError, "index 4 is out of range for a sequence of 4"),
-        ({"element_map": [-1]}, "FHW", ValueError, "negative indices"),
-        ({"element_map": [0]}, "HWC", OperatorError, "must describe a sequence"),
+        (
+            {"element_map": [4]},
+            "FHW",
+            OperatorError,
+            "Index `4` from `element_map` is out of bounds",
+        ),
+        ({"element_map": [-1]}, "FHW", OperatorError, "Negative indices in `element_map`"),
+        ({"element_map": [0]}, "HWC", OperatorError, "must start with 'F', got 'HWC'"),
     ],
 )
 def test_element_extract_errors(kwargs: dict, layout: str, error: type, message: str) -> None:
@@ -80,11 +85,11 @@ def test_sequence_rearrange_per_sample_order() -> None:
 @pytest.mark.parametrize(
     ("order", "data", "layout", "message"),
     [
-        ([], SEQUENCE, "FHW", "empty sequences are not allowed"),
-        ([4], SEQUENCE, "FHW", "index 4 is out of range"),
-        ([-1], SEQUENCE, "FHW", "index -1 is out of range"),
-        ([0], SEQUENCE, "CHW", "must describe a sequence"),
-        ([0], SEQUENCE[:, 0, 0], "F", "at least 2 dimensions"),
+        ([], SEQUENCE, "FHW", "Empty result sequences are not allowed"),
+        ([4], SEQUENCE, "FHW", "new_order\\[0\\] must be between 0 and input_sequence_length = 4"),
+        ([-1], SEQUENCE, "FHW", "for sample 0, but it is: -1"),
+        ([0], SEQUENCE, "CHW", 'got data with layout = "CHW"'),
+        ([0], SEQUENCE[:, 0, 0], "F", "Sequence elements must have at least 1 dim"),
     ],
 )
 def test_sequence_rearrange_errors(order: list, data: Any, layout: str, message: str) -> None:
@@ -102,3 +107,9 @@ def test_sequence_rearrange_errors(order: list, data: Any, layout: str, message:
 )
 def test_check_operator(name: str, example: OperatorExample) -> None:
     assert "threads" in check_operator(name, example)
+
+
+def test_sequence_rearrange_per_sample_order_must_be_1d() -> None:
+    orders = [np.array([[1], [2]], np.int32)]
+    with pytest.raises(OperatorError, match="Input with dimension 2 cannot be converted"):
+        build(lambda: fn.sequence_rearrange(feed([SEQUENCE]), new_order=feed(orders)), 1)

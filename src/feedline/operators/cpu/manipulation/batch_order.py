@@ -36,8 +36,8 @@ class PermuteBatchKernel(Kernel):
         for position, index in enumerate(indices):
             if not 0 <= index < size:
                 raise IndexError(
-                    f"permute_batch: indices[{position}] = {index} is out of range for a batch "
-                    f"of {size} samples"
+                    f"permute_batch: Sample index out of range. indices[{position}] = {index} is "
+                    f"not a valid index for an input batch of {size} tensors."
                 )
         samples = data.samples()
         sources = data.source_infos()

@@ -3,7 +3,7 @@ outermost (frame) dimension of sequences."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -54,39 +54,8 @@ class PerFrameKernel(Kernel):
         return [TensorListCPU.from_samples(data.samples(), layout, sources, stack=False)]
 
 
-def _check_sequence(op: str, sample: np.ndarray, layout: str) -> None:
-    if layout and layout[0] != "F":
-        raise ValueError(
-            f"{op}: the input layout must describe a sequence (start with 'F'), got {layout!r}"
-        )
-    if sample.ndim < 2:
-        raise ValueError(
-            f"{op}: the input must have at least 2 dimensions (frames and their data), got "
-            f"shape {sample.shape}"
-        )
-
-
-def _frame_indices(op: str, name: str, indices: Sequence[int], length: int) -> list[int]:
-    bad = [i for i in indices if not 0 <= i < length]
-    if bad:
-        raise IndexError(
-            f"{op}: {name} index {bad[0]} is out of range for a sequence of {length} frames "
-            f"(expected 0 to {length - 1})"
-        )
-    return list(indices)
-
-
 class ElementExtractKernel(SampleKernel):
     """``element_extract``: one output per entry of ``element_map``."""
-
-    def setup(self) -> None:
-        """Negative indices are refused up front."""
-        negative = [i for i in self.args["element_map"] if i < 0]
-        if negative:
-            raise ValueError(
-                f"element_extract: negative indices in 'element_map' are not allowed, found "
-                f"{negative[0]}"
-            )
 
     def output_layouts(self, input_layouts: tuple[str, ...]) -> tuple[str, ...]:
         """The input layout without its ``F``."""
@@ -96,28 +65,79 @@ class ElementExtractKernel(SampleKernel):
     def run_sample(
         self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
     ) -> tuple[np.ndarray, ...]:
-        """The chosen frames of one sequence."""
-        data = inputs[0]
-        _check_sequence("element_extract", data, sample.layouts[0])
-        indices = _frame_indices("element_extract", "element_map", args["element_map"], len(data))
-        return tuple(data[i] for i in indices)
-
-
-class SequenceRearrangeKernel(SampleKernel):
-    """``sequence_rearrange``: ``out[i] = input[new_order[i]]``."""
-
-    def run_sample(
-        self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
-    ) -> np.ndarray:
-        """One rearranged sequence."""
-        data = inputs[0]
-        _check_sequence("sequence_rearrange", data, sample.layouts[0])
-        order = [int(i) for i in args["new_order"]]
-        if not order:
+        """The chosen frames of one sequence (DALI's messages for bad input)."""
+        data, layout = inputs[0], sample.layouts[0]
+        if data.ndim < 2:
             raise ValueError(
-                "sequence_rearrange: 'new_order' is empty; empty sequences are not allowed"
+                "element_extract: Input must have at least two dimensions - outermost for "
+                "sequence and at least one for data elements."
             )
-        indices = _frame_indices("sequence_rearrange", "new_order", order, len(data))
-        out = sample.output((len(indices), *data.shape[1:]), data.dtype)
-        np.take(data, indices, axis=0, out=out)
-        return out
+        if layout and layout[0] != "F":
+            raise ValueError(
+                "element_extract: Input layout must describe a sequence - it must start with "
+                f"'F', got '{layout}' instead."
+            )
+        for index in args["element_map"]:
+            if index < 0:
+                raise ValueError(
+                    "element_extract: Negative indices in `element_map` are not allowed, found: "
+                    f"{index}."
+                )
+            if index >= len(data):
+                raise IndexError(
+                    f"element_extract: Index `{index}` from `element_map` is out of bounds for "
+                    f"sample with sequence length equal `{len(data)}`."
+                )
+        return tuple(data[i] for i in args["element_map"])
+
+
+class SequenceRearrangeKernel(Kernel):
+    """``sequence_rearrange``: ``out[i] = input[new_order[i]]``. A batch kernel, so that a
+    per-sample ``new_order`` is seen with its shape (it must be 1-D, as in DALI)."""
+
+    def run(self, batch: Batch) -> list[TensorListCPU]:
+        """Rearrange every sequence."""
+        (data,) = batch.inputs
+        layout = data.layout()
+        if layout and layout[0] != "F":
+            raise ValueError(
+                "sequence_rearrange: Expected sequence as the input, where outermost dimension "
+                f'represents frames dimension `F`, got data with layout = "{layout}"'
+            )
+        node = batch.arg_inputs.get("new_order")
+        out = []
+        for index, sample in enumerate(data.samples()):
+            if node is None:
+                order = list(self.args["new_order"])
+            else:
+                given = node.at(index)
+                if given.ndim > 1:
+                    raise ValueError(
+                        f"sequence_rearrange: Input with dimension {given.ndim} cannot be "
+                        "converted to dimension 1 (new_order must be a 1-D list per sample)"
+                    )
+                order = [int(i) for i in given.reshape(-1)]
+            out.append(self._rearrange(sample, order, index, node is not None))
+        return [TensorListCPU.from_samples(out, layout, data.source_infos())]
+
+    @staticmethod
+    def _rearrange(data: np.ndarray, order: list[int], index: int, per_sample: bool) -> np.ndarray:
+        """One rearranged sequence (DALI's messages for bad input)."""
+        if data.ndim < 2:
+            raise ValueError(
+                "sequence_rearrange: Sequence elements must have at least 1 dim (the input "
+                f"has shape {data.shape})"
+            )
+        if not order:
+            if per_sample:
+                raise ValueError(
+                    f"sequence_rearrange: Empty `new_order` for sample {index} is not allowed"
+                )
+            raise ValueError("sequence_rearrange: Empty result sequences are not allowed")
+        for position, frame in enumerate(order):
+            if not 0 <= frame < len(data):
+                raise IndexError(
+                    f"sequence_rearrange: new_order[{position}] must be between 0 and "
+                    f"input_sequence_length = {len(data)} for sample {index}, but it is: {frame}"
+                )
+        return np.take(data, order, axis=0)
