@@ -26,9 +26,9 @@ def test_per_frame_layout(layout: str, ndim: int, replace: bool, expected: str) 
 
 
 def test_per_frame_refuses_non_sequences_and_scalars() -> None:
-    with pytest.raises(ValueError, match="does not start with 'F'"):
+    with pytest.raises(ValueError, match="The input layout should start with 'F', got: HW"):
         per_frame_layout("HW", 2, False)
-    with pytest.raises(ValueError, match="zero-dimensional"):
+    with pytest.raises(ValueError, match="Cannot mark zero-dimensional input"):
         per_frame_layout("", 0, False)
 
 

@@ -26,15 +26,15 @@ def per_frame_layout(layout: str, ndim: int, replace: bool) -> str:
         ValueError: 0-D samples, or a layout not starting with ``F`` without ``replace``.
     """
     if ndim == 0:
-        raise ValueError("per_frame: cannot mark zero-dimensional input as a sequence")
+        raise ValueError("per_frame: Cannot mark zero-dimensional input as a sequence.")
     if not layout:
         return "F" + "*" * (ndim - 1)
     if layout[0] == "F":
         return layout
     if not replace:
         raise ValueError(
-            f"per_frame: the input layout {layout!r} does not start with 'F'; per-frame "
-            "argument inputs must be sequences (pass replace=True to replace the first letter)"
+            "per_frame: Per-frame argument input must be a sequence. The input layout should "
+            f"start with 'F', got: {layout} (pass replace=True to replace the first letter)"
         )
     return "F" + layout[1:]
 
