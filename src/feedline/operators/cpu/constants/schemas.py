@@ -73,8 +73,7 @@ FULL = OpSchema(
 )
 FULL_LIKE = OpSchema(
     "full_like",
-    """Return new data with the shape, type and layout of ``data_like``, filled with a fill
-    value.
+    """Return new data with the shape, type and layout of ``data_like``, filled with a value.
 
     The fill value is broadcast to the shape as in ``full`` and converted to the type of
     ``data_like`` (rounded to nearest and saturated for integer types).""",

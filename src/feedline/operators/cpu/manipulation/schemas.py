@@ -56,8 +56,7 @@ def _element_outputs(args: Mapping[str, Any]) -> tuple[str, ...]:
 
 ELEMENT_EXTRACT = OpSchema(
     "element_extract",
-    """Extract elements (frames) of each input sequence: one output per entry of
-    ``element_map``.
+    """Extract elements (frames) of each input sequence, one output per ``element_map`` entry.
 
     Output ``k`` is ``input[element_map[k]]`` (a slice of the outermost dimension), so the
     outputs have one dimension less: ``FHWC`` sequences give ``HWC`` elements. The input must
@@ -113,10 +112,10 @@ PERMUTE_BATCH = OpSchema(
 
 BATCH_PERMUTATION = OpSchema(
     "batch_permutation",
-    """Produce a batch of random int32 scalars that index the samples of the batch: a random
-    permutation of ``0 .. batch_size - 1`` by default.
+    """Produce a batch of random int32 scalars that index the samples of the batch.
 
-    The draw depends only on the operator's seed and the iteration.""",
+    By default they are a random permutation of ``0 .. batch_size - 1``. The draw depends only
+    on the operator's seed and the iteration.""",
     args=(
         ArgSpec(
             "allow_repetitions",
