@@ -24,6 +24,14 @@ Cases (``CASES``):
   from external sources (drawn once with NumPy), so that the random operators' own cost is not
   part of the figure.
 
+Measured on 2026-11-28 on the shared 2-core VM (load average 12-15 from other jobs, so wall
+times swing by 2-3x between runs; DALI 2.4 CPU, ``--rounds 3 --iterations 30``), best round:
+reductions 87-107 ms vs DALI 108-125 ms (1.16-1.23x) with 27-29 vs 37-39 CPU-ms per batch;
+transforms 3.5-4.0 ms vs DALI 1.2-5.1 ms with 1.2 vs 1.0-1.4 CPU-ms. On the transforms case
+feedline's own operators take about 0.2 ms per batch; most of its wall time is the pipelined
+executor handing ten small operators between threads (2.0 ms wall, 0.55 CPU-ms with
+``exec_pipelined=False``).
+
 Usage: ``python benchmarks/operators.py [--cases reductions transforms] [--threads 2]
 [--rounds 3] [--iterations 30] [--dali-python PATH]``
 """

@@ -289,3 +289,10 @@ def test_per_frame_values_must_match_the_frames() -> None:
     message = "contains 3 per-frame parameters, but there are 2 frames in the corresponding sample"
     with pytest.raises(OperatorError, match=message):
         build(graph, batch_size=1)
+
+
+def test_per_sample_shear_may_be_a_matrix() -> None:
+    factors = [np.array([[0.5], [0.25]], np.float32), np.array([[1.0], [-1.0]], np.float32)]
+    ((out, _),) = build(lambda: fn.transforms.shear(shear=feed(factors)), batch_size=2)
+    np.testing.assert_allclose(out[0][:, :2], [[1, 0.5], [0.25, 1]])
+    np.testing.assert_allclose(out[1][:, :2], [[1, 1], [-1, 1]])
