@@ -7,7 +7,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from feedline.core.kernel import SampleContext, sample_rng
+from feedline.core.kernel import BatchArena, SampleContext, sample_rng
 
 KEYS = st.tuples(st.integers(0, 2**64 - 1), st.integers(0, 2**32 - 1), st.integers(0, 4095))
 
@@ -51,3 +51,12 @@ def test_a_generator_a_kernel_kept_is_not_reused() -> None:
         other.rng.uniform(size=10)
         other.release()
     np.testing.assert_array_equal(kept.uniform(size=4), sample_rng(5, 0, 0).uniform(size=4))
+
+
+def test_arena_gives_scalar_samples_as_writable_arrays() -> None:
+    arena = BatchArena(3)
+    rows = [arena.allocate(i, (), np.int32) for i in range(3)]
+    for i, row in enumerate(rows):
+        assert isinstance(row, np.ndarray) and row.shape == ()
+        row[...] = i * 10
+    assert arena.dense(rows).tolist() == [0, 10, 20]

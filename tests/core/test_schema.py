@@ -33,6 +33,14 @@ def test_validate_fills_defaults_and_normalises() -> None:
     assert static["size"] == (1.0, 2.5)
 
 
+def test_none_means_the_argument_is_not_given() -> None:
+    static, _ = SCHEMA.validate({"antialias": None, "mode": None, "size": None})
+    assert static["antialias"] is True and static["mode"] == "default" and static["size"] is None
+    required = OpSchema("demo.req", "Needs n.", args=(ArgSpec("n", "int", doc="N."),))
+    with pytest.raises(TypeError, match="missing required argument 'n'"):
+        required.validate({"n": None})
+
+
 def test_unknown_argument_suggests_closest() -> None:
     with pytest.raises(TypeError, match=r"demo.resize.*'antialas'.*'antialias'"):
         SCHEMA.validate({"antialas": False})

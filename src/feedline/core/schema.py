@@ -354,6 +354,8 @@ class OpSchema:
             ``(static, tensor)``: validated static values with defaults filled in, and the
             per-sample arguments given as nodes.
 
+        An argument given as None counts as not given (DALI's rule): its default applies.
+
         Raises:
             TypeError: unknown argument (with the closest names), wrong type, missing required
                 argument, or a node given for an argument that is not per-sample.
@@ -368,6 +370,8 @@ class OpSchema:
                 hint = self.closest(key)
                 suggestion = f"; did you mean {', '.join(map(repr, hint))}?" if hint else ""
                 raise TypeError(f"{self.name} got an unexpected argument {key!r}{suggestion}")
+            if value is None:
+                continue  # as in DALI, None means "not given": the default applies
             if is_node(value):
                 if not spec.tensor:
                     raise TypeError(

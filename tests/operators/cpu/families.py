@@ -8,13 +8,17 @@ from feedline.core.plugins import PluginSystem
 from feedline.operators.cpu.arrays import schemas as arrays
 from feedline.operators.cpu.color import schemas as color
 from feedline.operators.cpu.conditional import schemas as conditional
+from feedline.operators.cpu.constants import schemas as constants
 from feedline.operators.cpu.effects import schemas as effects
 from feedline.operators.cpu.geometry import schemas as geometry
 from feedline.operators.cpu.image import schemas as image
+from feedline.operators.cpu.manipulation import schemas as manipulation
 from feedline.operators.cpu.math import schemas as math
 from feedline.operators.cpu.python import schemas as python
 from feedline.operators.cpu.random import schemas as random
+from feedline.operators.cpu.reductions import schemas as reductions
 from feedline.operators.cpu.tensor import schemas as tensor
+from feedline.operators.cpu.transforms import schemas as transforms
 from feedline.operators.cpu.video import schemas as video
 
 #: Entry-point name → plugin module, as ``pyproject.toml`` lists them.
@@ -30,6 +34,10 @@ FAMILIES: dict[str, ModuleType] = {
     "effects": effects,
     "video": video,
     "conditional": conditional,
+    "reductions": reductions,
+    "transforms": transforms,
+    "constants": constants,
+    "manipulation": manipulation,
 }
 
 

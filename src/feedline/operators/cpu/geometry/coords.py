@@ -7,7 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from feedline.core.kernel import SampleContext, SampleKernel
+from feedline.core.kernel import Batch, Kernel, SampleContext, SampleKernel
+from feedline.core.tensor import TensorListCPU
 from feedline.core.types import DataType, to_numpy_dtype
 
 __all__ = [
@@ -16,6 +17,7 @@ __all__ = [
     "check_points",
     "flip_coords",
     "resolve_coord_layout",
+    "transform_batch",
     "transform_matrix",
     "transform_points",
 ]
@@ -105,6 +107,30 @@ def transform_points(points: np.ndarray, affine: np.ndarray, dtype: DataType) ->
     return out.astype(to_numpy_dtype(dtype))
 
 
+def transform_batch(points: np.ndarray, affines: np.ndarray, dtype: DataType) -> np.ndarray:
+    """Apply per-sample affine matrices ``affines`` ``(batch or 1, m, n + 1)`` to the last axis
+    of the stacked points ``(batch, ..., n)`` and convert to float ``dtype``.
+
+    Computed component by component on ``(batch, points)`` planes: NumPy is slow on the short
+    innermost axes (2 or 3) that a matrix product over the last axis would loop on.
+
+    Raises:
+        TypeError: for non-numeric points or a non-floating output type.
+        ValueError: for a matrix whose width does not fit the points.
+    """
+    check_points(points[0] if len(points) else points, affines[0], dtype)
+    batch, in_dim = len(points), points.shape[-1]
+    flat = points.reshape(batch, -1, in_dim)
+    planes = [np.ascontiguousarray(flat[..., j], dtype=np.float64) for j in range(in_dim)]
+    out = np.empty((batch, flat.shape[1], affines.shape[1]), to_numpy_dtype(dtype))
+    for i in range(affines.shape[1]):
+        row = np.broadcast_to(affines[:, i, -1, None], (batch, flat.shape[1])).copy()
+        for j, plane in enumerate(planes):
+            row += plane * affines[:, i, j, None]
+        out[..., i] = row
+    return out.reshape((batch, *points.shape[1:-1], affines.shape[1]))
+
+
 def resolve_coord_layout(layout: str, ndim: int) -> str:
     """Check ``coord_flip``'s layout; ``""`` gives ``"x"``, ``"xy"`` or ``"xyz"``."""
     if not layout:
@@ -142,8 +168,10 @@ def flip_coords(
     return out
 
 
-class CoordTransformKernel(SampleKernel):
-    """``coord_transform`` on one sample."""
+class CoordTransformKernel(Kernel):
+    """``coord_transform`` on a batch: one matrix product for the whole batch when the points
+    (and any per-sample ``M``/``T``/``MT``) have the same shape in every sample, else sample by
+    sample."""
 
     def setup(self) -> None:
         dtype = self.args["dtype"]
@@ -158,14 +186,44 @@ class CoordTransformKernel(SampleKernel):
             others = " or ".join(sorted(given - {"MT"}))
             raise ValueError(f"MT cannot be combined with {others}")
 
-    def run_sample(
-        self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
-    ) -> np.ndarray:
-        points = inputs[0]
-        if points.ndim == 0:
-            raise ValueError("points must have at least one dimension (the vector components)")
-        affine = transform_matrix(points.shape[-1], args["M"], args["T"], args["MT"])
-        return transform_points(points, affine, args["dtype"])
+    def run(self, batch: Batch) -> list[TensorListCPU]:
+        """Transform the points of every sample."""
+        (points,) = batch.inputs
+        layout, sources = points.layout(), points.source_infos()
+        affines = self._stacked_affines(points, batch.arg_inputs)
+        if affines is not None:
+            out = transform_batch(points.as_array(), affines, self.args["dtype"])
+            return [TensorListCPU.from_dense(out, layout, sources)]
+        out = []
+        for index, sample in enumerate(points.samples()):
+            args = {n: self._value(batch.arg_inputs, n, index) for n in ("M", "T", "MT")}
+            if sample.ndim == 0:
+                raise ValueError("points must have at least one dimension (the vector components)")
+            affine = transform_matrix(sample.shape[-1], args["M"], args["T"], args["MT"])
+            out.append(transform_points(sample, affine, self.args["dtype"]))
+        return [TensorListCPU.from_samples(out, layout, sources)]
+
+    def _value(self, arg_inputs: Mapping[str, TensorListCPU], name: str, index: int) -> Any:
+        if name in arg_inputs:
+            return arg_inputs[name].at(index)
+        return self.args.get(name)
+
+    def _stacked_affines(
+        self, points: TensorListCPU, arg_inputs: Mapping[str, TensorListCPU]
+    ) -> np.ndarray | None:
+        """The ``(batch or 1, m, n + 1)`` matrices when one product can serve the batch."""
+        if not len(points) or not points.is_dense_tensor() or points.ndim == 0:
+            return None
+        in_dim = points.as_array().shape[-1]
+        if not arg_inputs:
+            affine = transform_matrix(in_dim, self.args["M"], self.args["T"], self.args["MT"])
+            return affine[None]
+        if set(arg_inputs) != {"MT"} or not arg_inputs["MT"].is_dense_tensor():
+            return None
+        block = arg_inputs["MT"].as_array().reshape(len(points), -1)
+        if block.shape[1] <= 1 or block.shape[1] % (in_dim + 1):
+            return None
+        return block.reshape(len(points), -1, in_dim + 1).astype(np.float64)
 
 
 class CoordFlipKernel(SampleKernel):

@@ -1,0 +1,1 @@
+"""Family ``constants``: ``zeros``, ``ones``, ``full`` and their ``*_like`` forms."""

@@ -1,0 +1,51 @@
+"""Example calls of the catalogue families (reductions, transforms, constants, manipulation)
+for ``check_operator``; merged into ``builtin_examples.EXAMPLES``."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from feedline import types
+from feedline.testing import OperatorExample
+
+_RNG = np.random.default_rng(2025)
+_INTS = [[_RNG.integers(0, 99, (4 + i, 3)).astype(np.int32) for i in range(3)]]
+_MEANS = [np.mean(s, axis=0).astype(np.float32) for s in _INTS[0]]
+
+
+def _reduction(name: str) -> OperatorExample:
+    inputs = [*_INTS, _MEANS] if name in ("std_dev", "variance") else _INTS
+    return OperatorExample(inputs, ["HC", ""][: len(inputs)], {"axis_names": "H"})
+
+
+_SEQUENCES = [np.arange(24, dtype=np.float32).reshape(4, 3, 2) + i for i in range(3)]
+_INT16 = [[np.arange(8, dtype=np.int16).reshape(2, 4) * (i + 1) for i in range(3)]]
+_MATRICES = [_RNG.normal(size=(2, 3)).astype(np.float32) for _ in range(3)]
+
+CATALOGUE_EXAMPLES: dict[str, OperatorExample] = {
+    **{
+        f"reductions.{name}": _reduction(name)
+        for name in ("min", "max", "sum", "mean", "mean_square", "rms", "std_dev", "variance")
+    },
+    "transforms.translation": OperatorExample([_MATRICES], args={"offset": [1.0, 2.0]}),
+    "transforms.scale": OperatorExample(args={"scale": [2.0, 3.0], "center": [1.0, 1.0]}),
+    "transforms.rotation": OperatorExample(args={"angle": 30.0, "axis": [0.0, 1.0, 1.0]}),
+    "transforms.shear": OperatorExample([_MATRICES], args={"angles": [10.0, 20.0]}),
+    "transforms.crop": OperatorExample(args={"from_start": [5.0, 5.0], "from_end": [50.0, 9.0]}),
+    "transforms.combine": OperatorExample([_MATRICES, _MATRICES[::-1]]),
+    "zeros": OperatorExample(args={"shape": [2, 2], "dtype": types.UINT8}),
+    "ones": OperatorExample(args={"shape": [3], "layout": "W"}),
+    "zeros_like": OperatorExample(_INT16, ["HW"]),
+    "ones_like": OperatorExample(_INT16, ["HW"], {"dtype": types.FLOAT}),
+    "full": OperatorExample([[np.float32(i) for i in range(3)]], args={"shape": [2, 2]}),
+    "full_like": OperatorExample([*_INT16, [np.float32(i) + 0.5 for i in range(3)]]),
+    "per_frame": OperatorExample([_SEQUENCES]),
+    "element_extract": OperatorExample([_SEQUENCES], ["FHW"], {"element_map": [2, 0]}),
+    "sequence_rearrange": OperatorExample([_SEQUENCES], ["FHW"], {"new_order": [3, 1, 1]}),
+    "permute_batch": OperatorExample(_INT16, ["HW"], {"indices": [2, 2, 0]}),
+    "batch_permutation": OperatorExample(args={"no_fixed_points": True}, batch_size=5),
+    "lookup_table": OperatorExample(_INT16, args={"keys": [2, 4], "values": [0.5, 9.0]}),
+    "reinterpret": OperatorExample(_INT16, ["HW"], {"dtype": types.UINT8}),
+    "shapes": OperatorExample([_SEQUENCES]),
+    "get_property": OperatorExample(_INT16, ["HW"], {"key": "layout"}),
+}
