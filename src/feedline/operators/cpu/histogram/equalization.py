@@ -1,0 +1,116 @@
+"""``equalize`` and ``clahe`` with OpenCV's ``equalizeHist`` and ``createCLAHE``, as DALI's CPU
+operators run them."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from feedline.core.kernel import SampleContext, SampleKernel
+from feedline.operators.cpu.common.frames import from_frames, to_frames
+from feedline.operators.cpu.common.opencv import import_cv2
+from feedline.operators.cpu.common.tensors import check_dtype, resolve_layout
+
+__all__ = ["ClaheKernel", "EqualizeKernel", "clahe", "equalize"]
+
+_EQUALIZE_LAYOUTS = ("HW", "HWC", "CHW", "FHW", "FHWC", "FCHW")
+_EQUALIZE_DEFAULTS = {2: "HW", 3: "HWC", 4: "FHWC"}
+_MAX_CHANNELS = 512
+
+
+def equalize(frames: np.ndarray) -> np.ndarray:
+    """Equalize each channel of each ``(H, W, C)`` frame of a uint8 ``(F, H, W, C)`` array."""
+    cv2 = import_cv2("equalize")
+    out = np.empty_like(frames)
+    for f, frame in enumerate(frames):
+        for c in range(frame.shape[2]):
+            out[f, :, :, c] = cv2.equalizeHist(np.ascontiguousarray(frame[:, :, c]))
+    return out
+
+
+class EqualizeKernel(SampleKernel):
+    """Per-sample ``equalize`` (and ``experimental.equalize``)."""
+
+    def run_sample(
+        self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
+    ) -> np.ndarray:
+        """Equalize one image or video."""
+        op = self.ctx.schema.name
+        (image,) = inputs
+        layout = resolve_layout(
+            op, sample.layouts[0], image.ndim, _EQUALIZE_LAYOUTS, _EQUALIZE_DEFAULTS
+        )
+        check_dtype(op, image, (np.uint8,))
+        frames = to_frames(image, layout)
+        if not 1 <= frames.shape[3] <= _MAX_CHANNELS:
+            raise ValueError(
+                f"{op}: images with 1 to {_MAX_CHANNELS} channels are supported, got "
+                f"{frames.shape[3]}"
+            )
+        return from_frames(equalize(frames), layout)
+
+
+class _ClaheCache(threading.local):
+    """One OpenCV CLAHE object per thread and parameters (the objects are not thread-safe)."""
+
+    def __init__(self) -> None:
+        self.objects: dict[tuple[float, int, int], Any] = {}
+
+    def get(self, clip_limit: float, tiles_x: int, tiles_y: int) -> Any:
+        key = (clip_limit, tiles_x, tiles_y)
+        if key not in self.objects:
+            cv2 = import_cv2("clahe")
+            self.objects[key] = cv2.createCLAHE(clip_limit, (tiles_x, tiles_y))
+        return self.objects[key]
+
+
+_CLAHE = _ClaheCache()
+
+
+def clahe(
+    image: np.ndarray, clip_limit: float, tiles_x: int, tiles_y: int, luma_only: bool
+) -> np.ndarray:
+    """CLAHE of a uint8 ``HW`` or ``HWC`` (1 or 3 channels, RGB) image."""
+    cv2 = import_cv2("clahe")
+    engine = _CLAHE.get(float(np.float32(clip_limit)), tiles_x, tiles_y)
+    if image.ndim == 2 or image.shape[2] == 1:
+        return engine.apply(np.ascontiguousarray(image.reshape(image.shape[:2]))).reshape(
+            image.shape
+        )
+    if luma_only:
+        lab = cv2.cvtColor(image, cv2.COLOR_RGB2Lab)
+        lab[:, :, 0] = engine.apply(np.ascontiguousarray(lab[:, :, 0]))
+        return cv2.cvtColor(lab, cv2.COLOR_Lab2RGB)
+    channels = [engine.apply(np.ascontiguousarray(image[:, :, c])) for c in range(3)]
+    return np.stack(channels, axis=-1)
+
+
+class ClaheKernel(SampleKernel):
+    """Per-sample ``clahe``."""
+
+    def setup(self) -> None:
+        """Check the tile counts, the clip limit and the number of bins."""
+        args = self.ctx.args
+        for name in ("tiles_x", "tiles_y"):
+            if args[name] <= 0:
+                raise ValueError(f"clahe: {name} must be positive, got {args[name]}")
+        if args["clip_limit"] <= 0:
+            raise ValueError(f"clahe: clip_limit must be positive, got {args['clip_limit']}")
+        bins = args["bins"]
+        if bins <= 0 or bins & (bins - 1):
+            raise ValueError(f"clahe: bins must be a power of 2, got {bins}")
+
+    def run_sample(
+        self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
+    ) -> np.ndarray:
+        """Equalize one image."""
+        (image,) = inputs
+        resolve_layout("clahe", sample.layouts[0], image.ndim, ("HWC", "HW"), {2: "HW", 3: "HWC"})
+        check_dtype("clahe", image, (np.uint8,))
+        channels = 1 if image.ndim == 2 else image.shape[2]
+        if channels not in (1, 3):
+            raise ValueError(f"clahe: images with 1 or 3 channels are supported, got {channels}")
+        return clahe(image, args["clip_limit"], args["tiles_x"], args["tiles_y"], args["luma_only"])
