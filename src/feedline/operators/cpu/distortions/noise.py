@@ -88,11 +88,6 @@ class SaltAndPepperKernel(SampleKernel):
         pepper = low if args["pepper_val"] is None else _scalar(args["pepper_val"])
         layout = sample.layouts[0]
         if args["per_channel"]:
-            if layout and "C" not in layout:
-                raise ValueError(
-                    f"{op}: per_channel=True needs a C axis in the layout (or no layout), got "
-                    f"{layout!r}"
-                )
             channel_axis = None
         elif layout:
             channel_axis = layout.index("C") if "C" in layout else None

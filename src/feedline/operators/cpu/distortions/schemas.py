@@ -118,8 +118,9 @@ NOISE_SALT_AND_PEPPER = OpSchema(
     args=(
         ArgSpec("pepper_val", "float", None, "Value of pepper; default: the type's minimum "
                 "(-1.0 for floating point).", tensor=True),
-        ArgSpec("per_channel", "bool", False, "Draw the noise for each channel independently "
-                "(needs a C axis in the layout, or no layout: channels last)."),
+        ArgSpec("per_channel", "bool", False, "Draw the noise for each value independently; "
+                "otherwise once per pixel for all channels (the layout's C axis, or the last "
+                "axis without a layout)."),
         ArgSpec("prob", "float", 0.05, "Probability of a value being corrupted.", tensor=True),
         ArgSpec("salt_val", "float", None, "Value of salt; default: the type's maximum (1.0 "
                 "for floating point).", tensor=True),

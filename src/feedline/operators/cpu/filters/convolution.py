@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 
 from feedline.core.kernel import SampleContext, SampleKernel
-from feedline.operators.cpu.common.frames import from_frames, to_frames
+from feedline.operators.cpu.common.frames import PlaneSplit, from_planes, split_axes, to_planes
 from feedline.operators.cpu.common.opencv import import_cv2
-from feedline.operators.cpu.common.tensors import check_dtype, output_dtype, resolve_layout
+from feedline.operators.cpu.common.tensors import check_dtype, output_dtype
 
 __all__ = [
     "FilterKernel",
@@ -25,11 +25,10 @@ __all__ = [
     "laplacian",
 ]
 
-_PLANAR = ("HW", "HWC", "CHW", "FHW", "FHWC", "FCHW")
-_DEFAULTS = {2: "HW", 3: "HWC", 4: "FHWC"}
 _FILTER_TYPES = (np.uint8, np.int16, np.uint16, np.float32)
-_LAPLACIAN_TYPES = (np.uint8, np.int8, np.uint16, np.int16, np.uint32, np.int32, np.float32)
-_VOLUMES = ("DHW", "DHWC", "CDHW", "FDHW", "FDHWC", "FCDHW")
+_LAPLACIAN_TYPES = (np.uint8, np.int8, np.uint16, np.int16, np.uint32, np.int32, np.uint64,
+                    np.int64, np.float32)  # fmt: skip
+_MAX_WINDOW = 31
 
 
 def _cv_border(cv2: Any, border: str) -> int:
@@ -85,8 +84,8 @@ def _valid(plane: np.ndarray, taps: np.ndarray, dtype: np.dtype, op: str = "filt
     rows, cols = taps.shape
     if rows > height or cols > width:
         raise ValueError(
-            f"{op}: in 'valid' mode the filter ({rows}x{cols}) must fit in the image "
-            f"({height}x{width})"
+            f"{op}: the filter ({rows}x{cols}) is bigger than the sample ({height}x{width}), "
+            "which is not allowed in 'valid' mode"
         )
     out = correlate(plane, taps, (0, 0), "reflect_101", 0.0, dtype)
     return out[: height - rows + 1, : width - cols + 1]
@@ -101,32 +100,34 @@ class FilterKernel(SampleKernel):
         """Filter one image or sequence."""
         op = self.ctx.schema.name
         image, taps = inputs[0], np.asarray(inputs[1])
-        layout = resolve_layout(op, sample.layouts[0], image.ndim, _PLANAR, _DEFAULTS)
+        split = split_axes(op, sample.layouts[0], image.ndim, spatial=(2,))
         check_dtype(op, image, _FILTER_TYPES)
         check_dtype(op, taps, (np.float32,), "filter")
         dtype = output_dtype(op, args["dtype"], image.dtype, (image.dtype, np.float32))
-        frames = to_frames(image, layout)
-        per_frame = _frame_filters(op, taps, layout, len(frames))
+        planes = to_planes(image, split)
+        per_plane = _plane_filters(op, taps, split, image.shape, len(planes))
         fill = _fill_value(op, inputs[2] if len(inputs) > 2 else None, image.dtype)
-        anchor = args["anchor"]
         results = []
-        for frame, frame_taps in zip(frames, per_frame, strict=True):
+        for plane, plane_taps in zip(planes, per_plane, strict=True):
             if args["mode"] == "valid":
-                results.append(_valid(frame, frame_taps, dtype, op))
+                results.append(_valid(plane, plane_taps, dtype, op))
             else:
-                where = _anchor(op, anchor, frame_taps.shape)
-                results.append(correlate(frame, frame_taps, where, args["border"], fill, dtype))
-        return from_frames(np.stack(results), layout)
+                where = _anchor(op, args["anchor"], plane_taps.shape)
+                results.append(correlate(plane, plane_taps, where, args["border"], fill, dtype))
+        return from_planes(np.stack(results), split, image.shape)
 
 
-def _frame_filters(op: str, taps: np.ndarray, layout: str, count: int) -> Sequence[np.ndarray]:
+def _plane_filters(
+    op: str, taps: np.ndarray, split: PlaneSplit, shape: tuple[int, ...], count: int
+) -> list[np.ndarray]:
     if taps.ndim == 2:
         return [taps] * count
-    if taps.ndim == 3 and layout.startswith("F") and len(taps) == count:
-        return list(taps)
+    frames = shape[0] if split.frames else 0
+    if taps.ndim == 3 and frames and len(taps) == frames:
+        return [taps[p // (count // frames)] for p in range(count)]
     raise ValueError(
-        f"{op}: the filter must be a 2-D array (or, for a sequence of {count} frames, {count} "
-        f"2-D arrays); got shape {taps.shape}"
+        f"{op}: filter dimensionality must match the number of spatial dimensions of the input "
+        f"(2), or be one 2-D filter per frame of a sequence; got shape {taps.shape}"
     )
 
 
@@ -184,9 +185,10 @@ def _sizes(name: str, values: Any, count: int, low: int) -> list[int]:
             f"axis ({count})"
         )
     for size in sizes:
-        if size % 2 == 0 or not low <= size <= 23:
+        if size % 2 == 0 or not low <= size <= _MAX_WINDOW:
             raise ValueError(
-                f"laplacian: argument {name!r} = {size}: sizes must be odd, from {low} to 23"
+                f"laplacian: argument {name!r} = {size}: sizes must be odd integers between "
+                f"{low} and {_MAX_WINDOW}"
             )
     return sizes
 
@@ -214,13 +216,11 @@ def laplacian(
 
 
 def _separable(work: np.ndarray, spatial: Sequence[int], taps: Sequence[np.ndarray]) -> np.ndarray:
-    if len(spatial) == 2 and tuple(spatial) == (0, 1) and work.ndim <= 3:
+    """Correlate a ``(*spatial, channels)`` array with one window per spatial axis."""
+    if len(spatial) == 2 and work.shape[-1] <= 4:
         cv2 = import_cv2("laplacian")
-        if work.ndim == 2 or work.shape[2] <= 4:
-            out = cv2.sepFilter2D(
-                work, cv2.CV_32F, taps[1], taps[0], borderType=cv2.BORDER_REFLECT_101
-            )
-            return out.reshape(work.shape)
+        out = cv2.sepFilter2D(work, cv2.CV_32F, taps[1], taps[0], borderType=cv2.BORDER_REFLECT_101)
+        return out.reshape(work.shape)
     out = work
     for axis, window in zip(spatial, taps, strict=True):
         out = _correlate_axis(out, window, axis)
@@ -258,29 +258,20 @@ class LaplacianKernel(SampleKernel):
     ) -> np.ndarray:
         """The Laplacian of one sample."""
         (image,) = inputs
-        layout = sample.layouts[0] or _DEFAULTS.get(image.ndim, "")
-        if len(layout) != image.ndim or layout not in _PLANAR + _VOLUMES:
-            raise ValueError(
-                f"laplacian: layout {layout!r} of a {image.ndim}-D input is not supported; "
-                f"expected one of {', '.join(_PLANAR + _VOLUMES)}"
-            )
+        split = split_axes("laplacian", sample.layouts[0], image.ndim)
         check_dtype("laplacian", image, _LAPLACIAN_TYPES)
         dtype = output_dtype("laplacian", args["dtype"], image.dtype, (image.dtype, np.float32))
-        channel_last = not layout.removeprefix("F").startswith("C")
-        frames = to_frames(image, layout) if layout in _PLANAR else _volume_frames(image, layout)
-        ndim = 2 if layout in _PLANAR else 3
+        ndim = split.spatial
         windows = _sizes("window_size", args["window_size"], ndim, 3)
         smoothing = args["smoothing_size"]
         smoothing = None if smoothing is None else _sizes("smoothing_size", smoothing, ndim, 1)
         scales = _scales(args, windows, smoothing, ndim)
         spatial = tuple(range(ndim))
+        planes = to_planes(image, split)
         result = np.stack(
-            [laplacian(frame, spatial, windows, smoothing, scales) for frame in frames]
+            [laplacian(plane, spatial, windows, smoothing, scales) for plane in planes]
         )
-        result = _to_output(result, dtype)
-        if layout in _PLANAR:
-            return from_frames(result, layout)
-        return _volume_restore(result, layout, channel_last)
+        return from_planes(_to_output(result, dtype), split, image.shape)
 
 
 def _scales(
@@ -302,22 +293,3 @@ def _scales(
             f"axis ({ndim})"
         )
     return values
-
-
-def _volume_frames(image: np.ndarray, layout: str) -> np.ndarray:
-    frames = image if layout.startswith("F") else image[None]
-    inner = layout.removeprefix("F")
-    if inner == "DHW":
-        frames = frames[..., None]
-    elif inner == "CDHW":
-        frames = np.moveaxis(frames, 1, -1)
-    return frames
-
-
-def _volume_restore(result: np.ndarray, layout: str, channel_last: bool) -> np.ndarray:
-    inner = layout.removeprefix("F")
-    if inner == "DHW":
-        result = result[..., 0]
-    elif not channel_last:
-        result = np.ascontiguousarray(np.moveaxis(result, -1, 1))
-    return result if layout.startswith("F") else result[0]

@@ -12,14 +12,12 @@ from typing import Any
 import numpy as np
 
 from feedline.core.kernel import SampleContext, SampleKernel
-from feedline.operators.cpu.common.frames import from_frames, to_frames
+from feedline.operators.cpu.common.frames import from_planes, split_axes, to_planes
 from feedline.operators.cpu.common.opencv import import_cv2
-from feedline.operators.cpu.common.tensors import check_dtype, resolve_layout
+from feedline.operators.cpu.common.tensors import check_dtype
 
 __all__ = ["DilateKernel", "ErodeKernel", "MedianBlurKernel", "median_blur", "morphology"]
 
-_LAYOUTS = ("HW", "HWC", "FHWC", "CHW", "FCHW")
-_DEFAULTS = {2: "HW", 3: "HWC", 4: "FHWC"}
 _TYPES = (np.uint8, np.int16, np.uint16, np.float32)
 
 
@@ -53,13 +51,14 @@ class MedianBlurKernel(SampleKernel):
         """Median-blur one image or sequence."""
         op = "experimental.median_blur"
         (image,) = inputs
-        layout = resolve_layout(op, sample.layouts[0], image.ndim, _LAYOUTS, _DEFAULTS)
+        split = split_axes(op, sample.layouts[0], image.ndim, spatial=(2,))
         check_dtype(op, image, _TYPES)
         height, width = _pair(op, "window_size", args["window_size"])
         if height < 1 or width < 1 or height % 2 == 0 or width % 2 == 0:
             raise ValueError(f"{op}: window_size ({height}, {width}) must be odd and positive")
-        frames = to_frames(image, layout)
-        return from_frames(np.stack([median_blur(f, height, width) for f in frames]), layout)
+        planes = to_planes(image, split)
+        blurred = np.stack([median_blur(p, height, width) for p in planes])
+        return from_planes(blurred, split, image.shape)
 
 
 def morphology(
@@ -109,7 +108,7 @@ class _MorphologyKernel(SampleKernel):
         """Erode or dilate one image or sequence."""
         op = self.ctx.schema.name
         (image,) = inputs
-        layout = resolve_layout(op, sample.layouts[0], image.ndim, _LAYOUTS, _DEFAULTS)
+        split = split_axes(op, sample.layouts[0], image.ndim, spatial=(2,))
         check_dtype(op, image, _TYPES)
         mask = _pair(op, "mask_size", args["mask_size"])
         if mask[0] < 1 or mask[1] < 1:
@@ -118,13 +117,13 @@ class _MorphologyKernel(SampleKernel):
         for value, extent in zip(anchor, mask, strict=True):
             if value != -1 and not 0 <= value < extent:
                 raise ValueError(f"{op}: anchor {anchor} must lie within mask_size {mask}")
-        frames = to_frames(image, layout)
+        planes = to_planes(image, split)
         results = [
             morphology(f, self.operation, mask, anchor, int(args["iterations"]),
                        args["border_mode"])
-            for f in frames
+            for f in planes
         ]  # fmt: skip
-        return from_frames(np.stack(results), layout)
+        return from_planes(np.stack(results), split, image.shape)
 
 
 class ErodeKernel(_MorphologyKernel):

@@ -10,14 +10,12 @@ from typing import Any
 import numpy as np
 
 from feedline.core.kernel import SampleContext, SampleKernel
-from feedline.operators.cpu.common.frames import from_frames, to_frames
+from feedline.operators.cpu.common.frames import from_planes, split_axes, to_planes
 from feedline.operators.cpu.common.opencv import import_cv2
 from feedline.operators.cpu.common.tensors import check_dtype, resolve_layout
 
 __all__ = ["ClaheKernel", "EqualizeKernel", "clahe", "equalize"]
 
-_EQUALIZE_LAYOUTS = ("HW", "HWC", "CHW", "FHW", "FHWC", "FCHW")
-_EQUALIZE_DEFAULTS = {2: "HW", 3: "HWC", 4: "FHWC"}
 _MAX_CHANNELS = 512
 
 
@@ -40,17 +38,15 @@ class EqualizeKernel(SampleKernel):
         """Equalize one image or video."""
         op = self.ctx.schema.name
         (image,) = inputs
-        layout = resolve_layout(
-            op, sample.layouts[0], image.ndim, _EQUALIZE_LAYOUTS, _EQUALIZE_DEFAULTS
-        )
+        split = split_axes(op, sample.layouts[0], image.ndim, spatial=(2,))
         check_dtype(op, image, (np.uint8,))
-        frames = to_frames(image, layout)
-        if not 1 <= frames.shape[3] <= _MAX_CHANNELS:
+        planes = to_planes(image, split)
+        if not 1 <= planes.shape[3] <= _MAX_CHANNELS:
             raise ValueError(
                 f"{op}: images with 1 to {_MAX_CHANNELS} channels are supported, got "
-                f"{frames.shape[3]}"
+                f"{planes.shape[3]}"
             )
-        return from_frames(equalize(frames), layout)
+        return from_planes(equalize(planes), split, image.shape)
 
 
 class _ClaheCache(threading.local):
@@ -108,9 +104,9 @@ class ClaheKernel(SampleKernel):
     ) -> np.ndarray:
         """Equalize one image."""
         (image,) = inputs
-        resolve_layout("clahe", sample.layouts[0], image.ndim, ("HWC", "HW"), {2: "HW", 3: "HWC"})
+        resolve_layout("clahe", sample.layouts[0], image.ndim, ("HWC",), {3: "HWC"})
         check_dtype("clahe", image, (np.uint8,))
-        channels = 1 if image.ndim == 2 else image.shape[2]
+        channels = image.shape[2]
         if channels not in (1, 3):
             raise ValueError(f"clahe: images with 1 or 3 channels are supported, got {channels}")
         return clahe(image, args["clip_limit"], args["tiles_x"], args["tiles_y"], args["luma_only"])

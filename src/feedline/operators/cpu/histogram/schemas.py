@@ -54,11 +54,10 @@ CLAHE = OpSchema(
     ``clip_limit * tile_area / 256`` (the excess spread over all bins) and equalized, and each
     pixel's value is interpolated bilinearly between the look-up tables of the four nearest
     tiles (OpenCV's ``createCLAHE``, which DALI's CPU operator also runs). Grayscale images
-    (``HW``, or ``HWC`` with one channel) are equalized directly; RGB images either on the
+    (one channel) are equalized directly; RGB images either on the
     lightness of their CIE Lab conversion (``luma_only=True``, the channels must be in RGB
     order) or channel by channel.""",
-    inputs=(InputSpec("input", "uint8 HWC images with 1 or 3 channels (or HW).",
-                      layouts=("HWC", "HW")),),
+    inputs=(InputSpec("input", "uint8 HWC images with 1 or 3 channels.", layouts=("HWC",)),),
     args=(
         ArgSpec("bins", "int", 256, "Number of histogram bins, a power of 2. As in DALI's CPU "
                 "operator, uint8 images always use 256 bins; the value is only checked."),
