@@ -11,6 +11,7 @@ from PIL import Image
 
 from feedline import types
 from feedline.testing import OperatorExample
+from tests.testing.image_operator_examples import IMAGE_EXAMPLES
 
 _RNG = np.random.default_rng(2024)
 
@@ -147,6 +148,7 @@ EXAMPLES: dict[str, OperatorExample] = {
     "transpose": OperatorExample(IMAGES, HWC, {"perm": [2, 0, 1]}),
     "warp_affine": OperatorExample(IMAGES, HWC, {"matrix": [1.0, 0.2, 0.0, 0.1, 1.0, 0.0]}),
 }
+EXAMPLES |= IMAGE_EXAMPLES
 if HAS_AV:
     EXAMPLES["decoders.video"] = OperatorExample([_videos()], args={"sequence_length": 3})
 

@@ -7,14 +7,18 @@ from types import ModuleType
 from feedline.core.plugins import PluginSystem
 from feedline.operators.cpu.arrays import schemas as arrays
 from feedline.operators.cpu.color import schemas as color
+from feedline.operators.cpu.distortions import schemas as distortions
 from feedline.operators.cpu.effects import schemas as effects
+from feedline.operators.cpu.filters import schemas as filters
 from feedline.operators.cpu.geometry import schemas as geometry
+from feedline.operators.cpu.histogram import schemas as histogram
 from feedline.operators.cpu.image import schemas as image
 from feedline.operators.cpu.math import schemas as math
 from feedline.operators.cpu.python import schemas as python
 from feedline.operators.cpu.random import schemas as random
 from feedline.operators.cpu.tensor import schemas as tensor
 from feedline.operators.cpu.video import schemas as video
+from feedline.operators.cpu.warps import schemas as warps
 
 #: Entry-point name → plugin module, as ``pyproject.toml`` lists them.
 FAMILIES: dict[str, ModuleType] = {
@@ -28,6 +32,10 @@ FAMILIES: dict[str, ModuleType] = {
     "arrays": arrays,
     "effects": effects,
     "video": video,
+    "filters": filters,
+    "histogram": histogram,
+    "warps": warps,
+    "distortions": distortions,
 }
 
 

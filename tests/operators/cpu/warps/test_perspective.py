@@ -1,0 +1,77 @@
+"""``experimental.warp_perspective``: identities, translations, inverse maps, sizes and errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from feedline import OperatorError, types
+from tests.operators.cpu.image_samples import generated_image, run_op
+
+IDENTITY = [1, 0, 0, 0, 1, 0, 0, 0, 1]
+
+
+@pytest.mark.parametrize("origin", ["corner", "center"])
+@pytest.mark.parametrize("interp", [types.INTERP_NN, types.INTERP_LINEAR, types.INTERP_CUBIC])
+def test_identity_keeps_the_image(origin: str, interp: types.InterpType) -> None:
+    image = generated_image(np.random.default_rng(9), 12, 15)
+    (out,), layout = run_op("experimental.warp_perspective", [image], "HWC", matrix=IDENTITY,
+                            pixel_origin=origin, interp_type=interp)  # fmt: skip
+    assert layout == "HWC"
+    np.testing.assert_array_equal(out, image)
+
+
+def test_a_whole_pixel_translation_moves_the_image_and_fills_the_rest() -> None:
+    image = generated_image(np.random.default_rng(10), 10, 12)
+    shift = [1, 0, 3, 0, 1, 2, 0, 0, 1]  # output (x, y) samples input (x + 3, y + 2)
+    (out,), _ = run_op("experimental.warp_perspective", [image], "HWC", matrix=shift,
+                       fill_value=[5, 6, 7])  # fmt: skip
+    np.testing.assert_array_equal(out[:8, :9], image[2:, 3:])
+    np.testing.assert_array_equal(out[8:, :], np.broadcast_to([5, 6, 7], (2, 12, 3)))
+    (forward,), _ = run_op("experimental.warp_perspective", [image], "HWC",
+                           matrix=[1, 0, -3, 0, 1, -2, 0, 0, 1], inverse_map=False,
+                           fill_value=[5, 6, 7])  # fmt: skip
+    np.testing.assert_array_equal(forward, out)
+    (replicated,), _ = run_op("experimental.warp_perspective", [image], "HWC", matrix=shift,
+                              border_mode="replicate")  # fmt: skip
+    np.testing.assert_array_equal(replicated[9, 11], image[9, 11])
+
+
+def test_matrix_as_input_size_and_sequences() -> None:
+    rng = np.random.default_rng(11)
+    image = generated_image(rng, 16, 20)
+    scale = np.array([[2, 0, 0], [0, 2, 0], [0, 0, 1]], np.float32)
+    (half,), _ = run_op("experimental.warp_perspective", [image], "HWC", [scale], size=[8, 10])
+    assert half.shape == (8, 10, 3)
+    # a 2x downscale by the inverse map samples between input pixels at (2x + 0.5, 2y + 0.5)
+    expected = image.astype(np.float64).reshape(8, 2, 10, 2, 3).mean(axis=(1, 3))
+    assert np.abs(half - expected).max() <= 1
+    video = np.stack([image, image[::-1]])
+    (frames,), layout = run_op("experimental.warp_perspective", [video], "FHWC",
+                               matrix=scale.ravel().tolist(), size=[8, 10])  # fmt: skip
+    assert layout == "FHWC"
+    np.testing.assert_array_equal(frames[0], half)
+    gray = np.ascontiguousarray(image[:, :, 0])
+    (plane,), _ = run_op("experimental.warp_perspective", [gray], "HW", [scale], size=[8, 10])
+    np.testing.assert_array_equal(plane, half[:, :, 0])
+
+
+@pytest.mark.parametrize(
+    ("image", "extra", "kwargs", "message"),
+    [
+        (np.zeros((4, 4, 3), np.int32), [], {"matrix": IDENTITY}, "int32"),
+        (np.zeros((4, 4, 5), np.uint8), [], {"matrix": IDENTITY}, "more than 4 channels"),
+        (np.zeros((4, 4, 3), np.uint8), [], {}, "give the matrix"),
+        (np.zeros((4, 4, 3), np.uint8), [[np.eye(3, dtype=np.float32)]], {"matrix": IDENTITY},
+         "not be given together"),
+        (np.zeros((4, 4, 3), np.uint8), [], {"matrix": [1, 0, 0]}, "9 values"),
+        (np.zeros((4, 4, 3), np.uint8), [[np.eye(3)]], {}, "float32"),
+        (np.zeros((4, 4, 3), np.uint8), [], {"matrix": IDENTITY, "fill_value": [1, 2]},
+         "channels"),
+        (np.zeros((4, 4, 3), np.uint8), [], {"matrix": IDENTITY,
+                                             "interp_type": types.INTERP_GAUSSIAN}, "interp"),
+    ],
+)  # fmt: skip
+def test_warp_perspective_errors(image, extra, kwargs, message) -> None:
+    with pytest.raises((OperatorError, ValueError), match=message):
+        run_op("experimental.warp_perspective", [image], "HWC", *extra, **kwargs)
