@@ -108,7 +108,7 @@ def test_layouts_channels_and_per_frame_filters() -> None:
         (np.zeros((5, 5), np.uint8), np.ones((3, 3), np.float32), {"anchor": [3, 0]},
          "within the filter"),
         (np.zeros((5, 5), np.uint8), np.ones((3, 3), np.float32), {"dtype": types.INT16},
-         "dtype"),
+         "same as input, FLOAT or skipped"),
         (np.zeros((5, 5), np.uint8), np.ones((6, 2), np.float32), {"mode": "valid"},
          "bigger than the sample"),
         (np.zeros((5, 5), np.uint8), np.ones((3, 3, 3), np.float32), {}, "dimensionality"),
@@ -123,8 +123,10 @@ def test_filter_errors_name_the_problem(
 
 def test_filter_needs_two_spatial_axes_and_a_matching_fill_type() -> None:
     taps = np.ones((3, 3), np.float32)
-    with pytest.raises(OperatorError, match="empty layout"):
+    with pytest.raises(OperatorError, match="Got 3 spatial dimensions"):
         run_op("filter", [np.zeros((4, 4, 4), np.uint8)], None, [taps])
+    with pytest.raises(OperatorError, match="frames must be an outermost"):
+        run_op("filter", [np.zeros((3, 2, 4, 4), np.uint8)], "CFHW", [taps])
     with pytest.raises(OperatorError, match="fill_value"):
         run_op("filter", [np.zeros((4, 4), np.uint8)], "HW", [taps],
                [np.array(1.0, np.float32)], border="constant")  # fmt: skip
@@ -203,12 +205,12 @@ def test_laplacian_layouts_and_integer_outputs() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"window_size": 4}, "odd integers between 3 and 31"),
+        ({"window_size": 4}, "odd integer between 3 and 31, got 4 for sample: 0"),
         ({"window_size": 33}, "between 3 and 31"),
         ({"smoothing_size": 2}, "between 1 and 31"),
-        ({"window_size": [3, 3, 3]}, "one per spatial axis"),
-        ({"normalized_kernel": True, "scale": 2.0}, "not both"),
-        ({"dtype": types.INT16}, "dtype"),
+        ({"window_size": [3, 3, 3]}, "a list of 2 elements. 3 given"),
+        ({"normalized_kernel": True, "scale": 2.0}, "cannot be specified when"),
+        ({"dtype": types.INT16}, "same as input, FLOAT or skipped"),
     ],
 )
 def test_laplacian_argument_errors(kwargs: dict, message: str) -> None:

@@ -59,12 +59,12 @@ def test_matrix_as_input_size_and_sequences() -> None:
 @pytest.mark.parametrize(
     ("image", "extra", "kwargs", "message"),
     [
-        (np.zeros((4, 4, 3), np.int32), [], {"matrix": IDENTITY}, "int32"),
+        (np.zeros((4, 4, 3), np.int32), [], {"matrix": IDENTITY}, "uint8, int16, uint16, float"),
         (np.zeros((4, 4, 5), np.uint8), [], {"matrix": IDENTITY}, "more than 4 channels"),
-        (np.zeros((4, 4, 3), np.uint8), [], {}, "give the matrix"),
+        (np.zeros((4, 4, 3), np.uint8), [], {}, "got 0 values"),
         (np.zeros((4, 4, 3), np.uint8), [[np.eye(3, dtype=np.float32)]], {"matrix": IDENTITY},
-         "not be given together"),
-        (np.zeros((4, 4, 3), np.uint8), [], {"matrix": [1, 0, 0]}, "9 values"),
+         "should not be provided at the same time"),
+        (np.zeros((4, 4, 3), np.uint8), [], {"matrix": [1, 0, 0]}, "expected shape 3 x 3 but got 3"),
         (np.zeros((4, 4, 3), np.uint8), [[np.eye(3)]], {}, "float32"),
         (np.zeros((4, 4, 3), np.uint8), [], {"matrix": IDENTITY, "fill_value": [1, 2]},
          "channels"),
@@ -75,3 +75,20 @@ def test_matrix_as_input_size_and_sequences() -> None:
 def test_warp_perspective_errors(image, extra, kwargs, message) -> None:
     with pytest.raises((OperatorError, ValueError), match=message):
         run_op("experimental.warp_perspective", [image], "HWC", *extra, **kwargs)
+
+
+def test_planar_layouts_warp_each_channel_and_take_a_scalar_fill() -> None:
+    image = generated_image(np.random.default_rng(16), 12, 10)
+    shift = [1, 0, 2, 0, 1, 1, 0, 0, 1]
+    (hwc,), _ = run_op("experimental.warp_perspective", [image], "HWC", matrix=shift,
+                       fill_value=9)  # fmt: skip
+    planar = np.ascontiguousarray(image.transpose(2, 0, 1))
+    (chw,), layout = run_op("experimental.warp_perspective", [planar], "CHW", matrix=shift,
+                            fill_value=9)  # fmt: skip
+    assert layout == "CHW"
+    np.testing.assert_array_equal(chw.transpose(1, 2, 0), hwc)
+    with pytest.raises(OperatorError, match="Only scalar fill_value"):
+        run_op("experimental.warp_perspective", [planar], "CHW", matrix=shift, fill_value=[1, 2, 3])
+    (unlabelled,), _ = run_op("experimental.warp_perspective", [image], None, matrix=shift,
+                              fill_value=9)  # fmt: skip
+    np.testing.assert_array_equal(unlabelled, hwc)

@@ -13,7 +13,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["PlaneSplit", "from_planes", "split_axes", "to_planes"]
+__all__ = ["PlaneSplit", "from_planes", "split_axes", "split_images", "to_planes"]
+
+#: The layout of image data without one, by number of dimensions (DALI's first match).
+IMAGE_DEFAULTS = {2: "HW", 3: "HWC", 4: "FHWC"}
 
 
 @dataclass(frozen=True)
@@ -33,45 +36,65 @@ class PlaneSplit:
     frames: bool
 
 
-def split_axes(op: str, layout: str, ndim: int, spatial: tuple[int, ...] = (1, 2, 3)) -> PlaneSplit:
+def split_axes(op: str, layout: str, ndim: int, max_spatial: int = 3) -> PlaneSplit:
     """Split ``layout`` (``""``: every axis spatial) of an ``ndim``-D sample.
 
     Raises:
-        ValueError: the layout does not match ``ndim``, a ``C`` axis sits between spatial axes,
-            frames are not outermost (before channels), or the number of spatial axes is not
-            in ``spatial``; the message names the operator.
+        ValueError: the layout does not fit ``ndim``, names ``F`` or ``C`` twice, has frames
+            after the spatial axes, a ``C`` axis between spatial ones, no spatial axis or more
+            than ``max_spatial``; the messages are DALI's.
     """
     if not layout:
-        if ndim not in spatial:
+        if not 1 <= ndim <= max_spatial:
             raise ValueError(
-                f"{op}: input data with an empty layout must have {_counts(spatial)} "
-                f"dimensions (all spatial), got {ndim}"
+                f"{op}: input data with empty layout cannot have more than {max_spatial} "
+                f"dimensions, got input with {ndim} dimensions."
             )
         return PlaneSplit(0, ndim, False, False)
     if len(layout) != ndim:
         raise ValueError(f"{op}: layout {layout!r} does not match a {ndim}-D input")
-    if "F" in layout and layout.index("F") != 0:
-        raise ValueError(f"{op}: frames must be the outermost dimension, got layout {layout!r}")
-    kinds = ["S" if name not in "FC" else name for name in layout]
+    if layout.count("F") > 1 or layout.count("C") > 1:
+        raise ValueError(
+            f"{op}: Found more the one occurrence of 'F' or 'C' axes in layout: {layout}."
+        )
     leading = 0
-    while leading < ndim and kinds[leading] != "S":
+    while leading < ndim and layout[leading] in "FC":
         leading += 1
-    channel_last = layout.endswith("C") and leading < ndim
-    count = ndim - leading - int(channel_last)
-    if any(k != "S" for k in kinds[leading : leading + count]):
+    if leading == ndim:
+        raise ValueError(f"{op}: No spatial axes found in the layout: {layout}.")
+    channel_last = layout.endswith("C") and layout.index("C") >= leading
+    inner = layout[leading : ndim - int(channel_last)]
+    if "F" in inner or (channel_last and "F" in layout[leading:]):
         raise ValueError(
-            f"{op}: channels must be first or last (after any frames), got layout {layout!r}"
+            f"{op}: For sequences, layout should begin with 'F' or 'C', got: {layout}."
         )
-    if count not in spatial:
+    if "C" in inner:
         raise ValueError(
-            f"{op}: layout {layout!r} has {count} spatial dimensions; {_counts(spatial)} are "
-            "supported"
+            f"{op}: Only channel-first or channel-last layouts are supported, got: {layout}."
         )
-    return PlaneSplit(leading, count, channel_last, "F" in layout)
+    if len(inner) > max_spatial:
+        raise ValueError(
+            f"{op}: Too many dimensions, found: {len(inner)} data axes, maximum supported is: "
+            f"{max_spatial}."
+        )
+    return PlaneSplit(leading, len(inner), channel_last, "F" in layout)
 
 
-def _counts(values: tuple[int, ...]) -> str:
-    return " or ".join(str(v) for v in values)
+def split_images(op: str, layout: str, ndim: int) -> PlaneSplit:
+    """:func:`split_axes` for operators on 2-D images: data without a layout is ``HW``,
+    ``HWC`` or ``FHWC`` by its number of dimensions.
+
+    Raises:
+        ValueError: as :func:`split_axes`, or the data has not exactly 2 spatial axes.
+    """
+    if not layout:
+        if ndim not in IMAGE_DEFAULTS:
+            raise ValueError(f"{op}: a {ndim}-D input without a layout is not an image")
+        layout = IMAGE_DEFAULTS[ndim]
+    split = split_axes(op, layout, ndim)
+    if split.spatial != 2:
+        raise ValueError(f"{op}: expects images (2 spatial dimensions), got layout {layout!r}")
+    return split
 
 
 def to_planes(data: np.ndarray, split: PlaneSplit) -> np.ndarray:

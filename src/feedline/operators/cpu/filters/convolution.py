@@ -12,9 +12,11 @@ from typing import Any
 import numpy as np
 
 from feedline.core.kernel import SampleContext, SampleKernel
+from feedline.core.types import DataType, to_numpy_dtype
+from feedline.operators.cpu.common.errors import ArgumentError
 from feedline.operators.cpu.common.frames import PlaneSplit, from_planes, split_axes, to_planes
 from feedline.operators.cpu.common.opencv import import_cv2
-from feedline.operators.cpu.common.tensors import check_dtype, output_dtype
+from feedline.operators.cpu.common.tensors import check_dtype
 
 __all__ = [
     "FilterKernel",
@@ -31,6 +33,12 @@ _LAPLACIAN_TYPES = (np.uint8, np.int8, np.uint16, np.int16, np.uint32, np.int32,
 _MAX_WINDOW = 31
 
 
+#: DALI's spellings of the border modes → the canonical name.
+BORDERS = {"reflect_101": "reflect_101", "reflect101": "reflect_101", "101": "reflect_101",
+           "reflect_1001": "reflect_1001", "reflect1001": "reflect_1001", "1001": "reflect_1001",
+           "wrap": "wrap", "clamp": "clamp", "constant": "constant"}  # fmt: skip
+
+
 def _cv_border(cv2: Any, border: str) -> int:
     return {
         "reflect_101": cv2.BORDER_REFLECT_101,
@@ -38,7 +46,7 @@ def _cv_border(cv2: Any, border: str) -> int:
         "wrap": cv2.BORDER_WRAP,
         "clamp": cv2.BORDER_REPLICATE,
         "constant": cv2.BORDER_CONSTANT,
-    }[border]
+    }[BORDERS[border]]
 
 
 def _to_output(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
@@ -66,6 +74,7 @@ def correlate(
         channels = [correlate(plane[:, :, c], taps, anchor, border, fill, dtype)
                     for c in range(plane.shape[2])]  # fmt: skip
         return np.stack(channels, axis=-1)
+    border = BORDERS[border]
     if border == "wrap" or (border == "constant" and fill != 0):
         padded = cv2.copyMakeBorder(
             plane, ay, rows - 1 - ay, ax, cols - 1 - ax, _cv_border(cv2, border), value=(fill,) * 4
@@ -79,13 +88,13 @@ def correlate(
     return _to_output(out, dtype) if out.dtype != dtype else out
 
 
-def _valid(plane: np.ndarray, taps: np.ndarray, dtype: np.dtype, op: str = "filter") -> np.ndarray:
+def _valid(plane: np.ndarray, taps: np.ndarray, dtype: np.dtype, op: str, index: int) -> np.ndarray:
     height, width = plane.shape[:2]
     rows, cols = taps.shape
     if rows > height or cols > width:
         raise ValueError(
-            f"{op}: the filter ({rows}x{cols}) is bigger than the sample ({height}x{width}), "
-            "which is not allowed in 'valid' mode"
+            f"{op}: Filter for sample of idx {index} is bigger than the sample. This is not "
+            "allowed if ``mode`` is set to ``valid``."
         )
     out = correlate(plane, taps, (0, 0), "reflect_101", 0.0, dtype)
     return out[: height - rows + 1, : width - cols + 1]
@@ -100,34 +109,56 @@ class FilterKernel(SampleKernel):
         """Filter one image or sequence."""
         op = self.ctx.schema.name
         image, taps = inputs[0], np.asarray(inputs[1])
-        split = split_axes(op, sample.layouts[0], image.ndim, spatial=(2,))
-        check_dtype(op, image, _FILTER_TYPES)
+        layout = sample.layouts[0]
+        if "F" in layout and not layout.startswith("F"):
+            raise ValueError(
+                f"{op}: When the input is video-like (i.e. contains frames), the frames must be "
+                f"an outermost dimension. However, got input with `{layout}` layout."
+            )
+        split = split_axes(op, layout, image.ndim)
+        if image.dtype not in _FILTER_TYPES:
+            raise TypeError(f"{op}: Filter CPU does not support input type {image.dtype}.")
         check_dtype(op, taps, (np.float32,), "filter")
-        dtype = output_dtype(op, args["dtype"], image.dtype, (image.dtype, np.float32))
+        dtype = _output_type(op, args["dtype"], image.dtype)
         planes = to_planes(image, split)
         per_plane = _plane_filters(op, taps, split, image.shape, len(planes))
         fill = _fill_value(op, inputs[2] if len(inputs) > 2 else None, image.dtype)
         results = []
         for plane, plane_taps in zip(planes, per_plane, strict=True):
             if args["mode"] == "valid":
-                results.append(_valid(plane, plane_taps, dtype, op))
+                results.append(_valid(plane, plane_taps, dtype, op, sample.index))
             else:
-                where = _anchor(op, args["anchor"], plane_taps.shape)
+                where = _anchor(op, args["anchor"], plane_taps.shape, sample.index)
                 results.append(correlate(plane, plane_taps, where, args["border"], fill, dtype))
         return from_planes(np.stack(results), split, image.shape)
+
+
+def _output_type(op: str, dtype: Any, input_type: np.dtype) -> np.dtype:
+    if dtype is None or dtype == DataType.NO_TYPE:
+        return np.dtype(input_type)
+    result = to_numpy_dtype(dtype)
+    if result not in (input_type, np.float32):
+        raise ValueError(
+            f"{op}: Output data type must be same as input, FLOAT or skipped (defaults to input "
+            "type)"
+        )
+    return result
 
 
 def _plane_filters(
     op: str, taps: np.ndarray, split: PlaneSplit, shape: tuple[int, ...], count: int
 ) -> list[np.ndarray]:
-    if taps.ndim == 2:
+    if split.spatial == 2 and taps.ndim == 2:
         return [taps] * count
     frames = shape[0] if split.frames else 0
-    if taps.ndim == 3 and frames and len(taps) == frames:
+    if split.spatial == 2 and taps.ndim == 3 and frames and len(taps) == frames:
         return [taps[p // (count // frames)] for p in range(count)]
+    if split.spatial == 3 and taps.ndim == 3:
+        raise ValueError(f"{op}: the CPU operator does not support volumetric (3D) data")
     raise ValueError(
-        f"{op}: filter dimensionality must match the number of spatial dimensions of the input "
-        f"(2), or be one 2-D filter per frame of a sequence; got shape {taps.shape}"
+        f"{op}: Filter dimensionality must match the number of spatial dimensions in the input "
+        f"samples. Got {split.spatial} spatial dimensions but the filter is {taps.ndim} "
+        "dimensional."
     )
 
 
@@ -142,23 +173,19 @@ def _fill_value(op: str, value: np.ndarray | None, dtype: np.dtype) -> float:
     return float(value.reshape(()))
 
 
-def _anchor(op: str, anchor: Any, shape: tuple[int, ...]) -> tuple[int, int]:
+def _anchor(op: str, anchor: Any, shape: tuple[int, ...], index: int) -> tuple[int, int]:
     values = [int(v) for v in np.asarray(anchor).ravel()]
     if len(values) == 1:
         values *= 2
     if len(values) != 2:
-        raise ValueError(f"{op}: anchor must have 1 or 2 values, got {len(values)}")
-    result = []
-    for value, extent in zip(values, shape, strict=True):
-        if value == -1:
-            value = extent // 2
-        if not 0 <= value < extent:
-            raise ValueError(
-                f"{op}: anchor {values} must lie within the filter (0 to extent - 1 for a "
-                f"{shape[0]}x{shape[1]} filter) or be -1"
-            )
-        result.append(value)
-    return result[0], result[1]
+        raise ValueError(f'{op}: Argument "anchor" expected shape 2 but got {len(values)} values')
+    if not all(-1 <= v < extent for v, extent in zip(values, shape, strict=True)):
+        raise ValueError(
+            f"{op}: Anchor must lie within the filter. Got anchor {{{values[0]}, {values[1]}}} "
+            f"with a filter of shape {shape[0]} x {shape[1]} for sample of idx {index}."
+        )
+    ay, ax = (extent // 2 if v == -1 else v for v, extent in zip(values, shape, strict=True))
+    return ay, ax
 
 
 def binomial_window(size: int) -> np.ndarray:
@@ -175,20 +202,31 @@ def derivative_window(size: int) -> np.ndarray:
     return np.convolve([1.0, -2.0, 1.0], binomial_window(size - 2)).astype(np.float32)
 
 
-def _sizes(name: str, values: Any, count: int, low: int) -> list[int]:
-    sizes = [int(v) for v in np.asarray(values).ravel()]
-    if len(sizes) == 1:
-        sizes *= count
-    if len(sizes) != count:
+def _per_axis(name: str, values: Any, count: int, per_sample: bool, index: int) -> list[Any]:
+    """One value per spatial axis from one value or ``count`` of them (DALI's messages)."""
+    values = list(np.ravel(values))
+    if len(values) == 1:
+        return values * count
+    if len(values) == count:
+        return values
+    if per_sample:
         raise ValueError(
-            f"laplacian: argument {name!r} has {len(sizes)} values; give 1 or one per spatial "
-            f"axis ({count})"
+            f"laplacian: Argument {name} for sample {index} is expected to have 1 or {count} "
+            f"elements, got: {len(values)}"
         )
+    raise ValueError(
+        f'laplacian: Argument "{name}" expects either a single value or a list of {count} '
+        f"elements. {len(values)} given."
+    )
+
+
+def _sizes(what: str, sizes: list[Any], low: int, index: int) -> list[int]:
+    sizes = [int(v) for v in sizes]
     for size in sizes:
         if size % 2 == 0 or not low <= size <= _MAX_WINDOW:
             raise ValueError(
-                f"laplacian: argument {name!r} = {size}: sizes must be odd integers between "
-                f"{low} and {_MAX_WINDOW}"
+                f"laplacian: {what} must be an odd integer between {low} and {_MAX_WINDOW}, "
+                f"got {size} for sample: {index}."
             )
     return sizes
 
@@ -251,7 +289,10 @@ class LaplacianKernel(SampleKernel):
         if self.ctx.args["normalized_kernel"] and (
             self.ctx.args["scale"] is not None or "scale" in self.ctx.tensor_args
         ):
-            raise ValueError("laplacian: give either normalized_kernel=True or scale, not both")
+            raise ArgumentError(
+                "laplacian: Parameter ``scale`` cannot be specified when ``normalized_kernel`` "
+                "is set to True"
+            )
 
     def run_sample(
         self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
@@ -260,12 +301,22 @@ class LaplacianKernel(SampleKernel):
         (image,) = inputs
         split = split_axes("laplacian", sample.layouts[0], image.ndim)
         check_dtype("laplacian", image, _LAPLACIAN_TYPES)
-        dtype = output_dtype("laplacian", args["dtype"], image.dtype, (image.dtype, np.float32))
-        ndim = split.spatial
-        windows = _sizes("window_size", args["window_size"], ndim, 3)
-        smoothing = args["smoothing_size"]
-        smoothing = None if smoothing is None else _sizes("smoothing_size", smoothing, ndim, 1)
-        scales = _scales(args, windows, smoothing, ndim)
+        dtype = _output_type("laplacian", args["dtype"], image.dtype)
+        ndim, index, tensor = split.spatial, sample.index, self.ctx.tensor_args
+
+        def per_axis(name: str) -> list[Any]:
+            return _per_axis(name, args[name], ndim, name in tensor, index)
+
+        windows = _sizes("Window size", per_axis("window_size"), 3, index)
+        smoothing = None
+        if args["smoothing_size"] is not None:
+            smoothing = _sizes("Smoothing window size", per_axis("smoothing_size"), 1, index)
+        if args["normalized_kernel"]:
+            scales = _normalizing_scales(windows, smoothing, ndim)
+        elif args["scale"] is None:
+            scales = [1.0] * ndim
+        else:
+            scales = [float(v) for v in per_axis("scale")]
         spatial = tuple(range(ndim))
         planes = to_planes(image, split)
         result = np.stack(
@@ -274,22 +325,13 @@ class LaplacianKernel(SampleKernel):
         return from_planes(_to_output(result, dtype), split, image.shape)
 
 
-def _scales(
-    args: Mapping[str, Any], windows: Sequence[int], smoothing: Sequence[int] | None, ndim: int
+def _normalizing_scales(
+    windows: Sequence[int], smoothing: Sequence[int] | None, ndim: int
 ) -> list[float]:
-    if args["normalized_kernel"]:
-        scales = []
-        for j in range(ndim):
-            others = [windows[j] if smoothing is None else smoothing[i]
-                      for i in range(ndim) if i != j]  # fmt: skip
-            scales.append(2.0 ** (ndim + 2 - windows[j] - sum(others)))
-        return scales
-    values = [1.0] if args["scale"] is None else [float(v) for v in np.ravel(args["scale"])]
-    if len(values) == 1:
-        values *= ndim
-    if len(values) != ndim:
-        raise ValueError(
-            f"laplacian: argument 'scale' has {len(values)} values; give 1 or one per spatial "
-            f"axis ({ndim})"
-        )
-    return values
+    """``2 ** (ndim + 2 - s)`` per derivative, ``s`` the sum of its window sizes."""
+    scales = []
+    for j in range(ndim):
+        others = [windows[j] if smoothing is None else smoothing[i]
+                  for i in range(ndim) if i != j]  # fmt: skip
+        scales.append(2.0 ** (ndim + 2 - windows[j] - sum(others)))
+    return scales

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from feedline.core.kernel import SampleContext, SampleKernel
-from feedline.operators.cpu.common.frames import from_planes, split_axes, to_planes
+from feedline.operators.cpu.common.frames import from_planes, split_images, to_planes
 from feedline.operators.cpu.common.opencv import import_cv2
 from feedline.operators.cpu.common.tensors import check_dtype
 
@@ -51,7 +51,7 @@ class MedianBlurKernel(SampleKernel):
         """Median-blur one image or sequence."""
         op = "experimental.median_blur"
         (image,) = inputs
-        split = split_axes(op, sample.layouts[0], image.ndim, spatial=(2,))
+        split = split_images(op, sample.layouts[0], image.ndim)
         check_dtype(op, image, _TYPES)
         height, width = _pair(op, "window_size", args["window_size"])
         if height < 1 or width < 1 or height % 2 == 0 or width % 2 == 0:
@@ -108,7 +108,7 @@ class _MorphologyKernel(SampleKernel):
         """Erode or dilate one image or sequence."""
         op = self.ctx.schema.name
         (image,) = inputs
-        split = split_axes(op, sample.layouts[0], image.ndim, spatial=(2,))
+        split = split_images(op, sample.layouts[0], image.ndim)
         check_dtype(op, image, _TYPES)
         mask = _pair(op, "mask_size", args["mask_size"])
         if mask[0] < 1 or mask[1] < 1:

@@ -58,9 +58,11 @@ FILTER = OpSchema(
         ArgSpec("anchor", "int_vec", (-1,), "Position of the filter over the input, one value per "
                 "filter extent (row, column); -1: the middle (rounded down). Ignored in 'valid' "
                 "mode.", tensor=True),
-        ArgSpec("border", "str", "reflect_101", "Out-of-image positions: reflect_101, "
-                "reflect_1001, wrap, clamp or constant.",
-                choices=("reflect_101", "reflect_1001", "wrap", "clamp", "constant")),
+        ArgSpec("border", "str", "reflect_101", "Out-of-image positions: reflect_101 (also "
+                "'reflect101', '101'), reflect_1001 (also 'reflect1001', '1001'), wrap, clamp or "
+                "constant.",
+                choices=("reflect_101", "reflect101", "101", "reflect_1001", "reflect1001",
+                         "1001", "wrap", "clamp", "constant")),
         ArgSpec("dtype", "dtype", None, "Output type: the input's (default) or FLOAT."),
         ArgSpec("mode", "str", "same", "'same': output as large as the input; 'valid': only "
                 "positions where the whole filter is inside.", choices=("same", "valid")),

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from feedline.core.kernel import SampleContext, SampleKernel
-from feedline.operators.cpu.common.frames import from_planes, split_axes, to_planes
+from feedline.operators.cpu.common.frames import from_planes, split_images, to_planes
 from feedline.operators.cpu.common.opencv import import_cv2
 from feedline.operators.cpu.common.tensors import check_dtype, resolve_layout
 
@@ -38,7 +38,7 @@ class EqualizeKernel(SampleKernel):
         """Equalize one image or video."""
         op = self.ctx.schema.name
         (image,) = inputs
-        split = split_axes(op, sample.layouts[0], image.ndim, spatial=(2,))
+        split = split_images(op, sample.layouts[0], image.ndim)
         check_dtype(op, image, (np.uint8,))
         planes = to_planes(image, split)
         if not 1 <= planes.shape[3] <= _MAX_CHANNELS:

@@ -13,8 +13,9 @@ import numpy as np
 
 from feedline.core.kernel import SampleContext, SampleKernel
 from feedline.core.types import InterpType
+from feedline.operators.cpu.common.errors import ArgumentError
+from feedline.operators.cpu.common.frames import from_planes, split_images, to_planes
 from feedline.operators.cpu.common.opencv import import_cv2
-from feedline.operators.cpu.common.tensors import check_dtype
 
 __all__ = ["WarpPerspectiveKernel", "corner_to_center", "warp_perspective"]
 
@@ -40,7 +41,7 @@ def warp_perspective(
     inverse_map: bool = True,
     corner: bool = True,
 ) -> np.ndarray:
-    """Warp one ``HW``/``HWC`` image to ``size`` (height, width)."""
+    """Warp one ``HWC`` image (``HW`` also) to ``size`` (height, width)."""
     cv2 = import_cv2(_OP)
     flags = {
         InterpType.INTERP_NN: cv2.INTER_NEAREST,
@@ -77,56 +78,67 @@ class WarpPerspectiveKernel(SampleKernel):
             InterpType.INTERP_LINEAR,
             InterpType.INTERP_CUBIC,
         ):
-            raise ValueError(
-                f"{_OP}: unsupported interp_type {InterpType(args['interp_type']).name}; "
-                "expected INTERP_NN, INTERP_LINEAR or INTERP_CUBIC"
+            raise ArgumentError(
+                f"{_OP}: Unknown interpolation type: {int(args['interp_type'])} (expected "
+                "INTERP_NN, INTERP_LINEAR or INTERP_CUBIC)"
             )
         has_arg = len(args["matrix"] or ()) > 0 or "matrix" in self.ctx.tensor_args
         if self.ctx.num_inputs > 1 and has_arg:
-            raise ValueError(
-                f"{_OP}: the matrix input and the `matrix` argument must not be given together"
+            raise ArgumentError(
+                f"{_OP}: Matrix input and `matrix` argument should not be provided at the same "
+                "time."
             )
         if self.ctx.num_inputs < 2 and not has_arg:
-            raise ValueError(f"{_OP}: give the matrix as the `matrix` argument or a second input")
+            raise ArgumentError(
+                f'{_OP}: Argument "matrix" expected shape 3 x 3 but got 0 values, which can\'t '
+                "be interpreted as the expected shape (give the `matrix` argument or a second "
+                "input)."
+            )
 
     def run_sample(
         self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
     ) -> np.ndarray:
         """Warp one image or sequence."""
         image = inputs[0]
-        layout = sample.layouts[0]
-        if not layout and image.ndim > 2:
-            raise ValueError(f"{_OP}: a {image.ndim}-D input needs a layout to tell its channels")
-        if layout and "C" in layout and not layout.endswith("C"):
-            raise ValueError(f"{_OP}: the channel dimension must be the last one ({layout!r})")
-        check_dtype(_OP, image, _TYPES)
-        channels = image.shape[-1] if layout.endswith("C") else 1
+        split = split_images(_OP, sample.layouts[0], image.ndim)
+        if image.dtype not in _TYPES:
+            raise TypeError(
+                f"{_OP}: The operator accepts the following input types: uint8, int16, uint16, "
+                f"float (got {image.dtype})."
+            )
+        planes = to_planes(image, split)
+        channels = planes.shape[-1] if split.channel_last else -1
         if channels > 4:
-            raise ValueError(f"{_OP}: images with more than 4 channels are not supported")
+            raise ValueError(f"{_OP}: Images with more than 4 channels are not supported.")
         matrix = _matrix(inputs[1] if len(inputs) > 1 else args["matrix"], len(inputs) > 1)
-        fill = _fill(args["fill_value"], channels if layout.endswith("C") else -1)
-        frames = image if layout.startswith("F") else image[None]
-        size = _size(args["size"], frames.shape[1:3])
+        fill = _fill(args["fill_value"], channels)
+        size = _size(args["size"], planes.shape[1:3])
         out = [
             warp_perspective(
-                np.ascontiguousarray(frame), matrix, size, interp=args["interp_type"],
-                border=args["border_mode"], fill=fill, inverse_map=args["inverse_map"],
+                plane, matrix, size, interp=args["interp_type"], border=args["border_mode"],
+                fill=fill, inverse_map=args["inverse_map"],
                 corner=args["pixel_origin"] == "corner",
             )
-            for frame in frames
+            for plane in planes
         ]  # fmt: skip
-        return np.stack(out) if layout.startswith("F") else out[0]
+        return from_planes(np.stack(out), split, image.shape)
 
 
 def _matrix(value: Any, from_input: bool) -> np.ndarray:
     matrix = np.asarray(value)
-    if from_input and (matrix.shape != (3, 3) or matrix.dtype != np.float32):
-        raise ValueError(
-            f"{_OP}: the matrix input must hold 3x3 float32 matrices, got {matrix.dtype} "
-            f"{matrix.shape}"
-        )
+    if from_input:
+        if matrix.shape != (3, 3):
+            raise ValueError(
+                f"{_OP}: Expected a uniform list of 3x3 matrices. Instead got data with shape: "
+                f"{matrix.shape}"
+            )
+        if matrix.dtype != np.float32:
+            raise TypeError(f"{_OP}: Transformation matrix can be provided only as float32 values.")
     if matrix.size != 9:
-        raise ValueError(f"{_OP}: the matrix must have 9 values (3x3), got {matrix.size}")
+        raise ValueError(
+            f'{_OP}: Argument "matrix" expected shape 3 x 3 but got {matrix.size} values, which '
+            "can't be interpreted as the expected shape."
+        )
     return matrix.astype(np.float32).reshape(3, 3)
 
 
@@ -134,11 +146,15 @@ def _fill(values: Any, channels: int) -> tuple[float, ...]:
     values = [float(v) for v in np.ravel(values if values is not None else ())]
     if len(values) > 1:
         if channels < 0:
-            raise ValueError(f"{_OP}: only a scalar fill_value can be given without channels")
+            raise ValueError(
+                f"{_OP}: Only scalar fill_value can be provided when processing data in planar "
+                "layout."
+            )
         if len(values) != channels:
             raise ValueError(
-                f"{_OP}: fill_value has {len(values)} values but the images have {channels} "
-                "channels"
+                f"{_OP}: Number of values provided as a fill_value should match the number of "
+                f"channels. Number of channels: {channels}. Number of values provided: "
+                f"{len(values)}."
             )
         return tuple(values) + (0.0,) * (4 - len(values))
     value = values[0] if values else 0.0
@@ -150,7 +166,7 @@ def _size(value: Any, default: tuple[int, ...]) -> tuple[int, int]:
     if len(values) == 0:
         return int(default[0]), int(default[1])
     if len(values) != 2:
-        raise ValueError(f"{_OP}: size must be (height, width), got {len(values)} values")
+        raise ValueError(f'{_OP}: Argument "size" expected shape 2 but got {len(values)} values')
     # DALI rounds half away from zero (roundf) and keeps at least one pixel.
     height, width = (max(int(np.trunc(float(v) + np.copysign(0.5, float(v)))), 1) for v in values)
     return height, width
