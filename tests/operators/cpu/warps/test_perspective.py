@@ -64,7 +64,7 @@ def test_matrix_as_input_size_and_sequences() -> None:
         (np.zeros((4, 4, 3), np.uint8), [], {}, "got 0 values"),
         (np.zeros((4, 4, 3), np.uint8), [[np.eye(3, dtype=np.float32)]], {"matrix": IDENTITY},
          "should not be provided at the same time"),
-        (np.zeros((4, 4, 3), np.uint8), [], {"matrix": [1, 0, 0]}, "expected shape 3 x 3 but got 3"),
+        (np.zeros((4, 4, 3), np.uint8), [], {"matrix": [1, 0, 0]}, "shape 3 x 3 but got 3"),
         (np.zeros((4, 4, 3), np.uint8), [[np.eye(3)]], {}, "float32"),
         (np.zeros((4, 4, 3), np.uint8), [], {"matrix": IDENTITY, "fill_value": [1, 2]},
          "channels"),
