@@ -52,8 +52,8 @@ def test_gray_sequences_uint16_and_default_algorithm() -> None:
     ("image", "kwargs", "message"),
     [
         (np.zeros((7, 8), np.uint8), {}, "even"),
-        (np.zeros((8, 8, 3), np.uint8), {}, "single-channel"),
-        (np.zeros((8, 8), np.uint16), {"algorithm": "vng_ocv"}, "uint8"),
+        (np.zeros((8, 8, 3), np.uint8), {}, "single channel"),
+        (np.zeros((8, 8), np.uint16), {"algorithm": "vng_ocv"}, "UINT8"),
         (np.zeros((8, 8), np.uint8), {"algorithm": "default_npp"}, "not supported on CPU"),
         (np.zeros((8, 8), np.uint8), {"blue_position": [2, 0]}, "2x2 tile"),
         (np.zeros((8, 8), np.uint8), {"blue_position": [0]}, "two values"),

@@ -13,7 +13,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["PlaneSplit", "from_planes", "split_axes", "split_images", "to_planes"]
+__all__ = [
+    "PlaneSplit",
+    "from_planes",
+    "split_axes",
+    "split_images",
+    "stack_planes",
+    "to_planes",
+]
 
 #: The layout of image data without one, by number of dimensions (DALI's first match).
 IMAGE_DEFAULTS = {2: "HW", 3: "HWC", 4: "FHWC"}
@@ -102,6 +109,11 @@ def to_planes(data: np.ndarray, split: PlaneSplit) -> np.ndarray:
     spatial = data.shape[split.leading : split.leading + split.spatial]
     channels = data.shape[-1] if split.channel_last else 1
     return data.reshape((-1, *spatial, channels))
+
+
+def stack_planes(planes: list[np.ndarray]) -> np.ndarray:
+    """Per-plane results as one ``(planes, ...)`` array (no copy for a single plane)."""
+    return planes[0][None] if len(planes) == 1 else np.stack(planes)
 
 
 def from_planes(planes: np.ndarray, split: PlaneSplit, shape: tuple[int, ...]) -> np.ndarray:

@@ -22,12 +22,11 @@ def jpeg_roundtrip(image: np.ndarray, quality: int) -> np.ndarray:
     decode."""
     cv2 = import_cv2(_OP)
     quality = min(max(int(quality), 1), 100)
-    bgr = np.ascontiguousarray(image[:, :, ::-1])
+    bgr = cv2.cvtColor(image, cv2.COLOR_RGB2BGR)
     ok, encoded = cv2.imencode(".jpg", bgr, [cv2.IMWRITE_JPEG_QUALITY, quality])
     if not ok:
         raise RuntimeError(f"{_OP}: JPEG encoding of a {image.shape} image failed")
-    decoded = cv2.imdecode(encoded, cv2.IMREAD_COLOR)
-    return np.ascontiguousarray(decoded[:, :, ::-1])
+    return cv2.cvtColor(cv2.imdecode(encoded, cv2.IMREAD_COLOR), cv2.COLOR_BGR2RGB)
 
 
 class JpegDistortionKernel(SampleKernel):

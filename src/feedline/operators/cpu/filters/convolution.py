@@ -14,7 +14,13 @@ import numpy as np
 from feedline.core.kernel import SampleContext, SampleKernel
 from feedline.core.types import DataType, to_numpy_dtype
 from feedline.operators.cpu.common.errors import ArgumentError
-from feedline.operators.cpu.common.frames import PlaneSplit, from_planes, split_axes, to_planes
+from feedline.operators.cpu.common.frames import (
+    PlaneSplit,
+    from_planes,
+    split_axes,
+    stack_planes,
+    to_planes,
+)
 from feedline.operators.cpu.common.opencv import import_cv2
 from feedline.operators.cpu.common.tensors import check_dtype
 
@@ -130,7 +136,7 @@ class FilterKernel(SampleKernel):
             else:
                 where = _anchor(op, args["anchor"], plane_taps.shape, sample.index)
                 results.append(correlate(plane, plane_taps, where, args["border"], fill, dtype))
-        return from_planes(np.stack(results), split, image.shape)
+        return from_planes(stack_planes(results), split, image.shape)
 
 
 def _output_type(op: str, dtype: Any, input_type: np.dtype) -> np.dtype:

@@ -12,7 +12,12 @@ from typing import Any
 import numpy as np
 
 from feedline.core.kernel import SampleContext, SampleKernel
-from feedline.operators.cpu.common.frames import from_planes, split_images, to_planes
+from feedline.operators.cpu.common.frames import (
+    from_planes,
+    split_images,
+    stack_planes,
+    to_planes,
+)
 from feedline.operators.cpu.common.opencv import import_cv2
 from feedline.operators.cpu.common.tensors import check_dtype
 
@@ -57,7 +62,7 @@ class MedianBlurKernel(SampleKernel):
         if height < 1 or width < 1 or height % 2 == 0 or width % 2 == 0:
             raise ValueError(f"{op}: window_size ({height}, {width}) must be odd and positive")
         planes = to_planes(image, split)
-        blurred = np.stack([median_blur(p, height, width) for p in planes])
+        blurred = stack_planes([median_blur(p, height, width) for p in planes])
         return from_planes(blurred, split, image.shape)
 
 
@@ -123,7 +128,7 @@ class _MorphologyKernel(SampleKernel):
                        args["border_mode"])
             for f in planes
         ]  # fmt: skip
-        return from_planes(np.stack(results), split, image.shape)
+        return from_planes(stack_planes(results), split, image.shape)
 
 
 class ErodeKernel(_MorphologyKernel):

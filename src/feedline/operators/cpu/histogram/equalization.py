@@ -19,13 +19,47 @@ __all__ = ["ClaheKernel", "EqualizeKernel", "clahe", "equalize"]
 _MAX_CHANNELS = 512
 
 
-def equalize(frames: np.ndarray) -> np.ndarray:
-    """Equalize each channel of each ``(H, W, C)`` frame of a uint8 ``(F, H, W, C)`` array."""
+def equalization_lut(histogram: np.ndarray) -> np.ndarray:
+    """The look-up table OpenCV's ``equalizeHist`` builds from a 256-bin ``histogram``.
+
+    With ``i0`` the lowest value present and ``N`` the pixel count, value ``v >= i0`` maps to
+    ``round((cdf(v) - hist[i0]) * (255 / (N - hist[i0])))`` in float32, halves to even; a
+    channel with one value keeps it.
+    """
+    present = np.flatnonzero(histogram)
+    if present.size == 0:
+        return np.arange(256, dtype=np.uint8)
+    first = present[0]
+    histogram = histogram.astype(np.int64)
+    total = int(histogram.sum())
+    if histogram[first] == total:
+        return np.full(256, first, np.uint8)
+    scale = np.float32(255.0) / np.float32(total - histogram[first])
+    counts = (np.cumsum(histogram) - histogram[first]).astype(np.float32)
+    lut = np.clip(np.rint(counts * scale), 0, 255).astype(np.uint8)
+    lut[:first] = 0
+    return lut
+
+
+def equalize(planes: np.ndarray) -> np.ndarray:
+    """Equalize each channel of each plane of a uint8 ``(planes, H, W, C)`` array."""
     cv2 = import_cv2("equalize")
-    out = np.empty_like(frames)
-    for f, frame in enumerate(frames):
-        for c in range(frame.shape[2]):
-            out[f, :, :, c] = cv2.equalizeHist(np.ascontiguousarray(frame[:, :, c]))
+    out = np.empty_like(planes)
+    channels = planes.shape[3]
+    for p, plane in enumerate(planes):
+        if channels == 1:
+            out[p, :, :, 0] = cv2.equalizeHist(plane[:, :, 0])
+            continue
+        luts = np.stack(
+            [
+                equalization_lut(cv2.calcHist([plane], [c], None, [256], [0, 256]).ravel())
+                for c in range(channels)
+            ]
+        )
+        if channels <= 4:
+            cv2.LUT(plane, luts.T[:, None, :].copy(), dst=out[p])
+        else:
+            out[p] = np.take_along_axis(luts.T, plane.reshape(-1, channels), 0).reshape(plane.shape)
     return out
 
 

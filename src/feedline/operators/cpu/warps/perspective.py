@@ -14,7 +14,12 @@ import numpy as np
 from feedline.core.kernel import SampleContext, SampleKernel
 from feedline.core.types import InterpType
 from feedline.operators.cpu.common.errors import ArgumentError
-from feedline.operators.cpu.common.frames import from_planes, split_images, to_planes
+from feedline.operators.cpu.common.frames import (
+    from_planes,
+    split_images,
+    stack_planes,
+    to_planes,
+)
 from feedline.operators.cpu.common.opencv import import_cv2
 
 __all__ = ["WarpPerspectiveKernel", "corner_to_center", "warp_perspective"]
@@ -121,7 +126,7 @@ class WarpPerspectiveKernel(SampleKernel):
             )
             for plane in planes
         ]  # fmt: skip
-        return from_planes(np.stack(out), split, image.shape)
+        return from_planes(stack_planes(out), split, image.shape)
 
 
 def _matrix(value: Any, from_input: bool) -> np.ndarray:
