@@ -70,8 +70,10 @@ def displace(
     prepared: tuple[np.ndarray, np.ndarray | None],
     interp: InterpType,
     fill_value: float,
+    out: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Sample an ``HWC`` image at the coordinates :func:`prepare_maps` made."""
+    """Sample an ``HWC`` image at the coordinates :func:`prepare_maps` made (into ``out``,
+    when given, for nearest sampling)."""
     cv2 = import_cv2("water/sphere")
     if image.shape[2] > 4:
         planes = [displace(image[..., c : c + 1], prepared, interp, fill_value)
@@ -80,9 +82,13 @@ def displace(
     fill = (float(fill_value),) * 4
     first, second = prepared
     if interp == InterpType.INTERP_NN:
-        out = cv2.remap(image, first, None, cv2.INTER_NEAREST,
-                        borderMode=cv2.BORDER_CONSTANT, borderValue=fill)  # fmt: skip
-        return out.reshape(image.shape)
+        if out is not None:
+            cv2.remap(image, first, None, cv2.INTER_NEAREST, dst=out.reshape(image.shape),
+                      borderMode=cv2.BORDER_CONSTANT, borderValue=fill)  # fmt: skip
+            return out
+        result = cv2.remap(image, first, None, cv2.INTER_NEAREST,
+                           borderMode=cv2.BORDER_CONSTANT, borderValue=fill)  # fmt: skip
+        return result.reshape(image.shape)
     work = image if image.dtype == np.float32 else image.astype(np.float32)
     out = cv2.remap(work, first, second, cv2.INTER_LINEAR,
                     borderMode=cv2.BORDER_CONSTANT, borderValue=fill)  # fmt: skip
@@ -127,7 +133,10 @@ class _DisplacementKernel(SampleKernel):
             maps = prepare_maps(self.maps(height, width), self.ctx.args["interp_type"])
             with self._lock:
                 self._maps[height, width] = maps
-        return displace(image, maps, args["interp_type"], args["fill_value"])
+        out = None
+        if args["interp_type"] == InterpType.INTERP_NN and image.shape[2] <= 4:
+            out = sample.output(image.shape, image.dtype)
+        return displace(image, maps, args["interp_type"], args["fill_value"], out)
 
 
 class WaterKernel(_DisplacementKernel):

@@ -17,16 +17,20 @@ __all__ = ["JpegDistortionKernel", "jpeg_roundtrip"]
 _OP = "jpeg_compression_distortion"
 
 
-def jpeg_roundtrip(image: np.ndarray, quality: int) -> np.ndarray:
+def jpeg_roundtrip(image: np.ndarray, quality: int, out: np.ndarray | None = None) -> np.ndarray:
     """``image`` (uint8 RGB, HWC) after a JPEG encode at ``quality`` (clamped to 1..100) and a
-    decode."""
+    decode, written into ``out`` when given."""
     cv2 = import_cv2(_OP)
     quality = min(max(int(quality), 1), 100)
     bgr = cv2.cvtColor(image, cv2.COLOR_RGB2BGR)
     ok, encoded = cv2.imencode(".jpg", bgr, [cv2.IMWRITE_JPEG_QUALITY, quality])
     if not ok:
         raise RuntimeError(f"{_OP}: JPEG encoding of a {image.shape} image failed")
-    return cv2.cvtColor(cv2.imdecode(encoded, cv2.IMREAD_COLOR), cv2.COLOR_BGR2RGB)
+    decoded = cv2.imdecode(encoded, cv2.IMREAD_COLOR)
+    if out is None:
+        return cv2.cvtColor(decoded, cv2.COLOR_BGR2RGB)
+    cv2.cvtColor(decoded, cv2.COLOR_BGR2RGB, dst=out)
+    return out
 
 
 class JpegDistortionKernel(SampleKernel):
@@ -43,6 +47,8 @@ class JpegDistortionKernel(SampleKernel):
         if image.shape[-1] != 3:
             raise ValueError(f"{_OP}: expects 3-channel RGB images, got shape {image.shape}")
         quality = int(np.asarray(args["quality"]).reshape(()))
-        if layout == "HWC":
-            return jpeg_roundtrip(image, quality)
-        return np.stack([jpeg_roundtrip(frame, quality) for frame in image])
+        target = sample.output(image.shape, image.dtype)
+        frames = zip(image, target, strict=True) if layout == "FHWC" else [(image, target)]
+        for frame, out in frames:
+            jpeg_roundtrip(frame, quality, out)
+        return target

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from feedline.core.kernel import SampleContext, SampleKernel
-from feedline.operators.cpu.common.frames import from_planes, split_images, to_planes
+from feedline.operators.cpu.common.frames import split_images, to_planes
 from feedline.operators.cpu.common.opencv import import_cv2
 from feedline.operators.cpu.common.tensors import check_dtype, resolve_layout
 
@@ -19,47 +19,16 @@ __all__ = ["ClaheKernel", "EqualizeKernel", "clahe", "equalize"]
 _MAX_CHANNELS = 512
 
 
-def equalization_lut(histogram: np.ndarray) -> np.ndarray:
-    """The look-up table OpenCV's ``equalizeHist`` builds from a 256-bin ``histogram``.
-
-    With ``i0`` the lowest value present and ``N`` the pixel count, value ``v >= i0`` maps to
-    ``round((cdf(v) - hist[i0]) * (255 / (N - hist[i0])))`` in float32, halves to even; a
-    channel with one value keeps it.
-    """
-    present = np.flatnonzero(histogram)
-    if present.size == 0:
-        return np.arange(256, dtype=np.uint8)
-    first = present[0]
-    histogram = histogram.astype(np.int64)
-    total = int(histogram.sum())
-    if histogram[first] == total:
-        return np.full(256, first, np.uint8)
-    scale = np.float32(255.0) / np.float32(total - histogram[first])
-    counts = (np.cumsum(histogram) - histogram[first]).astype(np.float32)
-    lut = np.clip(np.rint(counts * scale), 0, 255).astype(np.uint8)
-    lut[:first] = 0
-    return lut
-
-
-def equalize(planes: np.ndarray) -> np.ndarray:
-    """Equalize each channel of each plane of a uint8 ``(planes, H, W, C)`` array."""
+def equalize(planes: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """Equalize each channel of each plane of a uint8 ``(planes, H, W, C)`` array (into
+    ``out`` if given), as DALI does: split the channels, ``equalizeHist`` each, merge them."""
     cv2 = import_cv2("equalize")
-    out = np.empty_like(planes)
-    channels = planes.shape[3]
-    for p, plane in enumerate(planes):
-        if channels == 1:
-            out[p, :, :, 0] = cv2.equalizeHist(plane[:, :, 0])
-            continue
-        luts = np.stack(
-            [
-                equalization_lut(cv2.calcHist([plane], [c], None, [256], [0, 256]).ravel())
-                for c in range(channels)
-            ]
-        )
-        if channels <= 4:
-            cv2.LUT(plane, luts.T[:, None, :].copy(), dst=out[p])
+    out = np.empty_like(planes) if out is None else out
+    for plane, target in zip(planes, out, strict=True):
+        if plane.shape[2] == 1:
+            cv2.equalizeHist(plane[:, :, 0], dst=target[:, :, 0])
         else:
-            out[p] = np.take_along_axis(luts.T, plane.reshape(-1, channels), 0).reshape(plane.shape)
+            cv2.merge([cv2.equalizeHist(c) for c in cv2.split(plane)], dst=target)
     return out
 
 
@@ -80,7 +49,9 @@ class EqualizeKernel(SampleKernel):
                 f"{op}: images with 1 to {_MAX_CHANNELS} channels are supported, got "
                 f"{planes.shape[3]}"
             )
-        return from_planes(equalize(planes), split, image.shape)
+        target = sample.output(image.shape, image.dtype)
+        equalize(planes, to_planes(target, split))
+        return target
 
 
 class _ClaheCache(threading.local):
@@ -101,21 +72,26 @@ _CLAHE = _ClaheCache()
 
 
 def clahe(
-    image: np.ndarray, clip_limit: float, tiles_x: int, tiles_y: int, luma_only: bool
+    image: np.ndarray,
+    clip_limit: float,
+    tiles_x: int,
+    tiles_y: int,
+    luma_only: bool,
+    out: np.ndarray | None = None,
 ) -> np.ndarray:
-    """CLAHE of a uint8 ``HW`` or ``HWC`` (1 or 3 channels, RGB) image."""
+    """CLAHE of a uint8 ``HW`` or ``HWC`` (1 or 3 channels, RGB) image, into ``out`` if given."""
     cv2 = import_cv2("clahe")
     engine = _CLAHE.get(float(np.float32(clip_limit)), tiles_x, tiles_y)
+    out = np.empty_like(image) if out is None else out
     if image.ndim == 2 or image.shape[2] == 1:
-        return engine.apply(np.ascontiguousarray(image.reshape(image.shape[:2]))).reshape(
-            image.shape
-        )
-    if luma_only:
+        engine.apply(image.reshape(image.shape[:2]), dst=out.reshape(image.shape[:2]))
+    elif luma_only:
         lab = cv2.cvtColor(image, cv2.COLOR_RGB2Lab)
-        lab[:, :, 0] = engine.apply(np.ascontiguousarray(lab[:, :, 0]))
-        return cv2.cvtColor(lab, cv2.COLOR_Lab2RGB)
-    channels = [engine.apply(np.ascontiguousarray(image[:, :, c])) for c in range(3)]
-    return np.stack(channels, axis=-1)
+        cv2.insertChannel(engine.apply(cv2.extractChannel(lab, 0)), lab, 0)
+        cv2.cvtColor(lab, cv2.COLOR_Lab2RGB, dst=out)
+    else:
+        cv2.merge([engine.apply(c) for c in cv2.split(image)], dst=out)
+    return out
 
 
 class ClaheKernel(SampleKernel):
@@ -143,4 +119,7 @@ class ClaheKernel(SampleKernel):
         channels = image.shape[2]
         if channels not in (1, 3):
             raise ValueError(f"clahe: images with 1 or 3 channels are supported, got {channels}")
-        return clahe(image, args["clip_limit"], args["tiles_x"], args["tiles_y"], args["luma_only"])
+        out = sample.output(image.shape, image.dtype)
+        return clahe(
+            image, args["clip_limit"], args["tiles_x"], args["tiles_y"], args["luma_only"], out
+        )

@@ -22,7 +22,14 @@ from feedline.operators.cpu.common.frames import (
 )
 from feedline.operators.cpu.common.opencv import import_cv2
 
-__all__ = ["WarpPerspectiveKernel", "corner_to_center", "warp_perspective"]
+__all__ = [
+    "WarpPerspectiveKernel",
+    "corner_to_center",
+    "opencv_border",
+    "opencv_flags",
+    "opencv_matrix",
+    "warp_perspective",
+]
 
 _OP = "experimental.warp_perspective"
 _TYPES = (np.uint8, np.int16, np.uint16, np.float32)
@@ -33,6 +40,35 @@ _SHIFT_BACK = np.array([[1, 0, -0.5], [0, 1, -0.5], [0, 0, 1]], np.float32)
 def corner_to_center(matrix: np.ndarray) -> np.ndarray:
     """A corner-origin matrix in OpenCV's centre-origin convention (float32 arithmetic)."""
     return _SHIFT_BACK @ (matrix.astype(np.float32) @ _SHIFT)
+
+
+def opencv_flags(interp: InterpType, inverse_map: bool) -> int:
+    """``warpPerspective``'s flags for an interpolation type and mapping direction."""
+    cv2 = import_cv2(_OP)
+    flags = {
+        InterpType.INTERP_NN: cv2.INTER_NEAREST,
+        InterpType.INTERP_LINEAR: cv2.INTER_LINEAR,
+        InterpType.INTERP_CUBIC: cv2.INTER_CUBIC,
+    }[InterpType(interp)]
+    return flags | cv2.WARP_INVERSE_MAP if inverse_map else flags
+
+
+def opencv_border(border: str) -> int:
+    """OpenCV's constant for a ``border_mode`` name."""
+    cv2 = import_cv2(_OP)
+    return {
+        "constant": cv2.BORDER_CONSTANT,
+        "replicate": cv2.BORDER_REPLICATE,
+        "reflect": cv2.BORDER_REFLECT,
+        "reflect_101": cv2.BORDER_REFLECT_101,
+        "wrap": cv2.BORDER_WRAP,
+    }[border]
+
+
+def opencv_matrix(matrix: Any, corner: bool) -> np.ndarray:
+    """A 3x3 float32 matrix as ``warpPerspective`` takes it (moved to the corner origin)."""
+    matrix = np.asarray(matrix, np.float32).reshape(3, 3)
+    return corner_to_center(matrix) if corner else matrix
 
 
 def warp_perspective(
@@ -47,28 +83,28 @@ def warp_perspective(
     corner: bool = True,
 ) -> np.ndarray:
     """Warp one ``HWC`` image (``HW`` also) to ``size`` (height, width)."""
+    flags = opencv_flags(interp, inverse_map)
+    return _warp(image, opencv_matrix(matrix, corner), size, flags, opencv_border(border), fill)
+
+
+def _warp(
+    image: np.ndarray,
+    matrix: np.ndarray,
+    size: tuple[int, int],
+    flags: int,
+    border: int,
+    fill: tuple[float, ...],
+    dst: np.ndarray | None = None,
+) -> np.ndarray:
+    """``warpPerspective`` of one plane, into ``dst`` when given (of the output's shape)."""
     cv2 = import_cv2(_OP)
-    flags = {
-        InterpType.INTERP_NN: cv2.INTER_NEAREST,
-        InterpType.INTERP_LINEAR: cv2.INTER_LINEAR,
-        InterpType.INTERP_CUBIC: cv2.INTER_CUBIC,
-    }[InterpType(interp)]
-    if inverse_map:
-        flags |= cv2.WARP_INVERSE_MAP
-    borders = {
-        "constant": cv2.BORDER_CONSTANT,
-        "replicate": cv2.BORDER_REPLICATE,
-        "reflect": cv2.BORDER_REFLECT,
-        "reflect_101": cv2.BORDER_REFLECT_101,
-        "wrap": cv2.BORDER_WRAP,
-    }
-    matrix = np.asarray(matrix, np.float32).reshape(3, 3)
-    if corner:
-        matrix = corner_to_center(matrix)
-    out = cv2.warpPerspective(
-        image, matrix, (size[1], size[0]), flags=flags, borderMode=borders[border],
-        borderValue=tuple(fill),
-    )  # fmt: skip
+    if dst is not None:
+        view = dst.reshape(size if image.ndim == 2 or image.shape[2] == 1 else dst.shape)
+        cv2.warpPerspective(image, matrix, (size[1], size[0]), dst=view, flags=flags,
+                            borderMode=border, borderValue=fill)  # fmt: skip
+        return dst
+    out = cv2.warpPerspective(image, matrix, (size[1], size[0]), flags=flags,
+                              borderMode=border, borderValue=fill)  # fmt: skip
     return out.reshape(size + image.shape[2:])
 
 
@@ -99,6 +135,12 @@ class WarpPerspectiveKernel(SampleKernel):
                 "be interpreted as the expected shape (give the `matrix` argument or a second "
                 "input)."
             )
+        self._corner = args["pixel_origin"] == "corner"
+        self._flags = opencv_flags(args["interp_type"], args["inverse_map"])
+        self._border = opencv_border(args["border_mode"])
+        self._static_matrix = None
+        if self.ctx.num_inputs < 2 and "matrix" not in self.ctx.tensor_args:
+            self._static_matrix = opencv_matrix(_matrix(args["matrix"], False), self._corner)
 
     def run_sample(
         self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
@@ -115,17 +157,19 @@ class WarpPerspectiveKernel(SampleKernel):
         channels = planes.shape[-1] if split.channel_last else -1
         if channels > 4:
             raise ValueError(f"{_OP}: Images with more than 4 channels are not supported.")
-        matrix = _matrix(inputs[1] if len(inputs) > 1 else args["matrix"], len(inputs) > 1)
+        matrix = self._static_matrix
+        if matrix is None:
+            given = inputs[1] if len(inputs) > 1 else args["matrix"]
+            matrix = opencv_matrix(_matrix(given, len(inputs) > 1), self._corner)
         fill = _fill(args["fill_value"], channels)
         size = _size(args["size"], planes.shape[1:3])
-        out = [
-            warp_perspective(
-                plane, matrix, size, interp=args["interp_type"], border=args["border_mode"],
-                fill=fill, inverse_map=args["inverse_map"],
-                corner=args["pixel_origin"] == "corner",
-            )
-            for plane in planes
-        ]  # fmt: skip
+        if len(planes) == 1:  # straight into the batch's buffer
+            shape = from_planes(np.empty((1, *size, planes.shape[3]), np.uint8), split,
+                                image.shape).shape  # fmt: skip
+            target = sample.output(shape, image.dtype)
+            _warp(planes[0], matrix, size, self._flags, self._border, fill, target)
+            return target
+        out = [_warp(plane, matrix, size, self._flags, self._border, fill) for plane in planes]
         return from_planes(stack_planes(out), split, image.shape)
 
 
@@ -140,7 +184,7 @@ def _matrix(value: Any, from_input: bool) -> np.ndarray:
         if matrix.dtype != np.float32:
             raise TypeError(f"{_OP}: Transformation matrix can be provided only as float32 values.")
     if matrix.size != 9:
-        raise ValueError(
+        raise ArgumentError(
             f'{_OP}: Argument "matrix" expected shape 3 x 3 but got {matrix.size} values, which '
             "can't be interpreted as the expected shape."
         )
