@@ -10,7 +10,7 @@ from hypothesis.extra import numpy as hnp
 
 from feedline import OperatorError, types
 from feedline.operators.cpu.filters.convolution import binomial_window, derivative_window
-from tests.operators.cpu.image_samples import run_op
+from tests.operators.cpu.image_samples import PerSample, run_op
 
 #: DALI's border names → NumPy's pad modes.
 PAD_MODES = {
@@ -223,3 +223,19 @@ def test_laplacian_rejects_float64_and_too_many_axes() -> None:
         run_op("laplacian", [np.zeros((5, 5))], "HW")
     with pytest.raises(OperatorError, match="empty layout"):
         run_op("laplacian", [np.zeros((2, 3, 4, 5), np.float32)], None)
+
+
+def test_laplacian_takes_per_sample_windows_and_scales() -> None:
+    images = [np.random.default_rng(i).uniform(0, 9, (7, 8)).astype(np.float32) for i in range(2)]
+    windows = [np.array([3, 5], np.int32), np.array([7], np.int32)]
+    scales = [np.array([1.0, 0.5], np.float32), np.array([2.0], np.float32)]
+    out, _ = run_op("laplacian", images, "HW", window_size=PerSample(windows),
+                    scale=PerSample(scales), dtype=types.FLOAT)  # fmt: skip
+    for image, result, window, scale in zip(images, out, windows, scales, strict=True):
+        w = np.broadcast_to(window, (2,))
+        s = np.broadcast_to(scale, (2,))
+        expected = s[0] * separable_reference(image, [derivative_window(w[0]),
+                                                      binomial_window(w[0])])  # fmt: skip
+        expected += s[1] * separable_reference(image, [binomial_window(w[1]),
+                                                       derivative_window(w[1])])  # fmt: skip
+        np.testing.assert_allclose(result, expected, rtol=1e-4, atol=1e-2)

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from feedline import OperatorError, types
-from tests.operators.cpu.image_samples import generated_image, run_op
+from tests.operators.cpu.image_samples import PerSample, generated_image, run_op
 
 IDENTITY = [1, 0, 0, 0, 1, 0, 0, 0, 1]
 
@@ -92,3 +92,14 @@ def test_planar_layouts_warp_each_channel_and_take_a_scalar_fill() -> None:
     (unlabelled,), _ = run_op("experimental.warp_perspective", [image], None, matrix=shift,
                               fill_value=9)  # fmt: skip
     np.testing.assert_array_equal(unlabelled, hwc)
+
+
+def test_per_sample_matrices_and_sizes() -> None:
+    images = [generated_image(np.random.default_rng(i), 10, 12) for i in range(2)]
+    shifts = [np.array([1, 0, dx, 0, 1, 0, 0, 0, 1], np.float32) for dx in (1, 2)]
+    sizes = [np.array([6, 7], np.float32), np.array([8, 5], np.float32)]
+    out, _ = run_op("experimental.warp_perspective", images, "HWC", matrix=PerSample(shifts),
+                    size=PerSample(sizes))  # fmt: skip
+    for image, result, (dx, (h, w)) in zip(images, out, [(1, (6, 7)), (2, (8, 5))], strict=True):
+        assert result.shape == (h, w, 3)
+        np.testing.assert_array_equal(result[:, : w - dx], image[:h, dx:w])

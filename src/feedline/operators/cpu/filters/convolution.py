@@ -293,7 +293,7 @@ class LaplacianKernel(SampleKernel):
     def setup(self) -> None:
         """Reject ``normalized_kernel`` together with ``scale``."""
         if self.ctx.args["normalized_kernel"] and (
-            self.ctx.args["scale"] is not None or "scale" in self.ctx.tensor_args
+            self.ctx.args.get("scale") is not None or "scale" in self.ctx.tensor_args
         ):
             raise ArgumentError(
                 "laplacian: Parameter ``scale`` cannot be specified when ``normalized_kernel`` "

@@ -123,7 +123,7 @@ class WarpPerspectiveKernel(SampleKernel):
                 f"{_OP}: Unknown interpolation type: {int(args['interp_type'])} (expected "
                 "INTERP_NN, INTERP_LINEAR or INTERP_CUBIC)"
             )
-        has_arg = len(args["matrix"] or ()) > 0 or "matrix" in self.ctx.tensor_args
+        has_arg = len(args.get("matrix") or ()) > 0 or "matrix" in self.ctx.tensor_args
         if self.ctx.num_inputs > 1 and has_arg:
             raise ArgumentError(
                 f"{_OP}: Matrix input and `matrix` argument should not be provided at the same "
