@@ -60,10 +60,6 @@ def split_axes(op: str, layout: str, ndim: int, max_spatial: int = 3) -> PlaneSp
         return PlaneSplit(0, ndim, False, False)
     if len(layout) != ndim:
         raise ValueError(f"{op}: layout {layout!r} does not match a {ndim}-D input")
-    if layout.count("F") > 1 or layout.count("C") > 1:
-        raise ValueError(
-            f"{op}: Found more the one occurrence of 'F' or 'C' axes in layout: {layout}."
-        )
     leading = 0
     while leading < ndim and layout[leading] in "FC":
         leading += 1
@@ -78,6 +74,10 @@ def split_axes(op: str, layout: str, ndim: int, max_spatial: int = 3) -> PlaneSp
     if "C" in inner:
         raise ValueError(
             f"{op}: Only channel-first or channel-last layouts are supported, got: {layout}."
+        )
+    if layout.count("F") > 1 or layout.count("C") > 1:
+        raise ValueError(
+            f"{op}: Found more the one occurrence of 'F' or 'C' axes in layout: {layout}."
         )
     if len(inner) > max_spatial:
         raise ValueError(
