@@ -98,18 +98,22 @@ def worker(framework: str, op: str, folder: Path, args: argparse.Namespace) -> d
     pipe.build()
     for _ in range(2):
         pipe.run()
-    count, start = 0, time.perf_counter()
+    count, start, cpu = 0, time.perf_counter(), time.process_time()
     while time.perf_counter() - start < args.seconds:
         pipe.run()
         count += args.batch
     rate = count / (time.perf_counter() - start)
+    cpu_us = (time.process_time() - cpu) / count * 1e6
     if hasattr(pipe, "close"):
         pipe.close()
-    return {"img_s": rate}
+    return {"img_s": rate, "cpu_us": cpu_us}
 
 
-def run_config(python: str, framework: str, op: str, folder: Path, args) -> float | None:
-    """One configuration in a fresh process; None when it failed (the error is printed)."""
+def run_config(
+    python: str, framework: str, op: str, folder: Path, args: argparse.Namespace
+) -> dict[str, float] | None:
+    """One configuration in a fresh process: ``{"img_s", "cpu_us"}``, or None when it failed
+    (the error is printed)."""
     command = [python, __file__, "--worker", framework, "--op", op, "--folder", str(folder),
                "--threads", str(args.threads), "--batch", str(args.batch),
                "--seconds", str(args.seconds)]  # fmt: skip
@@ -119,7 +123,7 @@ def run_config(python: str, framework: str, op: str, folder: Path, args) -> floa
     if done.returncode != 0 or not lines:
         print(f"  {framework} {op} failed: {done.stderr.strip().splitlines()[-1:]}")
         return None
-    return json.loads(lines[-1])["img_s"]
+    return json.loads(lines[-1])
 
 
 def main() -> None:
@@ -146,20 +150,35 @@ def main() -> None:
         prepare(data, args.batch, Path(tmp))
         print(f"batch {args.batch}, {args.threads} threads, best of {args.rounds} rounds of "
               f"{args.seconds:g} s; DALI: {dali or 'not available'}")  # fmt: skip
-        print(f"{'operator':28} {'size':>5} {'feedline':>10} {'DALI CPU':>10} {'ratio':>7}")
+        print(f"{'':34} {'img/s':>27}   {'CPU us per image':>27}")
+        print(f"{'operator':28} {'size':>5} {'feedline':>9} {'DALI':>9} {'ratio':>7}   "
+              f"{'feedline':>9} {'DALI':>9} {'ratio':>7}")  # fmt: skip
         for op in args.ops:
             for size in args.sizes:
-                folder = Path(tmp) / size
-                best: dict[str, float] = {}
-                for _ in range(args.rounds):
-                    runs = [("feedline", sys.executable)] + ([("dali", dali)] if dali else [])
-                    for framework, python in runs:
-                        rate = run_config(python, framework, op, folder, args)
-                        if rate is not None:
-                            best[framework] = max(best.get(framework, 0.0), rate)
-                ours, theirs = best.get("feedline"), best.get("dali")
-                ratio = f"{ours / theirs:6.2f}x" if ours and theirs else "      -"
-                print(f"{op:28} {size:>5} {ours or 0:10.0f} {theirs or 0:10.0f} {ratio}")
+                print(_row(op, size, Path(tmp) / size, dali, args))
+
+
+def _row(op: str, size: str, folder: Path, dali: str | None, args: argparse.Namespace) -> str:
+    """Best img/s and least CPU time per image of each framework over the rounds."""
+    rate: dict[str, float] = {}
+    cpu: dict[str, float] = {}
+    for _ in range(args.rounds):
+        runs = [("feedline", sys.executable)] + ([("dali", dali)] if dali else [])
+        for framework, python in runs:
+            result = run_config(python, framework, op, folder, args)
+            if result is not None:
+                rate[framework] = max(rate.get(framework, 0.0), result["img_s"])
+                cpu[framework] = min(cpu.get(framework, float("inf")), result["cpu_us"])
+
+    def ratio(ours: float | None, theirs: float | None) -> str:
+        return f"{ours / theirs:6.2f}x" if ours and theirs else "      -"
+
+    ours, theirs = rate.get("feedline"), rate.get("dali")
+    ours_cpu, theirs_cpu = cpu.get("feedline"), cpu.get("dali")
+    return (
+        f"{op:28} {size:>5} {ours or 0:9.0f} {theirs or 0:9.0f} {ratio(ours, theirs)}   "
+        f"{ours_cpu or 0:9.0f} {theirs_cpu or 0:9.0f} {ratio(theirs_cpu, ours_cpu)}"
+    )
 
 
 if __name__ == "__main__":
