@@ -70,8 +70,12 @@ def correlate(
     border: str,
     fill: float,
     dtype: np.dtype,
+    dst: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Correlate one ``HW``/``HWC`` plane with 2-D ``taps`` placed at ``anchor`` (row, column)."""
+    """Correlate one ``HW``/``HWC`` plane with 2-D ``taps`` placed at ``anchor`` (row, column).
+
+    ``dst`` (of the plane's shape and ``dtype``), when given, may receive the result directly.
+    """
     cv2 = import_cv2("filter")
     rows, cols = taps.shape
     ay, ax = anchor
@@ -87,6 +91,11 @@ def correlate(
         )
         out = cv2.filter2D(padded, depth, taps, anchor=(0, 0), borderType=cv2.BORDER_ISOLATED)
         out = out[: plane.shape[0], : plane.shape[1]]
+    elif dst is not None and (dtype == plane.dtype or dtype == np.float32):
+        view = dst.reshape(plane.shape[:2]) if plane.shape[2:] == (1,) else dst
+        cv2.filter2D(plane, depth, taps, dst=view, anchor=(ax, ay),
+                     borderType=_cv_border(cv2, border))  # fmt: skip
+        return dst
     else:
         out = cv2.filter2D(plane, depth, taps, anchor=(ax, ay), borderType=_cv_border(cv2, border))
     if out.ndim < plane.ndim:
@@ -129,6 +138,14 @@ class FilterKernel(SampleKernel):
         planes = to_planes(image, split)
         per_plane = _plane_filters(op, taps, split, image.shape, len(planes))
         fill = _fill_value(op, inputs[2] if len(inputs) > 2 else None, image.dtype)
+        if len(planes) == 1 and args["mode"] == "same":  # straight into the batch's buffer
+            target = sample.output(image.shape, dtype)
+            where = _anchor(op, args["anchor"], per_plane[0].shape, sample.index)
+            result = correlate(planes[0], per_plane[0], where, args["border"], fill, dtype,
+                               target.reshape(planes.shape[1:]))  # fmt: skip
+            if not np.shares_memory(result, target):
+                target[...] = result.reshape(image.shape)
+            return target
         results = []
         for plane, plane_taps in zip(planes, per_plane, strict=True):
             if args["mode"] == "valid":
