@@ -11,6 +11,26 @@ when it exists); without it only feedline's rates are printed.
 Data: ``$FEEDLINE_SHARED_DATA/photos`` or ``--data DIR`` (JPEG or PNG files), else the sample
 images bundled with feedline.
 
+Besides img/s each row prints the CPU time per image (the process's CPU time over the images),
+which depends far less on what else the host runs. Measured 2026-11-28 (``--rounds 2 --seconds
+2``, 2 threads, batch 32, DALI 2.4 CPU, a 2-core VM shared with other jobs at a load average of
+10-13, so img/s varied by up to 2x between runs); img/s ratio and CPU-time ratio (DALI's over
+feedline's, >1 means feedline needs less), 224x224 / full size:
+
+* laplacian 9.7x / 5.3x (CPU 4.5x / 4.3x): separable OpenCV filtering where DALI convolves
+  directly; water 2.2x / 2.4x (CPU 3.0x / 3.0x): the source maps are computed once per size;
+* clahe 1.9x / 1.2x (CPU 1.2x / 0.94x); warp_perspective 1.1x / 0.93x (CPU 0.94x / 1.06x);
+* filter 3x3 0.40-0.83x / 1.06x (CPU 0.66-0.88x / 1.32x); filter 7x7 0.70-0.85x / 0.90x (CPU
+  0.76-0.92x / 0.90x); equalize 0.56-0.58x / 0.62x (CPU 0.80-1.0x / 0.81x);
+  jpeg_compression_distortion 0.78-1.11x / 0.84x (CPU 0.95-0.98x / 0.96x).
+
+The kernels call the same OpenCV functions as DALI's CPU operators (warpPerspective, CLAHE,
+equalizeHist, imencode/imdecode), writing into the batch's buffer; where feedline is behind, on
+operators that take well under a millisecond per image, the gap is the per-sample cost of the
+Python executor (task dispatch and the GIL hand-off between the pool's threads around each
+OpenCV call), not the kernels. A compiled equalization tried on the way was slower than
+OpenCV's and was dropped.
+
 Usage: ``python benchmarks/image_operators.py [--ops laplacian clahe] [--sizes 224 full]
 [--threads 2] [--batch 32] [--rounds 2] [--seconds 3]``
 """
