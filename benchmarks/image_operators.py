@@ -17,8 +17,8 @@ which depends far less on what else the host runs. Measured 2026-11-28 (``--roun
 10-13, so img/s varied by up to 2x between runs); img/s ratio and CPU-time ratio (DALI's over
 feedline's, >1 means feedline needs less), 224x224 / full size:
 
-* laplacian 9.7x / 5.3x (CPU 4.5x / 4.3x): separable OpenCV filtering where DALI convolves
-  directly; water 2.2x / 2.4x (CPU 3.0x / 3.0x): the source maps are computed once per size;
+* laplacian 9.7x / 5.3x (CPU 4.5x / 4.3x): two OpenCV sepFilter2D passes per image;
+* water 2.2x / 2.4x (CPU 3.0x / 3.0x): the source maps are computed once per image size;
 * clahe 1.9x / 1.2x (CPU 1.2x / 0.94x); warp_perspective 1.1x / 0.93x (CPU 0.94x / 1.06x);
 * filter 3x3 0.40-0.83x / 1.06x (CPU 0.66-0.88x / 1.32x); filter 7x7 0.70-0.85x / 0.90x (CPU
   0.76-0.92x / 0.90x); equalize 0.56-0.58x / 0.62x (CPU 0.80-1.0x / 0.81x);
