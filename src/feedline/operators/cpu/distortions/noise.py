@@ -12,8 +12,9 @@ from feedline.operators.cpu.common.tensors import check_dtype, saturate_cast
 
 __all__ = ["SaltAndPepperKernel", "ShotNoiseKernel", "salt_and_pepper", "shot_noise"]
 
+#: DALI's types for both noise operators.
 _TYPES = (np.uint8, np.int8, np.uint16, np.int16, np.uint32, np.int32, np.uint64, np.int64,
-          np.float16, np.float32, np.float64)  # fmt: skip
+          np.float32)  # fmt: skip
 
 
 def shot_noise(data: np.ndarray, factor: float, rng: np.random.Generator) -> np.ndarray:

@@ -102,7 +102,7 @@ NOISE_SHOT = OpSchema(
     a ``factor`` of 0 returns the input unchanged. The larger the factor, the stronger the
     noise."""
     + _NOISE_NOTE,
-    inputs=(InputSpec("input", "Data of any layout and numeric type."),),
+    inputs=(InputSpec("input", "Data of any layout: (u)int8 to (u)int64 or float32."),),
     args=(ArgSpec("factor", "float", 20.0, "Size of one event.", tensor=True),),
 )
 
@@ -114,7 +114,7 @@ NOISE_SALT_AND_PEPPER = OpSchema(
     corrupted with probability ``prob``; a corrupted one becomes salt with probability
     ``salt_vs_pepper`` and pepper otherwise."""
     + _NOISE_NOTE,
-    inputs=(InputSpec("input", "Data of any layout and numeric type."),),
+    inputs=(InputSpec("input", "Data of any layout: (u)int8 to (u)int64 or float32."),),
     args=(
         ArgSpec("pepper_val", "float", None, "Value of pepper; default: the type's minimum "
                 "(-1.0 for floating point).", tensor=True),
