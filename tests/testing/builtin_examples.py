@@ -12,6 +12,7 @@ from PIL import Image
 from feedline import types
 from feedline.testing import OperatorExample
 from tests.testing.catalogue_examples import CATALOGUE_EXAMPLES
+from tests.testing.image_operator_examples import IMAGE_EXAMPLES
 
 _RNG = np.random.default_rng(2024)
 
@@ -150,6 +151,7 @@ EXAMPLES: dict[str, OperatorExample] = {
 }
 EXAMPLES.update(CATALOGUE_EXAMPLES)
 EXAMPLES["experimental.peek_image_shape"] = EXAMPLES["peek_image_shape"]
+EXAMPLES.update(IMAGE_EXAMPLES)
 if HAS_AV:
     EXAMPLES["decoders.video"] = OperatorExample([_videos()], args={"sequence_length": 3})
 

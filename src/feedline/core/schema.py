@@ -152,7 +152,8 @@ class ArgSpec:
             elif kind in _VEC_KINDS:
                 element = _VEC_KINDS[kind]
                 if isinstance(value, np.ndarray):
-                    value = value.tolist()
+                    # a matrix given as an array is read row by row, as DALI does
+                    value = value.ravel().tolist()
                 items = value if isinstance(value, list | tuple) else [value]
                 result = tuple(_coerce_scalar(element, v) for v in items)
             elif kind in _ENUM_KINDS:

@@ -9,8 +9,11 @@ from feedline.operators.cpu.arrays import schemas as arrays
 from feedline.operators.cpu.color import schemas as color
 from feedline.operators.cpu.conditional import schemas as conditional
 from feedline.operators.cpu.constants import schemas as constants
+from feedline.operators.cpu.distortions import schemas as distortions
 from feedline.operators.cpu.effects import schemas as effects
+from feedline.operators.cpu.filters import schemas as filters
 from feedline.operators.cpu.geometry import schemas as geometry
+from feedline.operators.cpu.histogram import schemas as histogram
 from feedline.operators.cpu.image import schemas as image
 from feedline.operators.cpu.manipulation import schemas as manipulation
 from feedline.operators.cpu.math import schemas as math
@@ -20,6 +23,7 @@ from feedline.operators.cpu.reductions import schemas as reductions
 from feedline.operators.cpu.tensor import schemas as tensor
 from feedline.operators.cpu.transforms import schemas as transforms
 from feedline.operators.cpu.video import schemas as video
+from feedline.operators.cpu.warps import schemas as warps
 
 #: Entry-point name → plugin module, as ``pyproject.toml`` lists them.
 FAMILIES: dict[str, ModuleType] = {
@@ -38,6 +42,10 @@ FAMILIES: dict[str, ModuleType] = {
     "transforms": transforms,
     "constants": constants,
     "manipulation": manipulation,
+    "filters": filters,
+    "histogram": histogram,
+    "warps": warps,
+    "distortions": distortions,
 }
 
 

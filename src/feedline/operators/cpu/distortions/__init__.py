@@ -1,0 +1,2 @@
+"""Family ``distortions``: water and sphere warps, JPEG artefacts, shot and salt-and-pepper
+noise."""

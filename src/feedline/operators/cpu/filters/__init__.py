@@ -1,0 +1,1 @@
+"""Family ``filters``: convolution (``filter``, ``laplacian``), median blur and morphology."""

@@ -1,0 +1,1 @@
+"""Family ``histogram``: histogram equalization, CLAHE and debayering (colour reconstruction)."""

@@ -1,0 +1,1 @@
+"""Family ``warps``: perspective warps and generic remapping."""

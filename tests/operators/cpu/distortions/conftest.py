@@ -1,0 +1,14 @@
+"""Fixtures of the distortions tests: only the python, tensor and distortions families are
+registered."""
+
+from __future__ import annotations
+
+import pytest
+
+from feedline.core.plugins import PluginSystem
+from tests.operators.cpu.families import use_families
+
+
+@pytest.fixture(autouse=True)
+def _distortions_plugins(empty_plugin_system: PluginSystem) -> None:
+    use_families(empty_plugin_system, "python", "tensor", "distortions")
