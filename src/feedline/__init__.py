@@ -12,6 +12,7 @@ from typing import Any
 
 from feedline import types
 from feedline.core.errors import CorruptDataWarning, OperatorError, PipelineError, PluginError
+from feedline.core.graph.subscript import newaxis
 from feedline.core.pipeline import Pipeline, pipeline_def
 from feedline.core.tensor import TensorCPU, TensorListCPU
 
@@ -27,6 +28,7 @@ __all__ = [
     "__version__",
     "fn",
     "math",
+    "newaxis",
     "pipeline_def",
     "types",
 ]

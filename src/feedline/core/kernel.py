@@ -194,7 +194,7 @@ class BatchArena:
                     self.buffer = np.empty(full, dtype) if pool is None else pool.empty(full, dtype)
         buffer = self.buffer
         if buffer.shape[1:] == tuple(shape) and buffer.dtype == dtype:
-            return buffer[index]
+            return buffer[index, ...]  # a 0-D sample too is a view, not a scalar
         return np.empty(shape, dtype)
 
     def dense(self, samples: Sequence[np.ndarray]) -> np.ndarray | None:

@@ -1,15 +1,17 @@
 """Family ``tensor``: schemas and registration of the operators on whole tensors, whatever they
 hold.
 
-``constant``, ``cast``, ``reshape``, ``copy``, ``transpose``, ``pad``, ``slice`` and
-``normalize``. Kernels (imported on first use): :mod:`.basic` (constant, cast, reshape, copy),
-:mod:`.layout` (transpose, pad), :mod:`.slice`, :mod:`.normalize`.
+``constant``, ``cast``, ``reshape``, ``copy``, ``transpose``, ``pad``, ``slice``,
+``normalize``, and the hidden ``_tensor_subscript``/``_subscript_dim_check`` behind
+``DataNode[...]``. Kernels (imported on first use): :mod:`.basic` (constant, cast, reshape, copy),
+:mod:`.layout` (transpose, pad), :mod:`.slice`, :mod:`.normalize`, :mod:`.subscript`.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from feedline.core.graph.subscript import MAX_SUBSCRIPTS
 from feedline.core.hookspecs import hookimpl
 from feedline.core.schema import ArgSpec, InputSpec, OpSchema
 from feedline.core.types import DataType
@@ -33,6 +35,8 @@ __all__ = [
     "RESHAPE",
     "SCHEMAS",
     "SLICE",
+    "SUBSCRIPT_DIM_CHECK",
+    "TENSOR_SUBSCRIPT",
     "TRANSPOSE",
     "feedline_register_operators",
 ]
@@ -218,7 +222,52 @@ NORMALIZE = OpSchema(
     ),
 )
 
-SCHEMAS = (CONSTANT, CAST, RESHAPE, COPY, TRANSPOSE, PAD, SLICE, NORMALIZE)
+_SUBSCRIPT_PARTS = (
+    ("at", "Index of dimension {i} (the dimension is removed)."),
+    ("lo", "Start of the range of dimension {i}."),
+    ("hi", "End (exclusive) of the range of dimension {i}."),
+    ("step", "Step of the range of dimension {i}."),
+)
+TENSOR_SUBSCRIPT = OpSchema(
+    "_tensor_subscript",
+    """Index every sample NumPy-style (what ``DataNode[...]`` creates).
+
+    Subscript ``i`` is an index ``at_i`` or a range ``lo_i:hi_i:step_i`` (NumPy's rules for
+    missing and negative bounds and negative steps); dimensions past ``num_subscripts`` are kept.
+    An index outside its axis, a zero step or more subscripts than dimensions is an error.""",
+    inputs=(InputSpec("input", "Data to index."),),
+    args=(
+        *(
+            ArgSpec(f"{part}_{i}", "int", None, doc.format(i=i), tensor=True)
+            for i in range(MAX_SUBSCRIPTS)
+            for part, doc in _SUBSCRIPT_PARTS
+        ),
+        ArgSpec("num_subscripts", "int", None, "How many subscripts the expression has."),
+    ),
+    hidden=True,
+)
+
+SUBSCRIPT_DIM_CHECK = OpSchema(
+    "_subscript_dim_check",
+    """Pass the data through after checking that every sample has at least ``num_subscripts``
+    dimensions (what ``DataNode[...]`` of full ranges only creates).""",
+    inputs=(InputSpec("input", "Data to check."),),
+    args=(ArgSpec("num_subscripts", "int", doc="How many subscripts the expression has."),),
+    hidden=True,
+)
+
+SCHEMAS = (
+    CONSTANT,
+    CAST,
+    RESHAPE,
+    COPY,
+    TRANSPOSE,
+    PAD,
+    SLICE,
+    NORMALIZE,
+    TENSOR_SUBSCRIPT,
+    SUBSCRIPT_DIM_CHECK,
+)
 
 _KERNELS = "feedline.operators.cpu.tensor"
 KERNELS = {
@@ -230,6 +279,8 @@ KERNELS = {
     "pad": f"{_KERNELS}.layout:PadKernel",
     "slice": f"{_KERNELS}.slice:SliceKernel",
     "normalize": f"{_KERNELS}.normalize:NormalizeKernel",
+    "_tensor_subscript": f"{_KERNELS}.subscript:TensorSubscriptKernel",
+    "_subscript_dim_check": f"{_KERNELS}.subscript:SubscriptDimCheckKernel",
 }
 
 
