@@ -46,7 +46,7 @@ def run_indexed(
     @pipeline_def(batch_size=len(samples), num_threads=1, device_id=None)
     def pipe() -> Any:
         data = fn.external_source(source=lambda: samples, layout=layout)
-        others = [fn.external_source(source=lambda e=e: e) for e in extra]
+        others = [fn.external_source(source=[e], cycle=True) for e in extra]
         return index(data, *others)
 
     p = pipe()

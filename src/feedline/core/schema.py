@@ -11,7 +11,7 @@ import difflib
 import enum
 import inspect
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -91,8 +91,8 @@ def _coerce_scalar(kind: str, value: Any) -> Any:
         if isinstance(value, int) and value in (0, 1):
             return bool(value)
     elif kind == "int":
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
+        if isinstance(value, int):  # DALI takes True/False for integer arguments too
+            return int(value)
         if isinstance(value, float) and value.is_integer():
             return int(value)
     elif kind == "float":
@@ -246,6 +246,11 @@ class OpSchema:
         hidden: left out of ``dir(fn)`` (internal operators such as arithmetic).
         output_dict: the ``fn`` call returns ``{output name: DataNode}`` instead of a list (as
             DALI's ``readers.tfrecord`` does).
+        positional_args: arguments that may also be given positionally, in this order (DALI's
+            ``external_source(source)``); only for operators without inputs.
+        check: called with the validated static arguments when the operator is called, to
+            raise on combinations the argument types cannot express (as DALI does at that
+            point).
     """
 
     name: str
@@ -258,6 +263,8 @@ class OpSchema:
     serializable: bool = True
     hidden: bool = False
     output_dict: bool = False
+    positional_args: tuple[str, ...] = ()
+    check: Callable[[Mapping[str, Any]], None] | None = None
 
     def __post_init__(self) -> None:
         names = [a.name for a in self.args]
@@ -270,6 +277,11 @@ class OpSchema:
         for old, new in self.deprecated.items():
             if new not in names:
                 raise ValueError(f"schema {self.name!r}: alias {old!r} points to unknown {new!r}")
+        if self.positional_args and (self.inputs or not set(self.positional_args) <= set(names)):
+            raise ValueError(
+                f"schema {self.name!r}: positional_args must name arguments of an operator "
+                "without inputs"
+            )
 
     @property
     def arg_map(self) -> dict[str, ArgSpec]:
@@ -320,6 +332,28 @@ class OpSchema:
                 )
             )
             raise TypeError(f"{self.name}: expected {expected} input(s), got {count}")
+
+    def bind_positional(
+        self, inputs: Sequence[Any], kwargs: Mapping[str, Any]
+    ) -> tuple[Sequence[Any], dict[str, Any]]:
+        """Move positional values that stand for :attr:`positional_args` into the keywords.
+
+        Raises:
+            TypeError: more positional values than such arguments, or one also given by name.
+        """
+        kwargs = dict(kwargs)
+        if not self.positional_args or not inputs:
+            return inputs, kwargs
+        if len(inputs) > len(self.positional_args):
+            raise TypeError(
+                f"{self.name}: takes at most {len(self.positional_args)} positional argument(s) "
+                f"({', '.join(self.positional_args)}), got {len(inputs)}"
+            )
+        for name, value in zip(self.positional_args, inputs, strict=False):
+            if name in kwargs:
+                raise TypeError(f"{self.name}: got multiple values for argument {name!r}")
+            kwargs[name] = value
+        return (), kwargs
 
     def rename_deprecated(self, kwargs: Mapping[str, Any]) -> dict[str, Any]:
         """Rename deprecated aliases (with a DeprecationWarning); both names given is an error."""
@@ -380,6 +414,8 @@ class OpSchema:
             if spec.required:
                 raise TypeError(f"{self.name}: missing required argument {spec.name!r}")
             static[spec.name] = spec.default
+        if self.check is not None:
+            self.check(static)
         return static, tensor
 
     def docstring(self, providers: Mapping[str, str] | None = None) -> str:
@@ -435,9 +471,12 @@ class OpSchema:
                 default = None if spec.optional else inspect.Parameter.empty
                 params.append(inspect.Parameter(spec.name, kind_pos, default=default))
         keyword = inspect.Parameter.KEYWORD_ONLY
-        for arg in self.args:
+        leading = [a for a in self.args if a.name in self.positional_args]
+        leading.sort(key=lambda a: self.positional_args.index(a.name))
+        for arg in [*leading, *(a for a in self.args if a not in leading)]:
+            kind = inspect.Parameter.POSITIONAL_OR_KEYWORD if arg in leading else keyword
             default = inspect.Parameter.empty if arg.required else arg.default
-            params.append(inspect.Parameter(arg.name, keyword, default=default))
+            params.append(inspect.Parameter(arg.name, kind, default=default))
         for common, default in (
             ("name", None),
             ("device", None),

@@ -423,6 +423,7 @@ def make_operator_call(
     schema = entry.schema
     kwargs = dict(kwargs)
     common = {key: kwargs.pop(key) for key in COMMON_ARGS if key in kwargs}
+    inputs, kwargs = schema.bind_positional(inputs, kwargs)
     schema.check_num_inputs(len(inputs))
     nodes = [_as_input(x) for x in inputs]
     host_source = is_host_source(entry, common.get("device"), nodes)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from feedline.core.hookspecs import hookimpl
 from feedline.core.schema import REQUIRED, ArgSpec, InputSpec, OpSchema
 from feedline.operators.cpu.common.schemas import register_cpu_operators
+from feedline.operators.cpu.python.sources import check_external_source
 
 if TYPE_CHECKING:
     from feedline.core.registry import Registry
@@ -36,11 +37,17 @@ EXTERNAL_SOURCE = OpSchema(
     "external_source",
     """Feed data from Python: a callable, an iterable, a generator function, or `feed_input`.
 
-    Source kinds: a callable with no argument is called once per iteration; with one argument it
-    receives the iteration index (``batch=True``), a ``BatchInfo`` (``batch_info=True``) or, with
-    ``batch=False``, a ``SampleInfo`` once per sample. An iterable is iterated once (``next`` per
-    iteration); a generator function is called to get a fresh iterator on each cycle. Without a
-    source, data is pushed with ``Pipeline.feed_input(name, data)``.
+    Source kinds (``source`` may also be the first positional argument): a callable with no
+    argument is called once per iteration; with one argument it receives the iteration index
+    (``batch=True``), a ``BatchInfo`` (``batch_info=True``) or, with ``batch=False``, a
+    ``SampleInfo`` once per sample (a callable without arguments is then called once per
+    sample). An iterable is iterated once (``next`` per iteration, or per sample with
+    ``batch=False``); with ``cycle`` it is iterated again with a new ``iter()`` (so an object
+    whose ``__iter__`` restarts it cycles); a generator function is called to get a fresh
+    iterator on each cycle. Without a source, data is pushed with
+    ``Pipeline.feed_input(name, data)``. Bad sources are refused when the operator is called, as
+    in DALI: a callable taking more than one parameter, or a keyword-only one, ``*args`` or
+    ``**kwargs`` (TypeError); ``prefetch_queue_depth`` without ``parallel`` (ValueError).
 
     Raising StopIteration ends the epoch: the iteration is dropped, already prefetched iterations
     are still delivered, then ``Pipeline.outputs()`` raises StopIteration until ``reset()``;
@@ -80,7 +87,11 @@ EXTERNAL_SOURCE = OpSchema(
             "Run the source in the pipeline's Python worker processes (py_num_workers).",
         ),
         ArgSpec(
-            "prefetch_queue_depth", "int", 1, "With parallel: batches computed ahead per source."
+            "prefetch_queue_depth",
+            "int",
+            None,
+            "With parallel: batches computed ahead per source (default 1; an error without "
+            "parallel).",
         ),
         ArgSpec(
             "repeat_last",
@@ -89,6 +100,8 @@ EXTERNAL_SOURCE = OpSchema(
             "Push mode: reuse the last fed batch when nothing new was fed.",
         ),
     ),
+    positional_args=("source",),
+    check=check_external_source,
 )
 
 
