@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+from pathlib import Path
 
 import pytest
 
@@ -162,3 +163,14 @@ def test_check_runs_on_the_validated_arguments() -> None:
     assert SOURCE_SCHEMA.validate({"depth": 3})[0] == {"source": None, "depth": 3}
     with pytest.raises(ValueError, match="depth"):
         SOURCE_SCHEMA.validate({"depth": -1})
+
+
+def test_paths_for_string_arguments_and_none_for_the_default() -> None:
+    assert ArgSpec("file_root", "str", "").coerce(Path("/data/images"), "readers.file") == (
+        "/data/images"
+    )
+    assert ArgSpec("files", "str_vec", None).coerce([Path("a"), "b"], "readers.file") == ("a", "b")
+    assert ArgSpec("brightness", "float", 1.0).coerce(True, "brightness") == 1.0
+    static, _ = SCHEMA.validate({"size": None, "interp_type": None})
+    assert static["interp_type"] is types.INTERP_LINEAR
+    assert static["size"] is None

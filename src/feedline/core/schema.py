@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 import enum
 import inspect
+import os
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -96,10 +97,10 @@ def _coerce_scalar(kind: str, value: Any) -> Any:
         if isinstance(value, float) and value.is_integer():
             return int(value)
     elif kind == "float":
-        if isinstance(value, int | float) and not isinstance(value, bool):
+        if isinstance(value, int | float):  # bools too, as in DALI
             return float(value)
-    elif kind == "str" and isinstance(value, str):
-        return value
+    elif kind == "str" and isinstance(value, str | os.PathLike):
+        return os.fspath(value)  # DALI takes pathlib.Path for its string arguments
     raise TypeError(kind)
 
 
@@ -382,8 +383,9 @@ class OpSchema:
             is_node: tells whether a value is a graph node (a per-sample argument input).
 
         Returns:
-            ``(static, tensor)``: validated static values with defaults filled in, and the
-            per-sample arguments given as nodes.
+            ``(static, tensor)``: validated static values with defaults filled in (an argument
+            given as None gets its default, as in DALI), and the per-sample arguments given as
+            nodes.
 
         Raises:
             TypeError: unknown argument (with the closest names), wrong type, missing required
@@ -406,7 +408,7 @@ class OpSchema:
                         "pass a constant value"
                     )
                 tensor[key] = value
-            else:
+            elif value is not None:  # None stands for "not given", as in DALI
                 static[key] = spec.coerce(value, self.name)
         for spec in self.args:
             if spec.name in static or spec.name in tensor:

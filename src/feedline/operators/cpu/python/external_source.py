@@ -11,7 +11,7 @@ import numpy as np
 from feedline.core.kernel import Batch, Kernel
 from feedline.core.tensor import TensorCPU, TensorListCPU
 from feedline.core.types import BatchInfo, DataType, SampleInfo, from_numpy_dtype
-from feedline.operators.cpu.python.sources import CYCLE_MODES, classify_source
+from feedline.operators.cpu.python.schemas import CYCLE_MODES, classify_source
 
 __all__ = ["ExternalSourceKernel"]
 
