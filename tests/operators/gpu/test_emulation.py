@@ -441,11 +441,13 @@ def test_integer_division_by_zero_is_an_error(backend: Backend, system: PluginSy
 
 
 def test_cast_rounds_in_the_source_precision(backend: Backend, system: PluginSystem) -> None:
-    # 0.49999997 + 0.5 rounds to 1.0 in float32 (not in float64); 1 + 2**-11 + 2**-30 goes to
-    # float16 in one rounding (through float32 it would round twice, to 1.0).
-    floats = [np.array([0.49999997, -0.49999997, 0.5, -1.5, 2.5, np.nan], np.float32)]
+    # 0.49999997 rounds to 0 (adding 0.5 in float32 would give 1.0), infinities and NaN as DALI
+    # converts them; 1 + 2**-11 + 2**-30 goes to float16 in one rounding (through float32 it
+    # would round twice, to 1.0).
+    floats = [np.array([0.49999997, -0.49999997, 0.5, -1.5, 2.5, np.nan, np.inf, -3e9], np.float32)]
     doubles = [np.array([1 + 2**-11 + 2**-30, -(1 + 2**-11 + 2**-30), 65519.0], np.float64)]
-    for data, dtype in ((floats, types.BOOL), (floats, types.INT8), (doubles, types.FLOAT16)):
+    cases = [(floats, dtype) for dtype in (types.BOOL, types.INT8, types.INT32, types.UINT64)]
+    for data, dtype in [*cases, (doubles, types.FLOAT16)]:
         _compare(backend, system, "cast", G + "window_ops:CastGpu", data, "", dtype=dtype)
 
 

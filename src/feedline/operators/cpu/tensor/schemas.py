@@ -66,8 +66,10 @@ CAST = OpSchema(
     "cast",
     """Convert the element type.
 
-    Float to integer rounds half away from zero and saturates to the target range; float to bool
-    rounds first (0.4 → False, 0.6 → True); integer to integer saturates.""",
+    Float to integer rounds half away from zero (exactly) and saturates to the target range,
+    infinities included; NaN gives what DALI gives (the lowest value for int32 and int64, 2**63
+    for uint64, 0 for the other integer types). Float to bool rounds first (0.4 → False,
+    0.6 → True, NaN → True); integer to integer saturates.""",
     inputs=(InputSpec("input", "Data to convert."),),
     args=(ArgSpec("dtype", "dtype", doc="The target type."),),
 )
