@@ -138,13 +138,14 @@ PAD = OpSchema(
         "Each axis grows to the largest extent in the batch or, where ``shape`` gives a "
         "non-negative extent, to ``max(shape, own extent)``; then up to a multiple of "
         "``align``. A single ``shape``/``align`` value applies to every padded axis. "
-        "``fill_value`` must fit the data type (non-integers are truncated for integer data). "
-        "``axes`` is a constant (DALI also accepts it per sample)."
+        "``fill_value`` is converted to the data type as DALI converts it: truncated toward "
+        "zero and wrapped for integers (-1 pads uint8 data with 255), a plain conversion for "
+        "floats. ``axes`` may be given per sample."
     ),
     inputs=(InputSpec("input", "Data of any type."),),
     args=(
         ArgSpec("fill_value", "float", 0.0, "The padding value.", tensor=True),
-        ArgSpec("axes", "int_vec", None, "Axes to pad (negative counts from the back); all."),
+        ArgSpec("axes", "int_vec", None, "Axes to pad (negative counts from the back); all.", True),
         ArgSpec("axis_names", "layout", None, "Axes to pad by layout name."),
         ArgSpec("align", "int_vec", None, "Extents become multiples of these.", tensor=True),
         ArgSpec("shape", "int_vec", None, "Minimum extents; -1 = batch maximum.", tensor=True),
