@@ -16,7 +16,6 @@ import numpy as np
 
 from feedline.core.kernel import SampleContext, SampleKernel
 from feedline.operators.cpu.common.tensors import (
-    check_not_empty,
     output_dtype,
     resolve_layout,
     saturate_cast,
@@ -222,6 +221,5 @@ class CropMirrorNormalizeKernel(SampleKernel):
         """Process one sample."""
         (image,) = inputs
         layout = resolve_layout(OP, sample.layouts[0], image.ndim, CMN_LAYOUTS, _DEFAULTS)
-        check_not_empty(OP, image)
         out, _ = crop_mirror_normalize(image, layout, args, self._out_type, sample.output)
         return out

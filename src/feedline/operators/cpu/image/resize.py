@@ -10,7 +10,7 @@ import numpy as np
 
 from feedline.core.kernel import SampleContext, SampleKernel
 from feedline.core.types import InterpType
-from feedline.operators.cpu.common.tensors import check_not_empty, output_dtype, resolve_layout
+from feedline.operators.cpu.common.tensors import output_dtype, resolve_layout
 from feedline.operators.cpu.image.resample import resample
 from feedline.operators.cpu.image.windows import (
     Source,
@@ -58,6 +58,11 @@ def resample_layout(
 ) -> np.ndarray:
     """Resample every frame/plane of ``image`` (layout HW, HWC, CHW, FHWC or FCHW); an HW or
     HWC result goes to ``out`` where :func:`resample` can write it there."""
+    if image.size == 0:  # DALI passes it through: a zero extent stays zero, the others resize
+        shape = list(image.shape)
+        for axis, extent in zip((layout.index("H"), layout.index("W")), out_size, strict=True):
+            shape[axis] = extent if shape[axis] else 0
+        return np.zeros(shape, out_dtype)
     min_filter, mag_filter = filters_from_args(args)
     antialias = bool(args["antialias"])
 
@@ -101,7 +106,6 @@ def check_resample_input(
         TypeError: an unsupported input or output type.
     """
     layout = resolve_layout(op, layout, image.ndim, RESIZE_LAYOUTS, _DEFAULTS)
-    check_not_empty(op, image)
     out_type = output_dtype(op, args["dtype"], image.dtype, _TYPES)
     if image.dtype not in [np.dtype(t) for t in _TYPES]:
         raise TypeError(
