@@ -200,3 +200,11 @@ def test_positional_and_named_conflict() -> None:
         run_op("slice", data, "HWC", anchor, shape, start=(1, 1))
     with pytest.raises(ValueError, match="out_of_bounds_policy"):
         run_op("slice", data, start=(1, 1), out_of_bounds_policy="mirror")
+
+
+def test_empty_axes_mean_every_axis() -> None:
+    volume = np.arange(4 * 6 * 2, dtype=np.int16).reshape(4, 6, 2)
+    anchor = [np.float32([0.25, 0.5, 0.0])] * 2
+    shape = [np.float32([0.5, 0.5, 1.0])] * 2
+    out, _ = run_op("slice", [volume, volume], None, anchor, shape, axes=[])
+    np.testing.assert_array_equal(out[0], volume[1:3, 3:6, :])

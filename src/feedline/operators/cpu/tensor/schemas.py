@@ -180,7 +180,13 @@ SLICE = OpSchema(
         InputSpec("window_shape", "1-D window shape per sample.", optional=True),
     ),
     args=(
-        ArgSpec("axes", "int_vec", None, "Axes of the coordinates; default (1, 0).", tensor=True),
+        ArgSpec(
+            "axes",
+            "int_vec",
+            None,
+            "Axes of the coordinates; default (1, 0); empty: every axis.",
+            tensor=True,
+        ),
         ArgSpec("axis_names", "layout", None, "Axes of the coordinates by layout name."),
         *(ArgSpec(name, kind, None, doc, tensor=True) for name, kind, doc in _SLICE_COORDS),
         ArgSpec("normalized_anchor", "bool", True, "Float anchor input is relative."),

@@ -137,9 +137,12 @@ def slice_indices(start: int, end: int, extent: int, policy: str) -> np.ndarray:
 
 def slice_axes(layout: str, ndim: int, args: Mapping[str, Any]) -> list[int]:
     """The axes the window's coordinates are for (``axis_names``, else ``axes``, else ``WH`` when
-    the layout has them, else ``(1, 0)``)."""
+    the layout has them, else ``(1, 0)``); an empty ``axes`` means every axis, in order, as in
+    DALI."""
     names = args["axis_names"]
     axes = args["axes"]
+    if axes is not None and len(axes) == 0 and not names:
+        return list(range(ndim))
     if names is None and axes is None and "W" in layout and "H" in layout:
         names = "WH"
     if names:
