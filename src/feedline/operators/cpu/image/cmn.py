@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 OP = "crop_mirror_normalize"
-CMN_LAYOUTS = ("HWC", "CHW", "FHWC", "FCHW", "DHWC", "CDHW", "FDHWC", "FCDHW")
+CMN_LAYOUTS = ("HWC", "CHW", "FHWC", "FCHW", "CFHW", "DHWC", "CDHW", "FDHWC", "FCDHW", "CFDHW")
 _DEFAULTS = {3: "HWC", 4: "FHWC"}
 _OUT_TYPES = (np.float32, np.float16, np.uint8, np.int8, np.int16, np.int32)
 _CROP_EXTENTS = ("crop", "crop_d", "crop_h", "crop_w")
