@@ -83,6 +83,8 @@ def test_a_dali_style_program_runs_after_the_rename() -> None:
         ("feedline.backend", "TensorListCPU", TensorListCPU),
         ("feedline.backend", "TensorGPU", TensorGPU),
         ("feedline.backend", "TensorListGPU", TensorListGPU),
+        ("feedline.backend_impl", "TensorListCPU", TensorListCPU),
+        ("feedline.backend_impl", "TensorListGPU", TensorListGPU),
     ],
 )
 def test_facades_re_export_the_one_implementation(
