@@ -25,7 +25,14 @@ from feedline.core.plugins import PluginSystem
 from feedline.core.types import from_numpy_dtype
 from feedline.operators.gpu.backend import Backend, cuda_backend, host_backend
 from feedline.operators.gpu.math_ops import OPS
-from tests.operators.gpu.gpu_testing import assert_same, cpu_plugins, kernels, run_cpu, run_gpu
+from tests.operators.gpu.gpu_testing import (
+    as_numpy,
+    assert_same,
+    cpu_plugins,
+    kernels,
+    run_cpu,
+    run_gpu,
+)
 
 G = "feedline.operators.gpu."
 EXAMPLES = settings(
@@ -496,3 +503,30 @@ def test_sequences(
     if layout == "FCHW":
         frames = [np.ascontiguousarray(f.transpose(0, 3, 1, 2)) for f in frames]
     _compare(backend, system, op, G + gpu, frames, layout, 1 if op == "hsv" else 0, **kwargs)
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"at_0": 1, "lo_1": -3, "step_1": -1, "num_subscripts": 2},
+        {"lo_0": 1, "hi_0": 40, "step_0": 3, "at_2": 0, "num_subscripts": 3},
+        {"hi_1": 2, "num_subscripts": 2},
+    ],
+)
+def test_tensor_subscript(backend: Backend, system: PluginSystem, arguments: dict) -> None:
+    images = [np.arange(4 * 5 * 3, dtype=np.int16).reshape(4, 5, 3) * (i + 1) for i in range(3)]
+    _compare(
+        backend, system, "_tensor_subscript", G + "subscript_ops:TensorSubscriptGpu", [images],
+        "HWC", **arguments,
+    )  # fmt: skip
+
+
+def test_subscript_dim_check(backend: Backend, system: PluginSystem) -> None:
+    images = [np.zeros((4, 5, 3), np.uint8)] * 2
+    kernel = G + "subscript_ops:SubscriptDimCheckGpu"
+    _, passing = kernels(system, "_subscript_dim_check", kernel, num_subscripts=3)
+    got, layout = run_gpu(passing, backend, [images], ["HWC"])
+    assert layout == "HWC" and [as_numpy(g).shape for g in got] == [(4, 5, 3)] * 2
+    _, failing = kernels(system, "_subscript_dim_check", kernel, num_subscripts=4)
+    with pytest.raises(IndexError, match=r"Too many indices \(4\) for a 3-D tensor"):
+        run_gpu(failing, backend, [images], ["HWC"])

@@ -16,13 +16,21 @@ import numpy as np
 from feedline.core.kernel import Batch, Kernel, SampleContext, SampleKernel
 from feedline.core.tensor import TensorListCPU
 
-__all__ = ["SubscriptDimCheckKernel", "TensorSubscriptKernel", "subscript_key"]
+__all__ = [
+    "SubscriptDimCheckKernel",
+    "TensorSubscriptKernel",
+    "check_dimensions",
+    "sample_subscripts",
+    "subscript_key",
+]
 
 _PARTS = ("at", "lo", "hi", "step")
 
 
-def _too_many(count: int, ndim: int) -> IndexError:
-    return IndexError(f"Too many indices ({count}) for a {ndim}-D tensor.")
+def check_dimensions(ndim: int, count: int) -> None:
+    """Raise DALI's IndexError when ``count`` subscripts are more than ``ndim`` dimensions."""
+    if count > ndim:
+        raise IndexError(f"Too many indices ({count}) for a {ndim}-D tensor.")
 
 
 def subscript_key(
@@ -35,8 +43,7 @@ def subscript_key(
         IndexError: more subscripts than dimensions, or an index outside its axis.
         ValueError: a zero step.
     """
-    if len(subscripts) > len(shape):
-        raise _too_many(len(subscripts), len(shape))
+    check_dimensions(len(shape), len(subscripts))
     key: list[int | slice] = []
     for axis, (extent, parts) in enumerate(zip(shape, subscripts, strict=False)):
         at = parts["at"]
@@ -98,17 +105,20 @@ class TensorSubscriptKernel(SampleKernel):
     ) -> np.ndarray:
         """Index one sample (the result is a copy in the batch's buffer)."""
         (data,) = inputs
-        subscripts = [
-            {part: _as_int(args[f"{part}_{i}"]) for part in _PARTS} for i in range(self._count)
-        ]
+        subscripts = sample_subscripts(args, self._count)
         view = np.asarray(data[subscript_key(data.shape, subscripts, sample.index)])
         out = sample.output(view.shape, view.dtype)
         out[...] = view
         return out
 
 
-def _as_int(value: Any) -> int | None:
-    return None if value is None else int(value)
+def sample_subscripts(args: Mapping[str, Any], count: int) -> list[dict[str, int | None]]:
+    """The ``at``/``lo``/``hi``/``step`` of each of ``count`` subscripts, from one sample's
+    arguments (None where not given)."""
+    return [
+        {part: None if args[f"{part}_{i}"] is None else int(args[f"{part}_{i}"]) for part in _PARTS}
+        for i in range(count)
+    ]
 
 
 class SubscriptDimCheckKernel(Kernel):
@@ -118,7 +128,6 @@ class SubscriptDimCheckKernel(Kernel):
     def run(self, batch: Batch) -> list[TensorListCPU]:
         """Check the dimensions and return the input."""
         (data,) = batch.inputs
-        count = self.args["num_subscripts"]
-        if len(data) and data.ndim < count:
-            raise _too_many(count, data.ndim)
+        if len(data):
+            check_dimensions(data.ndim, self.args["num_subscripts"])
         return [data]
