@@ -118,3 +118,12 @@ def test_facades_load_no_plugin_cupy_or_framework() -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == ""
+
+
+def test_plugin_manager_imports_and_refuses_native_libraries() -> None:
+    from feedline import plugin_manager
+
+    with pytest.raises(RuntimeError, match="libcustom.so.*'feedline.plugins' entry-point"):
+        plugin_manager.load_library("libcustom.so")
+    with pytest.raises(RuntimeError, match="plugins/"):
+        plugin_manager.load_directory("plugins/")
