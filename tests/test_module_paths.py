@@ -127,3 +127,12 @@ def test_plugin_manager_imports_and_refuses_native_libraries() -> None:
         plugin_manager.load_library("libcustom.so")
     with pytest.raises(RuntimeError, match="plugins/"):
         plugin_manager.load_directory("plugins/")
+
+
+@pytest.mark.parametrize("name", ["pipeline", "tensors", "backend", "data_node", "tfrecord"])
+def test_submodules_are_attributes_of_the_package(name: str) -> None:
+    script = f"import feedline; print(feedline.{name}.__name__)"
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == f"feedline.{name}"

@@ -33,7 +33,23 @@ __all__ = [
     "types",
 ]
 
-_LAZY = {"fn": "feedline.fn", "math": "feedline.math"}
+_LAZY = {
+    name: f"feedline.{name}"
+    for name in (
+        "fn",
+        "math",
+        "pipeline",
+        "tensors",
+        "backend",
+        "backend_impl",
+        "data_node",
+        "tfrecord",
+        "plugin",
+        "plugin_manager",
+    )
+}
+"""Submodules reachable as attributes (``feedline.pipeline.Pipeline`` after ``import feedline``,
+as ``nvidia.dali.pipeline`` is), imported on first access."""
 
 
 def __getattr__(name: str) -> Any:
