@@ -286,3 +286,11 @@ def test_parallel_needs_workers() -> None:
 def test_unsupported_dali_argument_is_rejected_by_name() -> None:
     with pytest.raises(TypeError, match="unexpected argument 'blocking'"):
         single(lambda: np.zeros((1, 1)), blocking=False)
+
+
+def test_bytes_per_sample_hint_only_with_parallel_and_positive() -> None:
+    single(lambda: 1, bytes_per_sample_hint=None)  # None: not given
+    with pytest.raises(ValueError, match="`bytes_per_sample_hint` is valid only for parallel"):
+        single(lambda: 1, bytes_per_sample_hint=1024)
+    with pytest.raises(ValueError, match="must be a positive integer"):
+        single(lambda info: 1, parallel=True, bytes_per_sample_hint=0)

@@ -142,18 +142,24 @@ def check_external_source(args: Mapping[str, Any]) -> None:
         TypeError: a bad source for its mode (see :func:`classify_source`; a parallel source
             that takes no argument, or a parallel iterable or generator function without
             ``batch=True``).
-        ValueError: ``prefetch_queue_depth`` without ``parallel``, or below 1.
+        ValueError: ``prefetch_queue_depth`` or ``bytes_per_sample_hint`` without ``parallel``,
+            or below 1.
     """
     what = "external_source"
     kind, arity = classify_source(args["source"], args["cycle"], what)
-    depth = args["prefetch_queue_depth"]
+    depth, hint = args["prefetch_queue_depth"], args["bytes_per_sample_hint"]
     if not args["parallel"]:
-        if depth is not None:
-            raise ValueError(
-                f"{what}: The argument `prefetch_queue_depth` is valid only for parallel "
-                "external sources (when ``parallel`` is True)."
-            )
+        for value, name in ((depth, "prefetch_queue_depth"), (hint, "bytes_per_sample_hint")):
+            if value is not None:
+                raise ValueError(
+                    f"{what}: The argument `{name}` is valid only for parallel external sources "
+                    "(when ``parallel`` is True)."
+                )
         return
+    if hint is not None and min(hint, default=1) < 1:
+        raise ValueError(
+            f"{what}: ``bytes_per_sample_hint`` must be a positive integer, got {hint}."
+        )
     if depth is not None and depth < 1:
         raise ValueError(
             f"{what}: ``prefetch_queue_depth`` must be a positive integer, got {depth}."
@@ -239,6 +245,13 @@ EXTERNAL_SOURCE = OpSchema(
             None,
             "With parallel: batches computed ahead per source (default 1; an error without "
             "parallel).",
+        ),
+        ArgSpec(
+            "bytes_per_sample_hint",
+            "int_vec",
+            None,
+            "With parallel: DALI's initial shared-memory size per sample. Checked (positive) "
+            "but not needed: feedline sizes each shared-memory segment from the batch it holds.",
         ),
         ArgSpec(
             "repeat_last",
