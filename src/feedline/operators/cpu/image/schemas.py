@@ -275,6 +275,20 @@ RESIZE = OpSchema(
         ArgSpec("roi_relative", "bool", False, "ROI given relative to the input size."),
         ArgSpec("subpixel_scale", "bool", True, "Keep the exact scale for fractional sizes."),
         _RESAMPLED_DTYPE,
+        ArgSpec(
+            "minibatch_size",
+            "int",
+            32,
+            "DALI's GPU batch-splitting hint; accepted, and changes nothing (feedline's kernels "
+            "take whole batches).",
+        ),
+        ArgSpec(
+            "temp_buffer_hint",
+            "int",
+            0,
+            "DALI's GPU scratch-memory hint; accepted, and changes nothing (buffers grow as "
+            "needed).",
+        ),
     ),
 )
 RANDOM_RESIZED_CROP = OpSchema(
