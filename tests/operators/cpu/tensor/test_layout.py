@@ -165,10 +165,10 @@ def test_pad_axes_given_per_sample() -> None:
     ("kwargs", "message"),
     [
         ({"axes": [0], "axis_names": "H"}, "mutually exclusive"),
-        ({"axes": [3]}, "axis 3 is out of range"),
+        ({"axes": [3]}, r"Axis 3 out of range. Expected range is \[-3, 2\] for a 3D input"),
         ({"axis_names": "D"}, "'D'"),
         ({"shape": [1, 2]}, "needs 1 or 3 values"),
-        ({"align": [0]}, "must be positive"),
+        ({"align": [0]}, "Values of `align` argument must be positive"),
     ],
 )
 def test_pad_errors(kwargs: dict, message: str) -> None:
