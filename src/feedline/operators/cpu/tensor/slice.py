@@ -174,6 +174,12 @@ def slice_bounds(
     """
     extents = [shape[a] for a in axes]
     named = [n for n in _NAMED if args.get(n) is not None]
+    ends = [n for n in ("end", "rel_end", "shape", "rel_shape") if n in named]
+    if len(ends) > 1:  # checked first, with DALI's wording, as DALI does
+        raise ValueError(
+            '"end", "rel_end", "shape", and "rel_shape" arguments are mutually exclusive '
+            f"(slice got {', '.join(ends)})"
+        )
     if len(window_inputs) == 2:
         if named:
             raise ValueError(
