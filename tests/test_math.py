@@ -29,7 +29,7 @@ def run_graph(graph: Callable[..., Any], *batches: list[np.ndarray]) -> list[Any
 
     @pipeline_def(batch_size=len(batches[0]), num_threads=1, device_id=None)
     def pipe() -> Any:
-        return graph(*(fn.external_source(source=lambda b=b: list(b)) for b in batches))
+        return graph(*(fn.external_source(source=[list(b)], cycle=True) for b in batches))
 
     p = pipe()
     try:

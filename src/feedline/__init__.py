@@ -12,6 +12,7 @@ from typing import Any
 
 from feedline import types
 from feedline.core.errors import CorruptDataWarning, OperatorError, PipelineError, PluginError
+from feedline.core.graph.subscript import newaxis
 from feedline.core.pipeline import OperatorConcurrency, Pipeline, StreamPolicy, pipeline_def
 from feedline.core.tensor import TensorCPU, TensorListCPU
 
@@ -29,12 +30,30 @@ __all__ = [
     "__version__",
     "fn",
     "math",
+    "newaxis",
     "ops",
     "pipeline_def",
     "types",
 ]
 
-_LAZY = {"fn": "feedline.fn", "math": "feedline.math", "ops": "feedline.ops"}
+_LAZY = {
+    name: f"feedline.{name}"
+    for name in (
+        "fn",
+        "math",
+        "ops",
+        "pipeline",
+        "tensors",
+        "backend",
+        "backend_impl",
+        "data_node",
+        "tfrecord",
+        "plugin",
+        "plugin_manager",
+    )
+}
+"""Submodules reachable as attributes (``feedline.pipeline.Pipeline`` after ``import feedline``,
+as ``nvidia.dali.pipeline`` is), imported on first access."""
 
 
 def __getattr__(name: str) -> Any:

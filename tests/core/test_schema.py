@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+from pathlib import Path
 
 import pytest
 
@@ -127,3 +128,57 @@ def test_schema_definition_errors() -> None:
         OpSchema("d", "", deprecated={"old": "new"})
     with pytest.raises(TypeError, match="expected 1 input"):
         SCHEMA.check_num_inputs(2)
+
+
+def test_bool_values_for_integer_arguments_as_dali_takes_them() -> None:
+    spec = ArgSpec("horizontal", "int", 0)
+    assert spec.coerce(True, "flip") == 1 and type(spec.coerce(True, "flip")) is int
+    assert ArgSpec("axes", "int_vec", None).coerce([True, False], "op") == (1, 0)
+    with pytest.raises(TypeError, match="expects int"):
+        spec.coerce(0.5, "flip")
+
+
+def positive_depth(args: dict) -> None:
+    if args["depth"] is not None and args["depth"] < 1:
+        raise ValueError("depth must be positive")
+
+
+SOURCE_SCHEMA = OpSchema(
+    "source_op",
+    "Takes its source positionally.",
+    args=(ArgSpec("source", "any", None), ArgSpec("depth", "int", None)),
+    positional_args=("source",),
+    check=positive_depth,
+)
+
+
+def test_positional_arguments_bind_before_validation() -> None:
+    inputs, kwargs = SOURCE_SCHEMA.bind_positional(["data"], {"depth": 2})
+    assert inputs == () and kwargs == {"source": "data", "depth": 2}
+    with pytest.raises(TypeError, match="multiple values for argument 'source'"):
+        SOURCE_SCHEMA.bind_positional(["data"], {"source": "again"})
+    with pytest.raises(TypeError, match="at most 1 positional"):
+        SOURCE_SCHEMA.bind_positional(["a", "b"], {})
+    parameter = SOURCE_SCHEMA.signature().parameters["source"]
+    assert parameter.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
+    with pytest.raises(ValueError, match="without inputs"):
+        OpSchema(
+            "d", "", inputs=(InputSpec("x"),), args=SOURCE_SCHEMA.args, positional_args=("source",)
+        )
+
+
+def test_check_runs_on_the_validated_arguments() -> None:
+    assert SOURCE_SCHEMA.validate({"depth": 3})[0] == {"source": None, "depth": 3}
+    with pytest.raises(ValueError, match="depth"):
+        SOURCE_SCHEMA.validate({"depth": -1})
+
+
+def test_paths_for_string_arguments_and_none_for_the_default() -> None:
+    assert ArgSpec("file_root", "str", "").coerce(Path("/data/images"), "readers.file") == (
+        "/data/images"
+    )
+    assert ArgSpec("files", "str_vec", None).coerce([Path("a"), "b"], "readers.file") == ("a", "b")
+    assert ArgSpec("brightness", "float", 1.0).coerce(True, "brightness") == 1.0
+    static, _ = SCHEMA.validate({"size": None, "interp_type": None})
+    assert static["interp_type"] is types.INTERP_LINEAR
+    assert static["size"] is None

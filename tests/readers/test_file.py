@@ -307,3 +307,13 @@ def test_real_file_list() -> None:
         assert int(label.at(i)[0]) == int(source.split("/")[0])
         assert np.asarray(data[i]).tobytes() == (FILE_TREE / source).read_bytes()
     pipe.close()
+
+
+def test_paths_given_as_pathlib_objects(tmp_path: Path) -> None:
+    root = make_files(tmp_path, ["a", "b"])
+    listing = tmp_path / "list.txt"
+    listing.write_text("cls/b.jpg 7\n")
+    by_root = read(2, 1, file_root=root)
+    assert sorted(by_root[0]) == ["a", "b"]
+    assert read(1, 1, file_root=root, file_list=listing) == [["b"]]
+    assert read(1, 1, files=[root / "cls" / "a.jpg"]) == [["a"]]

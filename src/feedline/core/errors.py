@@ -5,11 +5,24 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["CorruptDataWarning", "OperatorError", "PipelineError", "PluginError", "SkippedSample"]
+__all__ = [
+    "CorruptDataWarning",
+    "DevicePlacementError",
+    "OperatorError",
+    "PipelineError",
+    "PluginError",
+    "SkippedSample",
+]
 
 
 class PipelineError(RuntimeError):
     """A pipeline could not be built or run."""
+
+
+class DevicePlacementError(PipelineError, ValueError):
+    """An operator was given an input on a device it cannot read (a GPU operator a CPU batch,
+    a CPU operator a GPU batch). A RuntimeError, as DALI raises, and a ValueError, as feedline
+    raised before."""
 
 
 class PluginError(RuntimeError):

@@ -10,8 +10,9 @@ from __future__ import annotations
 import difflib
 import enum
 import inspect
+import os
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -91,15 +92,15 @@ def _coerce_scalar(kind: str, value: Any) -> Any:
         if isinstance(value, int) and value in (0, 1):
             return bool(value)
     elif kind == "int":
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
+        if isinstance(value, int):  # DALI takes True/False for integer arguments too
+            return int(value)
         if isinstance(value, float) and value.is_integer():
             return int(value)
     elif kind == "float":
-        if isinstance(value, int | float) and not isinstance(value, bool):
+        if isinstance(value, int | float):  # bools too, as in DALI
             return float(value)
-    elif kind == "str" and isinstance(value, str):
-        return value
+    elif kind == "str" and isinstance(value, str | os.PathLike):
+        return os.fspath(value)  # DALI takes pathlib.Path for its string arguments
     raise TypeError(kind)
 
 
@@ -249,6 +250,11 @@ class OpSchema:
             DALI's ``readers.tfrecord`` does).
         random: whether the operator draws random numbers (or shuffles). When False, a ``seed``
             argument is ignored with DALI's DeprecationWarning.
+        positional_args: arguments that may also be given positionally, in this order (DALI's
+            ``external_source(source)``); only for operators without inputs.
+        check: called with the validated static arguments when the operator is called, to
+            raise on combinations the argument types cannot express (as DALI does at that
+            point).
     """
 
     name: str
@@ -262,6 +268,8 @@ class OpSchema:
     hidden: bool = False
     output_dict: bool = False
     random: bool = True
+    positional_args: tuple[str, ...] = ()
+    check: Callable[[Mapping[str, Any]], None] | None = None
 
     def __post_init__(self) -> None:
         names = [a.name for a in self.args]
@@ -274,6 +282,11 @@ class OpSchema:
         for old, new in self.deprecated.items():
             if new not in names:
                 raise ValueError(f"schema {self.name!r}: alias {old!r} points to unknown {new!r}")
+        if self.positional_args and (self.inputs or not set(self.positional_args) <= set(names)):
+            raise ValueError(
+                f"schema {self.name!r}: positional_args must name arguments of an operator "
+                "without inputs"
+            )
 
     @property
     def arg_map(self) -> dict[str, ArgSpec]:
@@ -325,6 +338,28 @@ class OpSchema:
             )
             raise TypeError(f"{self.name}: expected {expected} input(s), got {count}")
 
+    def bind_positional(
+        self, inputs: Sequence[Any], kwargs: Mapping[str, Any]
+    ) -> tuple[Sequence[Any], dict[str, Any]]:
+        """Move positional values that stand for :attr:`positional_args` into the keywords.
+
+        Raises:
+            TypeError: more positional values than such arguments, or one also given by name.
+        """
+        kwargs = dict(kwargs)
+        if not self.positional_args or not inputs:
+            return inputs, kwargs
+        if len(inputs) > len(self.positional_args):
+            raise TypeError(
+                f"{self.name}: takes at most {len(self.positional_args)} positional argument(s) "
+                f"({', '.join(self.positional_args)}), got {len(inputs)}"
+            )
+        for name, value in zip(self.positional_args, inputs, strict=False):
+            if name in kwargs:
+                raise TypeError(f"{self.name}: got multiple values for argument {name!r}")
+            kwargs[name] = value
+        return (), kwargs
+
     def rename_deprecated(self, kwargs: Mapping[str, Any]) -> dict[str, Any]:
         """Rename deprecated aliases (with a DeprecationWarning); both names given is an error."""
         result = dict(kwargs)
@@ -352,10 +387,9 @@ class OpSchema:
             is_node: tells whether a value is a graph node (a per-sample argument input).
 
         Returns:
-            ``(static, tensor)``: validated static values with defaults filled in, and the
-            per-sample arguments given as nodes.
-
-        An argument given as None counts as not given (DALI's rule): its default applies.
+            ``(static, tensor)``: validated static values with defaults filled in (an argument
+            given as None gets its default, as in DALI), and the per-sample arguments given as
+            nodes.
 
         Raises:
             TypeError: unknown argument (with the closest names), wrong type, missing required
@@ -388,6 +422,8 @@ class OpSchema:
             if spec.required:
                 raise TypeError(f"{self.name}: missing required argument {spec.name!r}")
             static[spec.name] = spec.default
+        if self.check is not None:
+            self.check(static)
         return static, tensor
 
     def docstring(self, providers: Mapping[str, str] | None = None) -> str:
@@ -443,9 +479,12 @@ class OpSchema:
                 default = None if spec.optional else inspect.Parameter.empty
                 params.append(inspect.Parameter(spec.name, kind_pos, default=default))
         keyword = inspect.Parameter.KEYWORD_ONLY
-        for arg in self.args:
+        leading = [a for a in self.args if a.name in self.positional_args]
+        leading.sort(key=lambda a: self.positional_args.index(a.name))
+        for arg in [*leading, *(a for a in self.args if a not in leading)]:
+            kind = inspect.Parameter.POSITIONAL_OR_KEYWORD if arg in leading else keyword
             default = inspect.Parameter.empty if arg.required else arg.default
-            params.append(inspect.Parameter(arg.name, keyword, default=default))
+            params.append(inspect.Parameter(arg.name, kind, default=default))
         for common, default in (
             ("name", None),
             ("device", None),

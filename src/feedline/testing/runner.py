@@ -97,7 +97,7 @@ def operator_pipeline(
     def one_operator() -> Any:
         nodes = [feed(b, layouts[i] if i < len(layouts) else None) for i, b in enumerate(batches)]
         extra = {
-            k: fn.external_source(source=lambda v=v: list(v), batch=True)
+            k: fn.external_source(source=[list(v)], cycle=True, batch=True)
             for k, v in (arg_inputs or {}).items()
         }
         call = dict(args or {})

@@ -103,13 +103,13 @@ DALI_DEFAULTS = {
     "noise.gaussian": {"mean": 0.0, "stddev": 1.0},
 }
 
-# arguments DALI accepts per sample (tensor arguments); feedline's pad.axes is static
+# arguments DALI accepts per sample (tensor arguments)
 DALI_TENSOR_ARGS = {
     "flip": {"horizontal", "vertical", "depthwise"},
     "rotate": {"angle", "axis", "size"},
     "warp_affine": {"matrix", "size"},
     "paste": {"min_canvas_size", "paste_x", "paste_y", "ratio"},
-    "pad": {"fill_value", "align", "shape"},
+    "pad": {"fill_value", "align", "shape", "axes"},
     "slice": {"axes", "start", "rel_start", "end", "rel_end", "shape", "rel_shape"},
     "normalize": {"mean", "stddev"},
     "brightness": {"brightness", "brightness_shift"},

@@ -25,7 +25,14 @@ from feedline.core.plugins import PluginSystem
 from feedline.core.types import from_numpy_dtype
 from feedline.operators.gpu.backend import Backend, cuda_backend, host_backend
 from feedline.operators.gpu.math_ops import OPS
-from tests.operators.gpu.gpu_testing import assert_same, cpu_plugins, kernels, run_cpu, run_gpu
+from tests.operators.gpu.gpu_testing import (
+    as_numpy,
+    assert_same,
+    cpu_plugins,
+    kernels,
+    run_cpu,
+    run_gpu,
+)
 
 G = "feedline.operators.gpu."
 EXAMPLES = settings(
@@ -441,11 +448,13 @@ def test_integer_division_by_zero_is_an_error(backend: Backend, system: PluginSy
 
 
 def test_cast_rounds_in_the_source_precision(backend: Backend, system: PluginSystem) -> None:
-    # 0.49999997 + 0.5 rounds to 1.0 in float32 (not in float64); 1 + 2**-11 + 2**-30 goes to
-    # float16 in one rounding (through float32 it would round twice, to 1.0).
-    floats = [np.array([0.49999997, -0.49999997, 0.5, -1.5, 2.5, np.nan], np.float32)]
+    # 0.49999997 rounds to 0 (adding 0.5 in float32 would give 1.0), infinities and NaN as DALI
+    # converts them; 1 + 2**-11 + 2**-30 goes to float16 in one rounding (through float32 it
+    # would round twice, to 1.0).
+    floats = [np.array([0.49999997, -0.49999997, 0.5, -1.5, 2.5, np.nan, np.inf, -3e9], np.float32)]
     doubles = [np.array([1 + 2**-11 + 2**-30, -(1 + 2**-11 + 2**-30), 65519.0], np.float64)]
-    for data, dtype in ((floats, types.BOOL), (floats, types.INT8), (doubles, types.FLOAT16)):
+    cases = [(floats, dtype) for dtype in (types.BOOL, types.INT8, types.INT32, types.UINT64)]
+    for data, dtype in [*cases, (doubles, types.FLOAT16)]:
         _compare(backend, system, "cast", G + "window_ops:CastGpu", data, "", dtype=dtype)
 
 
@@ -494,3 +503,30 @@ def test_sequences(
     if layout == "FCHW":
         frames = [np.ascontiguousarray(f.transpose(0, 3, 1, 2)) for f in frames]
     _compare(backend, system, op, G + gpu, frames, layout, 1 if op == "hsv" else 0, **kwargs)
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"at_0": 1, "lo_1": -3, "step_1": -1, "num_subscripts": 2},
+        {"lo_0": 1, "hi_0": 40, "step_0": 3, "at_2": 0, "num_subscripts": 3},
+        {"hi_1": 2, "num_subscripts": 2},
+    ],
+)
+def test_tensor_subscript(backend: Backend, system: PluginSystem, arguments: dict) -> None:
+    images = [np.arange(4 * 5 * 3, dtype=np.int16).reshape(4, 5, 3) * (i + 1) for i in range(3)]
+    _compare(
+        backend, system, "_tensor_subscript", G + "subscript_ops:TensorSubscriptGpu", [images],
+        "HWC", **arguments,
+    )  # fmt: skip
+
+
+def test_subscript_dim_check(backend: Backend, system: PluginSystem) -> None:
+    images = [np.zeros((4, 5, 3), np.uint8)] * 2
+    kernel = G + "subscript_ops:SubscriptDimCheckGpu"
+    _, passing = kernels(system, "_subscript_dim_check", kernel, num_subscripts=3)
+    got, layout = run_gpu(passing, backend, [images], ["HWC"])
+    assert layout == "HWC" and [as_numpy(g).shape for g in got] == [(4, 5, 3)] * 2
+    _, failing = kernels(system, "_subscript_dim_check", kernel, num_subscripts=4)
+    with pytest.raises(IndexError, match=r"Too many indices \(4\) for a 3-D tensor"):
+        run_gpu(failing, backend, [images], ["HWC"])

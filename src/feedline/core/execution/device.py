@@ -82,15 +82,23 @@ class DeviceStream(Protocol):
         """Wait for the stream's work and release it."""
 
 
+_NO_CUDA = (
+    "You are trying to create a GPU DALI pipeline while CUDA is not available. Please install "
+    "CUDA or set `device_id = None` in Pipeline constructor."
+)
+"""DALI's wording for a pipeline with GPU operators on a machine without CUDA, kept so that
+code matching DALI's message keeps working."""
+
+
 def _cupy() -> tuple[Any, Any]:
     try:
         import cupy
         import cupyx
     except ImportError as error:
         raise RuntimeError(
-            f"a pipeline with GPU operators needs CuPy ({error}): pip install 'feedline[gpu]' "
-            "(or feedline[gpu-cuda12] / feedline[gpu-cuda13]); or run every operator with "
-            "device='cpu' and device_id=None"
+            f"{_NO_CUDA} A pipeline with GPU operators needs CuPy ({error}): pip install "
+            "'feedline[gpu]' (or feedline[gpu-cuda12] / feedline[gpu-cuda13]); or run every "
+            "operator with device='cpu' and device_id=None"
         ) from None
     return cupy, cupyx
 
@@ -111,7 +119,9 @@ class CupyStream:
         try:
             count = cupy.cuda.runtime.getDeviceCount()
         except Exception as error:
-            raise RuntimeError(f"device_id={device_id}: no usable CUDA device ({error})") from None
+            raise RuntimeError(
+                f"{_NO_CUDA} device_id={device_id}: no usable CUDA device ({error})"
+            ) from None
         if device_id >= count:
             raise RuntimeError(f"device_id={device_id}, but only {count} CUDA device(s) visible")
         self._cupy, self._cupyx = cupy, cupyx

@@ -165,6 +165,7 @@ def _make_one(
     schema = entry.schema
     kwargs = dict(kwargs)
     common = {key: kwargs.pop(key) for key in COMMON_ARGS if key in kwargs}
+    inputs, kwargs = schema.bind_positional(inputs, kwargs)
     schema.check_num_inputs(len(inputs))
     nodes = [_as_input(x) for x in inputs]
     host_source = is_host_source(entry, common.get("device"), nodes)

@@ -116,6 +116,11 @@ class DataNode:
     def __repr__(self) -> str:
         return f"DataNode(name={self.name!r}, device={self.device!r})"
 
+    def __getitem__(self, index: Any) -> DataNode:
+        from feedline.core.graph.subscript import subscript  # it builds on this module
+
+        return subscript(self, index)
+
     __add__, __radd__ = _binary("add"), _binary("add", reverse=True)
     __sub__, __rsub__ = _binary("sub"), _binary("sub", reverse=True)
     __mul__, __rmul__ = _binary("mul"), _binary("mul", reverse=True)

@@ -106,8 +106,9 @@ def check_placement(ops: Sequence[OpNode], device_id: int | None) -> None:
     for op in ops:
         if op.device in ("gpu", "mixed") and device_id is None:
             raise PipelineError(
-                f"operator {op.name!r} ({op.schema.name}) runs on {op.device}, but the "
-                "pipeline is CPU-only (device_id=None); pass device_id or use device='cpu'"
+                f"The pipeline requires a CUDA-capable GPU but operator {op.name!r} "
+                f"({op.schema.name}) runs on {op.device} in a CPU-only pipeline "
+                "(device_id=None); pass device_id or use device='cpu'"
             )
         if op.device in ("cpu", "mixed"):
             for node in op.upstream():

@@ -10,6 +10,7 @@ import difflib
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from feedline.core.errors import DevicePlacementError
 from feedline.core.plugins import get_plugin_system
 from feedline.core.registry import DEVICES, TRANSFER_TO_GPU, OperatorEntry
 from feedline.core.schema import OpSchema
@@ -47,8 +48,9 @@ def place(entry: OperatorEntry, requested: str | None, nodes: Sequence[DataNode]
     """The device of a new operator: the requested one, else ``gpu`` when an input is there.
 
     Raises:
-        ValueError: the device is unknown or has no registered kernel (naming those that have),
-            a cpu/mixed operator is given a GPU input, or a gpu operator a CPU one.
+        ValueError: the device is unknown or has no registered kernel (naming those that have).
+        DevicePlacementError: a cpu/mixed operator is given a GPU input, or a gpu operator a
+            CPU one (a ValueError and, as in DALI, a RuntimeError).
     """
     op_name = entry.schema.name
     device = requested
@@ -59,14 +61,16 @@ def place(entry: OperatorEntry, requested: str | None, nodes: Sequence[DataNode]
     entry.check_device(device)
     for index, node in enumerate(nodes):
         if device in ("cpu", "mixed") and node.device == "gpu":
-            raise ValueError(
-                f"input {index} of {device} operator {op_name!r} is {node.name!r}, stored on "
-                "incompatible device gpu; call .cpu() on it or run the operator on the gpu"
+            raise DevicePlacementError(
+                f"The input {index} for {device} operator `{op_name}` is stored on incompatible "
+                f'device "gpu". Valid device is "cpu". (input {index} is {node.name!r}, stored on '
+                "incompatible device gpu; call .cpu() on it or run the operator on the gpu)"
             )
         if device == "gpu" and node.device == "cpu":
-            raise ValueError(
-                f"input {index} of gpu operator {op_name!r} is {node.name!r}, stored on "
-                "incompatible device cpu; call .gpu() on it or run the operator on the cpu"
+            raise DevicePlacementError(
+                f"The input {index} for gpu operator `{op_name}` is stored on incompatible device "
+                f'"cpu". Valid device is "gpu". (input {index} is {node.name!r}, stored on '
+                "incompatible device cpu; call .gpu() on it or run the operator on the cpu)"
             )
     return device
 

@@ -37,6 +37,8 @@ GPU_KERNELS: dict[str, str] = {
     "color_twist": f"{_COLOR}:ColorTwistGpu",
     "bb_flip": f"{_COLOR}:BbFlipGpu",
     "coord_transform": f"{_COLOR}:CoordTransformGpu",
+    "_tensor_subscript": f"{_OPS}.subscript_ops:TensorSubscriptGpu",
+    "_subscript_dim_check": f"{_OPS}.subscript_ops:SubscriptDimCheckGpu",
 }
 _ARITHMETIC = f"{_OPS}.math_ops:ArithmeticGpu"
 

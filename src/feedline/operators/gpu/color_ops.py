@@ -114,6 +114,11 @@ class CoordTransformGpu(GpuKernel, CoordTransformKernel):
             offset += affine.size
             shapes.append((*sample.shape[:-1], out_dim))
         out_type = to_numpy_dtype(args[0]["dtype"])
+        if out_type.kind != "f":
+            raise NotImplementedError(
+                f"coord_transform: integer output ({out_type}) is not implemented on the GPU; "
+                "run the operator with device='cpu'"
+            )
         outs = backend.output(shapes, out_type)
         backend.call(
             "flg_coord_transform",

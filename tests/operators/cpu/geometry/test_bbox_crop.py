@@ -379,3 +379,23 @@ def test_kernel_rejects_mismatched_labels_and_bad_shapes() -> None:
     fixed = crop_kernel(crop_shape=[50, 50], input_shape=[40, 100])
     with pytest.raises(ValueError, match=r"crop_shape .* exceeds input_shape"):
         fixed.run_sample((boxes,), fixed.args, sample)
+
+
+def test_boxes_with_swapped_corners_are_accepted_as_dali_accepts_them() -> None:
+    swapped = [np.float32([[0.6, 0.6, 0.2, 0.2], [0.1, 0.1, 0.5, 0.5]])] * 4
+
+    def define() -> Any:
+        boxes = fn.external_source(source=lambda: swapped)
+        return tuple(
+            fn.random_bbox_crop(
+                boxes, aspect_ratio=[0.5, 2.0], thresholds=[0.1, 0.3], scaling=[0.3, 1.0],
+                bbox_layout="xyXY", output_bbox_indices=True,
+            )
+        )  # fmt: skip
+
+    (anchor, shape, boxes, indices) = run_pipeline(define)[0]
+    for i in range(4):  # DALI 2.4 returns the whole image and every box, unchanged
+        np.testing.assert_array_equal(anchor.at(i), [0, 0])
+        np.testing.assert_array_equal(shape.at(i), [1, 1])
+        np.testing.assert_array_equal(boxes.at(i), swapped[i])
+        np.testing.assert_array_equal(indices.at(i), [0, 1])

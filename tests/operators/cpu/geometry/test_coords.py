@@ -81,7 +81,7 @@ def test_transform_matrix_errors(args: tuple[Any, ...], message: str) -> None:
 
 def test_transform_points_errors() -> None:
     affine = transform_matrix(2, None, None, None)
-    with pytest.raises(TypeError, match="floating type"):
+    with pytest.raises(TypeError, match="same as input type, which is float32"):
         transform_points(np.zeros((1, 2), np.float32), affine, types.INT32)
     with pytest.raises(TypeError, match="must be numeric"):
         transform_points(np.zeros((1, 2), np.bool_), affine, types.FLOAT)
@@ -134,11 +134,20 @@ def test_coord_transform_in_pipeline_with_per_sample_matrix() -> None:
         np.testing.assert_allclose(out.at(i), expected)
 
 
-def test_coord_transform_rejects_integer_dtype_at_build() -> None:
+def test_coord_transform_integer_output_of_the_input_type_rounds_and_saturates() -> None:
+    affine = transform_matrix(2, [1, 0, 0, 1], [0.5, 254.5], None)
+    points = np.array([[1, 2], [2, 0]], np.uint8)
+    assert transform_points(points, affine, types.UINT8).tolist() == [[2, 255], [3, 255]]
+    signed = np.array([[2147483647, -3]], np.int32)
+    rounded = transform_points(signed, transform_matrix(2, None, [0.5, -0.5], None), types.INT32)
+    assert rounded.tolist() == [[2147483647, -4]]
+
+
+def test_coord_transform_integer_output_of_another_type_fails_at_run() -> None:
     def define() -> Any:
         return fn.coord_transform(fn.external_source(source=lambda: POINTS), dtype=types.UINT8)
 
-    with pytest.raises(ValueError, match="integer outputs are not supported"):
+    with pytest.raises(RuntimeError, match="output type must be the same as input type"):
         run_pipeline(define, batch_size=3)
 
 

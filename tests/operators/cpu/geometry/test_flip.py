@@ -109,7 +109,6 @@ def test_per_sample_flags_and_dtypes() -> None:
     [
         (np.zeros((4, 5, 3), np.uint8), "XYZ", "layout 'XYZ' is not supported"),
         (np.zeros((4,), np.uint8), None, "1 dimensions and no layout"),
-        (np.zeros((0, 5, 3), np.uint8), "HWC", "empty image"),
     ],
 )
 def test_bad_inputs_name_the_problem(sample: np.ndarray, layout: str | None, message: str) -> None:

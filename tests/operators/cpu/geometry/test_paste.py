@@ -72,7 +72,6 @@ def test_paste_real_images_and_min_canvas() -> None:
         (np.zeros((4, 4, 3), np.uint8), {"ratio": 0.5}, "at least 1"),
         (np.zeros((4, 4, 3), np.uint8), {"ratio": 2.0, "paste_x": 1.5}, r"within \[0, 1\]"),
         (np.zeros((4, 4, 2), np.uint8), {"ratio": 2.0}, "'n_channels' = 3"),
-        (np.zeros((0, 4, 3), np.uint8), {"ratio": 2.0}, "empty image"),
     ],
 )
 def test_paste_errors(sample: np.ndarray, kwargs: dict, message: str) -> None:

@@ -193,3 +193,31 @@ def test_formula_holds_for_any_shape(height, width, mirror, scale, shift, seed) 
         image, None, mirror=mirror, mean=(3, 4, 5), std=(2, 3, 4), scale=scale, shift=shift
     )
     np.testing.assert_allclose(got, expected.transpose(2, 0, 1), rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize(
+    ("layout", "shape", "crop", "kept"),
+    [
+        ("CFHW", (3, 2, 4, 5), (2, 3), (slice(None), slice(None), slice(1, 3), slice(1, 4))),
+        ("CFHW", (3, 2, 4, 5), (1, 2, 3), (slice(None), slice(1, 2), slice(1, 3), slice(1, 4))),
+        ("CFDHW", (3, 2, 2, 4, 5), (2, 3), (slice(None),) * 3 + (slice(1, 3), slice(1, 4))),
+        ("DHWC", (2, 4, 5, 3), (2, 3), (slice(None), slice(1, 3), slice(1, 4))),
+        ("FHWC", (2, 4, 5, 3), (1, 2, 3), (slice(1, 2), slice(1, 3), slice(1, 4))),
+    ],
+)
+def test_layouts_and_crops_as_dali_takes_them(layout, shape, crop, kept) -> None:
+    # the centred anchor of 1 frame out of 2 rounds half away from zero: frame 1, as in DALI
+    sample = np.arange(np.prod(shape), dtype=np.uint8).reshape(shape)
+    (out,), out_layout = run_op(
+        "crop_mirror_normalize", [sample], layout, crop=crop, output_layout=layout,
+        mean=[1.0], std=[2.0],
+    )  # fmt: skip
+    assert out_layout == layout
+    np.testing.assert_allclose(out, (sample[kept].astype(np.float32) - 1) / 2)
+
+
+def test_scale_none_means_the_default() -> None:
+    image = generated_image(np.random.default_rng(2), 4, 5)
+    (got,), _ = run_op("crop_mirror_normalize", [image], "HWC", mean=[1.0, 2.0, 3.0], scale=None)
+    (default,), _ = run_op("crop_mirror_normalize", [image], "HWC", mean=[1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(got, default)

@@ -130,3 +130,20 @@ def test_window_stays_inside_when_it_fits(size: int, crop: int, pos: float) -> N
     if crop <= size:
         assert 0 <= start <= size - crop
     assert abs(start - pos * (size - crop)) <= 0.5
+
+
+def test_two_values_crop_a_volume_in_height_and_width() -> None:
+    volume = np.arange(2 * 4 * 5 * 3, dtype=np.uint8).reshape(2, 4, 5, 3)
+    (out,), layout = run_op("crop", [volume], "DHWC", crop=(2, 3))
+    assert layout == "DHWC"
+    np.testing.assert_array_equal(out, volume[:, 1:3, 1:4])
+
+
+def test_three_values_crop_a_sequence_across_its_frames() -> None:
+    frames = np.arange(4 * 4 * 5 * 3, dtype=np.uint8).reshape(4, 4, 5, 3)
+    (out,), _ = run_op("crop", [frames], "FHWC", crop=(2, 2, 3), crop_pos_z=0.0)
+    np.testing.assert_array_equal(out, frames[0:2, 1:3, 1:4])
+    planar = np.ascontiguousarray(np.moveaxis(frames, -1, 0))  # CFHW
+    (out,), layout = run_op("crop", [planar], "CFHW", crop=(2, 2, 3), crop_pos_z=1.0)
+    assert layout == "CFHW"
+    np.testing.assert_array_equal(out, planar[:, 2:4, 1:3, 1:4])

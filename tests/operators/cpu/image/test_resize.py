@@ -170,8 +170,7 @@ def test_per_sample_sizes() -> None:
     [
         ({}, "HWC", NOISE, "no output size"),
         ({"size": (10, 10), "resize_x": 5.0}, "HWC", NOISE, "cannot be combined"),
-        ({"size": (10, 10)}, "DHWC", NOISE[None], "layout 'DHWC' is not supported"),
-        ({"size": (10, 10)}, "HWC", NOISE[:0], "empty image"),
+        ({"size": (10, 10)}, "HWCD", NOISE[None], "layout 'HWCD' is not supported"),
         ({"size": (10, 10)}, "HWC", NOISE.astype(np.int8), "int8 is not supported"),
     ],
 )
@@ -240,3 +239,42 @@ def test_random_window_always_fits(height, width, area, ratio, seed) -> None:
 
 def test_triangle_reference_rows_sum_to_one() -> None:
     np.testing.assert_allclose(triangle_matrix(10, 4, 0, 10).sum(axis=1), 1.0)
+
+
+VOLUME = np.random.default_rng(11).integers(0, 256, (6, 10, 12, 3), dtype=np.uint8)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "expected"),
+    [
+        ({"size": [3, 7, 17]}, (3, 7, 17, 3)),
+        ({"resize_z": 9, "resize_x": 5}, (9, 8, 5, 3)),  # H by the geometric mean of the scales
+        ({"resize_shorter": 4}, (4, 7, 8, 3)),
+        ({"size": [4, 4, 4], "roi_start": [1, 2, 3], "roi_end": [5, 8, 10]}, (4, 4, 4, 3)),
+    ],
+)
+def test_volume_output_sizes(kwargs: dict, expected: tuple[int, ...]) -> None:
+    out, layout = run_op("resize", [VOLUME, VOLUME], "DHWC", **kwargs)
+    assert layout == "DHWC" and out[0].shape == expected and out[0].dtype == np.uint8
+
+
+def test_planar_and_sequence_volumes_match_the_interleaved_one() -> None:
+    interleaved, _ = run_op("resize", [VOLUME], "DHWC", size=[9, 5, 5])
+    planar, _ = run_op("resize", [np.moveaxis(VOLUME, -1, 0)], "CDHW", size=[9, 5, 5])
+    np.testing.assert_array_equal(planar[0], np.moveaxis(interleaved[0], -1, 0))
+    sequence, _ = run_op("resize", [np.stack([VOLUME, VOLUME])], "FDHWC", size=[9, 5, 5])
+    np.testing.assert_array_equal(sequence[0], np.stack([interleaved[0]] * 2))
+
+
+@settings(max_examples=10)
+@given(st.integers(1, 9), st.integers(2, 20), st.integers(2, 20))
+def test_a_volume_constant_along_depth_resizes_each_slice_as_an_image(
+    depth: int, height: int, width: int
+) -> None:
+    image = NOISE[:8, :9].astype(np.float32)
+    volume = np.stack([image] * 4)
+    out, _ = run_op("resize", [volume], "DHWC", size=[depth, height, width])
+    expected, _ = run_op("resize", [image], "HWC", size=[height, width])
+    assert out[0].shape == (depth, height, width, 3)
+    for plane in out[0]:
+        np.testing.assert_allclose(plane, expected[0], rtol=1e-5, atol=1e-3)

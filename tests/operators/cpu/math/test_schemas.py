@@ -31,7 +31,7 @@ def run_graph(
 
     @pipeline_def(batch_size=len(batches[0]), num_threads=2, device_id=None)
     def pipe() -> Any:
-        sources = [fn.external_source(source=lambda b=b: list(b), layout=layout) for b in batches]
+        sources = [fn.external_source(source=[list(b)], cycle=True, layout=layout) for b in batches]
         return graph(*sources)
 
     p = pipe()

@@ -82,22 +82,90 @@ def test_cycle_quiet_and_generator_function() -> None:
     assert run_all(pipe, limit=3) == [[[7]]] * 3
 
 
-def test_source_kind_errors() -> None:
+def test_bad_sources_are_refused_when_the_operator_is_called() -> None:
     def generator():
         yield 1
 
-    with pytest.raises(TypeError, match="cannot be cycled"):
-        single(generator(), cycle=True).build()
-    with pytest.raises(TypeError, match="only to iterables"):
-        single(lambda: 1, cycle="quiet").build()
-    with pytest.raises(TypeError, match=r"\*args"):
-        single(lambda *a: 1).build()
+    def keyword_only(*, flag):
+        return flag
+
+    def defaulted(info, extra=1):
+        return extra
+
+    with pytest.raises(TypeError, match="Cannot cycle through a generator"):
+        single(generator(), cycle=True)
+    with pytest.raises(ValueError, match="only be specified if `source` is iterable"):
+        single(lambda: 1, cycle="quiet")
+    with pytest.raises(TypeError, match=r"var-positional argument `\*a`"):
+        single(lambda *a: 1)
+    with pytest.raises(TypeError, match="keyword-only argument `flag`"):
+        single(keyword_only)
+    with pytest.raises(TypeError, match="more than one positional argument"):
+        single(defaulted)  # parameters with defaults count, as in DALI
     with pytest.raises(TypeError, match="0 or 1"):
-        single(lambda a, b: 1).build()
-    with pytest.raises(ValueError, match="cycle must be"):
-        single([1], cycle="sometimes").build()
-    with pytest.raises(TypeError, match="SampleInfo"):
-        single(lambda: 1, batch=False).build()
+        single(lambda a, b, c: 1)
+    with pytest.raises(ValueError, match="Invalid value 'sometimes' for the argument `cycle`"):
+        single([1], cycle="sometimes")
+    with pytest.raises(ValueError, match="valid only for parallel"):
+        single(lambda: 1, prefetch_queue_depth=2)
+
+
+def test_parallel_source_rules_checked_when_called() -> None:
+    with pytest.raises(TypeError, match="must accept exactly one argument"):
+        single(lambda: 1, parallel=True)
+    with pytest.raises(TypeError, match="with an iterable must be run in a batch mode"):
+        single([np.zeros(2)], parallel=True)
+    with pytest.raises(ValueError, match="must be a positive integer"):
+        single(lambda info: 1, parallel=True, batch=True, prefetch_queue_depth=0)
+
+
+def test_source_given_positionally_and_default_prefetch_depth() -> None:
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None)
+    def graph():
+        return fn.external_source(lambda: np.full((2, 1), 5, np.int16), prefetch_queue_depth=None)
+
+    assert graph().run()[0].as_array().tolist() == [[5], [5]]
+
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None)
+    def twice():
+        return fn.external_source(lambda: 1, source=lambda: 1)
+
+    with pytest.raises(TypeError, match="multiple values for argument 'source'"):
+        twice()
+
+
+def test_per_sample_mode_without_arguments_and_from_iterators() -> None:
+    count = iter(range(100))
+    pipe = single(lambda: np.array([next(count)], np.int32), batch_size=3, batch=False)
+    assert run_all(pipe, limit=2) == [[[0], [1], [2]], [[3], [4], [5]]]
+
+    def samples():
+        yield from (np.array([i], np.int64) for i in range(7))
+
+    pipe = single(samples, batch_size=3, batch=False)
+    assert run_all(pipe) == [[[0], [1], [2]], [[3], [4], [5]]]  # the last 1 sample: no batch
+
+
+def test_cycle_calls_iter_again_on_a_resettable_iterable() -> None:
+    class Countdown:
+        """Its own iterator: ``__iter__`` starts it over."""
+
+        def __iter__(self):
+            self.left = 2
+            return self
+
+        def __next__(self):
+            if self.left == 0:
+                raise StopIteration
+            self.left -= 1
+            return [np.array([self.left], np.int8)]
+
+    pipe = single(Countdown(), batch_size=1, cycle="quiet")
+    assert run_all(pipe, limit=5) == [[[1]], [[0]], [[1]], [[0]], [[1]]]
+    pipe = single(Countdown(), batch_size=1, cycle="raise")
+    assert run_all(pipe, limit=5) == [[[1]], [[0]]]
+    pipe.reset()
+    assert run_all(pipe, limit=5) == [[[1]], [[0]]]
 
 
 def test_variable_batch_size_and_too_large() -> None:
@@ -218,3 +286,11 @@ def test_parallel_needs_workers() -> None:
 def test_unsupported_dali_argument_is_rejected_by_name() -> None:
     with pytest.raises(TypeError, match="unexpected argument 'blocking'"):
         single(lambda: np.zeros((1, 1)), blocking=False)
+
+
+def test_bytes_per_sample_hint_only_with_parallel_and_positive() -> None:
+    single(lambda: 1, bytes_per_sample_hint=None)  # None: not given
+    with pytest.raises(ValueError, match="`bytes_per_sample_hint` is valid only for parallel"):
+        single(lambda: 1, bytes_per_sample_hint=1024)
+    with pytest.raises(ValueError, match="must be a positive integer"):
+        single(lambda info: 1, parallel=True, bytes_per_sample_hint=0)

@@ -98,7 +98,7 @@ def test_python_function_arguments_are_validated() -> None:
         run(lambda: fn.python_function(data()))
     with pytest.raises(TypeError, match="argument 'function' expects callable"):
         run(lambda: fn.python_function(data(), function=3))
-    with pytest.raises(ValueError, match="output_layouts names 2 layouts for 1 outputs"):
+    with pytest.raises(RuntimeError, match=r"output_layouts`` \(=2\) is greater than the number"):
         run(lambda: fn.python_function(data(), function=abs, output_layouts=["", ""]))
     schema = get_registry().operators["python_function"].schema
     assert schema.no_prune and not schema.serializable

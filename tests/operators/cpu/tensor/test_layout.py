@@ -134,14 +134,41 @@ def test_pad_by_axis_names_and_per_sample_fill() -> None:
 
 
 @pytest.mark.parametrize(
+    ("dtype", "fill", "expected"),
+    [
+        (np.uint8, -1, 255),
+        (np.uint8, 300, 44),
+        (np.uint8, -1.5, 255),
+        (np.uint8, 2.7, 2),
+        (np.int8, 200, -56),
+        (np.int16, -3.9, -3),
+        (np.float16, 1e6, np.inf),
+        (np.float32, 0.25, 0.25),
+    ],
+)
+def test_pad_fill_value_is_converted_as_dali_converts_it(dtype, fill, expected) -> None:
+    samples = [np.ones(1, dtype), np.ones(2, dtype)]
+    out, _ = run_op("pad", samples, None, fill_value=fill)
+    assert out[0].dtype == dtype
+    assert out[0].tolist() == [1, expected]
+
+
+def test_pad_axes_given_per_sample() -> None:
+    samples = [np.ones((2, 2), np.int32), np.ones((1, 3), np.int32)]
+    axes = PerSample([np.int32([1]), np.int32([0])])
+    out, _ = run_op("pad", samples, None, axes=axes)
+    assert [o.shape for o in out] == [(2, 3), (2, 3)]  # each to the batch's largest extent
+    assert out[0][:, 2].tolist() == [0, 0] and out[1][1].tolist() == [0, 0, 0]
+
+
+@pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"fill_value": 300.0}, "does not fit the data type uint8"),
         ({"axes": [0], "axis_names": "H"}, "mutually exclusive"),
-        ({"axes": [3]}, "axis 3 is out of range"),
+        ({"axes": [3]}, r"Axis 3 out of range. Expected range is \[-3, 2\] for a 3D input"),
         ({"axis_names": "D"}, "'D'"),
         ({"shape": [1, 2]}, "needs 1 or 3 values"),
-        ({"align": [0]}, "must be positive"),
+        ({"align": [0]}, "Values of `align` argument must be positive"),
     ],
 )
 def test_pad_errors(kwargs: dict, message: str) -> None:

@@ -177,7 +177,7 @@ def test_per_sample_windows() -> None:
     [
         ({"start": (-1, -1), "shape": (3, 4)}, "outside the input"),
         ({"start": (1, 1), "rel_start": (0.1, 0.1)}, "either 'start' or 'rel_start'"),
-        ({"start": (1, 1), "end": (3, 3), "shape": (1, 1)}, "either an end"),
+        ({"start": (1, 1), "end": (3, 3), "shape": (1, 1)}, "mutually exclusive"),
         ({"start": (1, 2, 3)}, "needs 2 values"),
         ({"start": (3, 3), "end": (1, 1)}, "ends"),
         ({"axes": (5,), "start": (1,)}, "out of range"),
@@ -200,3 +200,18 @@ def test_positional_and_named_conflict() -> None:
         run_op("slice", data, "HWC", anchor, shape, start=(1, 1))
     with pytest.raises(ValueError, match="out_of_bounds_policy"):
         run_op("slice", data, start=(1, 1), out_of_bounds_policy="mirror")
+
+
+def test_empty_axes_mean_every_axis() -> None:
+    volume = np.arange(4 * 6 * 2, dtype=np.int16).reshape(4, 6, 2)
+    anchor = [np.float32([0.25, 0.5, 0.0])] * 2
+    shape = [np.float32([0.5, 0.5, 1.0])] * 2
+    out, _ = run_op("slice", [volume, volume], None, anchor, shape, axes=[])
+    np.testing.assert_array_equal(out[0], volume[1:3, 3:6, :])
+
+
+def test_end_and_shape_arguments_exclude_each_other_first() -> None:
+    images = [np.zeros((5, 4, 3), np.uint8)]
+    anchor, shape = [np.int32([1, 2])], [np.int32([3, 1])]
+    with pytest.raises(OperatorError, match='"end", "rel_end", "shape", and "rel_shape"'):
+        run_op("slice", images, "HWC", anchor, shape, start=(1, 2), end=(4, 3), shape=(3, 1))

@@ -111,8 +111,9 @@ def expand_dims_plan(
     bad = [a for a in axes if not 0 <= a < out_ndim]
     if bad:
         raise ValueError(
-            f"expand_dims: axis {bad[0]} is out of range [0, {out_ndim - 1}] for a {ndim}-D "
-            f"input with {len(axes)} new dimension(s)"
+            "expand_dims: Data has not enough dimensions to add new axes at specified indices: "
+            f"axis {bad[0]} is out of range [0, {out_ndim - 1}] for a {ndim}-D input with "
+            f"{len(axes)} new dimension(s)"
         )
     if names and len(names) != len(axes):
         raise ValueError(

@@ -30,7 +30,6 @@ from feedline.core.kernel import SampleContext, SampleKernel
 from feedline.core.types import ImageType
 from feedline.operators.cpu.common.tensors import (
     check_dtype,
-    check_not_empty,
     output_dtype,
     saturate_cast,
     type_range,
@@ -173,9 +172,8 @@ def _arg(args: Mapping[str, Any], name: str, default: float) -> float:
 def _checked_output_type(
     op: str, image: np.ndarray, args: Mapping[str, Any], types: tuple[type, ...]
 ) -> np.dtype:
-    """The output type of ``op`` on ``image`` after checking the image is non-empty and of one
-    of ``types``."""
-    check_not_empty(op, image)
+    """The output type of ``op`` on ``image`` after checking the image is of one of ``types``
+    (an empty image passes through, as in DALI)."""
     check_dtype(op, image, types)
     return output_dtype(op, args.get("dtype"), image.dtype, types)
 

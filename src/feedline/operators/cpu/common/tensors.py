@@ -77,7 +77,10 @@ def axes_in_range(op: str, axes: Iterable[int], ndim: int) -> list[int]:
     result = []
     for axis in axes:
         if not -ndim <= axis < ndim:
-            raise ValueError(f"{op}: axis {axis} is out of range for a {ndim}-D input")
+            raise ValueError(  # DALI's wording
+                f"{op}: Axis {axis} out of range. Expected range is [{-ndim}, {ndim - 1}] for a "
+                f"{ndim}D input"
+            )
         result.append(axis % ndim)
     return result
 

@@ -22,7 +22,8 @@ Departures from DALI, all documented in the operator docs: a round stops at its 
 window; aspect ratios are compared with a relative tolerance of 1e-6 (so fixed ratios such as 4/3
 are not lost to rounding); an unbounded search (``total_num_attempts=-1``) that finds nothing in
 100,000 windows raises instead of looping forever; overlap of an empty box is 1 when its corner
-lies in the window, else 0.
+lies in the window, else 0. A box whose corners are swapped (start > end) is accepted, as DALI
+accepts it: it has no area, and is kept, mapped, as the other boxes.
 """
 
 from __future__ import annotations
@@ -342,12 +343,12 @@ class RandomBBoxCropKernel(SampleKernel):
             layout = "xyWH" if ndim == 2 else "xyzWHD"
         layout = resolve_bbox_layout(layout, ndim)
         lo, hi = read_boxes(coords, layout)
-        outside = np.flatnonzero(np.any((lo < 0) | (hi > 1) | (lo > hi), axis=1))
+        outside = np.flatnonzero(np.any((lo < 0) | (hi > 1) | (hi < 0) | (lo > 1), axis=1))
         if outside.size:
             i = int(outside[0])
             raise ValueError(
                 f"box {i} {coords[i].tolist()} (layout {layout!r}) is not a relative box "
-                "within [0, 1] with start <= end"
+                "within [0, 1]"
             )
         input_shape = crop_shape = None
         if self.params.fixed_window:

@@ -10,6 +10,7 @@ import numpy as np
 from feedline.core.kernel import Batch, Kernel, SampleContext, SampleKernel
 from feedline.core.tensor import TensorListCPU
 from feedline.core.types import DataType, to_numpy_dtype
+from feedline.operators.cpu.tensor.basic import cast_array
 
 __all__ = [
     "CoordFlipKernel",
@@ -81,10 +82,13 @@ def check_points(points: Any, affine: np.ndarray, dtype: DataType) -> None:
         TypeError: for non-numeric points or a non-floating output type.
         ValueError: for 0-D points or a matrix whose width does not fit them.
     """
-    if dtype not in _FLOAT_TYPES:
-        raise TypeError(f"dtype must be a floating type (FLOAT, FLOAT64, FLOAT16), got {dtype!r}")
     if points.dtype == np.bool_ or not np.issubdtype(points.dtype, np.number):
         raise TypeError(f"points must be numeric, got {points.dtype}")
+    if dtype not in _FLOAT_TYPES and to_numpy_dtype(dtype) != points.dtype:
+        raise TypeError(
+            "CoordTransform output type must be the same as input type, which is "
+            f"{points.dtype}, or `float`. Got: {to_numpy_dtype(dtype)}"
+        )
     if points.ndim == 0:
         raise ValueError("points must have at least one dimension (the vector components)")
     if affine.shape[1] != points.shape[-1] + 1:
@@ -95,16 +99,18 @@ def check_points(points: Any, affine: np.ndarray, dtype: DataType) -> None:
 
 
 def transform_points(points: np.ndarray, affine: np.ndarray, dtype: DataType) -> np.ndarray:
-    """Apply ``[M | T]`` to the last axis of ``points`` and convert to float ``dtype``.
+    """Apply ``[M | T]`` to the last axis of ``points`` (in float64) and convert to ``dtype``: a
+    float type, or the points' own integer type (rounded half away from zero and saturated, as
+    DALI does).
 
     Raises:
-        TypeError: for non-numeric points or a non-floating output type.
+        TypeError: for non-numeric points, or an integer output type other than theirs.
         ValueError: for 0-D points or a matrix whose width does not fit them.
     """
     check_points(points, affine, dtype)
     matrix, translation = affine[:, :-1], affine[:, -1]
     out = points.astype(np.float64) @ matrix.T + translation
-    return out.astype(to_numpy_dtype(dtype))
+    return cast_array(out, to_numpy_dtype(dtype))
 
 
 def transform_batch(points: np.ndarray, affines: np.ndarray, dtype: DataType) -> np.ndarray:
@@ -174,12 +180,6 @@ class CoordTransformKernel(Kernel):
     sample."""
 
     def setup(self) -> None:
-        dtype = self.args["dtype"]
-        if dtype not in _FLOAT_TYPES:
-            raise ValueError(
-                f"dtype must be a floating type (FLOAT, FLOAT64, FLOAT16), got {dtype!r}; "
-                "integer outputs are not supported"
-            )
         given = {n for n in ("M", "T", "MT") if self.args.get(n) is not None}
         given |= self.ctx.tensor_args & {"M", "T", "MT"}
         if "MT" in given and len(given) > 1:

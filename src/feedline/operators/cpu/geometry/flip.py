@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from feedline.core.kernel import SampleContext, SampleKernel
-from feedline.operators.cpu.common.tensors import check_not_empty, resolve_layout
+from feedline.operators.cpu.common.tensors import resolve_layout
 
 __all__ = ["FLIP_LAYOUTS", "FlipKernel", "flip"]
 
@@ -92,7 +92,6 @@ class FlipKernel(SampleKernel):
         """Flip one sample."""
         (image,) = inputs
         layout = resolve_layout("flip", sample.layouts[0], image.ndim, FLIP_LAYOUTS, FLIP_DEFAULTS)
-        check_not_empty("flip", image)
         return flip(
             image,
             layout,

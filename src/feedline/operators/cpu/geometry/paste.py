@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from feedline.core.kernel import SampleContext, SampleKernel
-from feedline.operators.cpu.common.tensors import check_dtype, check_not_empty, resolve_layout
+from feedline.operators.cpu.common.tensors import check_dtype, resolve_layout
 
 __all__ = ["PasteKernel", "paste", "paste_geometry"]
 
@@ -57,7 +57,6 @@ class PasteKernel(SampleKernel):
         """Paste one image onto its canvas."""
         (image,) = inputs
         resolve_layout("paste", sample.layouts[0], image.ndim, ("HWC",), {3: "HWC"})
-        check_not_empty("paste", image)
         check_dtype("paste", image, (np.uint8,))
         channels = image.shape[2]
         if args["n_channels"] != channels:

@@ -352,7 +352,13 @@ COORD_TRANSFORM = OpSchema(
         ArgSpec("M", "float_vec", None, "The matrix (see above).", True),
         ArgSpec("T", "float_vec", None, "The translation vector.", True),
         ArgSpec("MT", "float_vec", None, "The block matrix ``[M T]``.", True),
-        ArgSpec("dtype", "dtype", DataType.FLOAT, "Output type: FLOAT (or FLOAT64/FLOAT16)."),
+        ArgSpec(
+            "dtype",
+            "dtype",
+            DataType.FLOAT,
+            "Output type: FLOAT (or FLOAT64/FLOAT16), or the input's own integer type (rounded "
+            "half away from zero and saturated; CPU only).",
+        ),
     ),
     random=False,
 )

@@ -227,6 +227,9 @@ def warp_affine(
     frames = _to_fhwc(image, layout)
     out_h, out_w = out_size
     out_type = np.dtype(dtype) if dtype is not None else image.dtype
+    if frames.size == 0:  # nothing to sample from: the fill value (or zeros), as DALI gives
+        blank = np.full((frames.shape[0], out_h, out_w, frames.shape[3]), fill_value or 0)
+        return _from_fhwc(saturate_cast(blank, out_type), layout)
     matrix = np.asarray(matrix, dtype=np.float64).reshape(2, 3)
     use_cv2 = _can_use_cv2(frames, interp, fill_value, out_type)
     if not use_cv2:
@@ -304,7 +307,6 @@ def _prepare(op: str, image: np.ndarray, layout: str, dtype: Any) -> tuple[str, 
     if layout in _VOLUME_LAYOUTS:
         raise ValueError(f"{op}: volumetric layout {layout!r} (3-D warps) is not supported")
     layout = resolve_layout(op, layout, image.ndim, WARP_LAYOUTS, WARP_DEFAULTS)
-    check_not_empty(op, image)
     check_dtype(op, image, WARP_TYPES)
     return layout, output_dtype(op, dtype, image.dtype, WARP_TYPES)
 
@@ -367,6 +369,7 @@ class RotateKernel(SampleKernel):
                 "rotate: argument 'axis' applies only to 3-D volumes, which are not supported; "
                 "remove it for 2-D images"
             )
+        check_not_empty("rotate", image)  # DALI 2.4 crashes on it
         angle = float(args["angle"])
         in_size = _spatial_size(image, layout)
         out_size = _size_arg("rotate", args["size"])

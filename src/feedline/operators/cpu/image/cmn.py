@@ -16,7 +16,6 @@ import numpy as np
 
 from feedline.core.kernel import SampleContext, SampleKernel
 from feedline.operators.cpu.common.tensors import (
-    check_not_empty,
     output_dtype,
     resolve_layout,
     saturate_cast,
@@ -37,7 +36,7 @@ __all__ = [
 ]
 
 OP = "crop_mirror_normalize"
-CMN_LAYOUTS = ("HWC", "CHW", "FHWC", "FCHW", "DHWC", "CDHW", "FDHWC", "FCDHW")
+CMN_LAYOUTS = ("HWC", "CHW", "FHWC", "FCHW", "CFHW", "DHWC", "CDHW", "FDHWC", "FCDHW", "CFDHW")
 _DEFAULTS = {3: "HWC", 4: "FHWC"}
 _OUT_TYPES = (np.float32, np.float16, np.uint8, np.int8, np.int16, np.int32)
 _CROP_EXTENTS = ("crop", "crop_d", "crop_h", "crop_w")
@@ -222,6 +221,5 @@ class CropMirrorNormalizeKernel(SampleKernel):
         """Process one sample."""
         (image,) = inputs
         layout = resolve_layout(OP, sample.layouts[0], image.ndim, CMN_LAYOUTS, _DEFAULTS)
-        check_not_empty(OP, image)
         out, _ = crop_mirror_normalize(image, layout, args, self._out_type, sample.output)
         return out

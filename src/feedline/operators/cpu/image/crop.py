@@ -30,7 +30,9 @@ from feedline.operators.cpu.image.windows import (
 
 __all__ = ["CROP_LAYOUTS", "DEFAULT_LAYOUTS", "CropKernel", "crop_image", "crop_window"]
 
-CROP_LAYOUTS = ("HWC", "CHW", "HW", "FHWC", "FCHW", "DHWC", "CDHW", "FDHWC", "FCDHW")
+CROP_LAYOUTS = (
+    "HWC", "CHW", "HW", "FHWC", "FCHW", "CFHW", "DHWC", "CDHW", "FDHWC", "FCDHW", "CFDHW",
+)  # fmt: skip
 #: Layout assumed for data without one, by number of dimensions.
 DEFAULT_LAYOUTS = {2: "HW", 3: "HWC", 4: "FHWC"}
 _POS_ARGS = {"D": "crop_pos_z", "H": "crop_pos_y", "W": "crop_pos_x"}
@@ -51,11 +53,20 @@ def crop_window(
 ) -> dict[int, tuple[int, int]]:
     """The crop window as ``{axis: (start, size)}`` for a sample of ``shape`` in ``layout``.
 
+    As in DALI, a two-value ``crop`` of a volume crops H and W only, and a three-value ``crop``
+    of a sequence without D crops its frames (F) as the depth (``crop_pos_z`` places it).
+
     Raises:
         ValueError: bad crop arguments, or a ``crop_pos_*`` outside ``[0, 1]``.
     """
     axes = spatial_axes(layout)
-    extents = crop_shape_from_args(op, args, [a for a in "DHW" if a in axes])
+    count = None if args.get("crop") is None else len(tuple(args["crop"]))
+    if count == 3 and "D" not in axes and "F" in layout:
+        axes = {"D": layout.index("F"), **axes}
+    names = [a for a in "DHW" if a in axes]
+    if count == 2 and "D" in axes:
+        names = ["H", "W"]
+    extents = crop_shape_from_args(op, args, names)
     rounding = args.get("rounding") or "round"
     window = {}
     for name, size in extents.items():

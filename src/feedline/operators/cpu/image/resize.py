@@ -10,8 +10,8 @@ import numpy as np
 
 from feedline.core.kernel import SampleContext, SampleKernel
 from feedline.core.types import InterpType
-from feedline.operators.cpu.common.tensors import check_not_empty, output_dtype, resolve_layout
-from feedline.operators.cpu.image.resample import resample
+from feedline.operators.cpu.common.tensors import output_dtype, resolve_layout
+from feedline.operators.cpu.image.resample import pick_filter, resample, resample_reference
 from feedline.operators.cpu.image.windows import (
     Source,
     random_crop_window,
@@ -21,6 +21,7 @@ from feedline.operators.cpu.image.windows import (
 
 __all__ = [
     "RESIZE_LAYOUTS",
+    "VOLUME_LAYOUTS",
     "RandomResizedCropKernel",
     "ResizeKernel",
     "check_resample_input",
@@ -32,6 +33,8 @@ __all__ = [
 ]
 
 RESIZE_LAYOUTS = ("HWC", "HW", "CHW", "FHWC", "FCHW")
+VOLUME_LAYOUTS = ("DHWC", "DHW", "CDHW", "FDHWC", "FCDHW")
+"""The volumetric layouts ``resize`` takes on the CPU (three spatial axes, D, H and W)."""
 _DEFAULTS = {2: "HW", 3: "HWC", 4: "FHWC"}
 _TYPES = (np.uint8, np.int16, np.uint16, np.int32, np.float32)
 
@@ -56,8 +59,16 @@ def resample_layout(
     out_dtype: np.dtype,
     out: np.ndarray | None = None,
 ) -> np.ndarray:
-    """Resample every frame/plane of ``image`` (layout HW, HWC, CHW, FHWC or FCHW); an HW or
-    HWC result goes to ``out`` where :func:`resample` can write it there."""
+    """Resample every frame/plane of ``image`` (layout HW, HWC, CHW, FHWC or FCHW, or a volume
+    layout with D: ``out_size`` and ``source`` then have three axes); an HW or HWC result goes
+    to ``out`` where :func:`resample` can write it there."""
+    if image.size == 0:  # DALI passes it through: a zero extent stays zero, the others resize
+        shape = list(image.shape)
+        for axis, extent in zip(_spatial_axes(layout), out_size, strict=True):
+            shape[axis] = extent if shape[axis] else 0
+        return np.zeros(shape, out_dtype)
+    if "D" in layout:
+        return _resample_volume(image, layout, out_size, source, args, out_dtype)
     min_filter, mag_filter = filters_from_args(args)
     antialias = bool(args["antialias"])
 
@@ -73,9 +84,42 @@ def resample_layout(
     return stacked if layout == "FHWC" else np.ascontiguousarray(stacked.transpose(0, 3, 1, 2))
 
 
-def spatial_size(layout: str, shape: tuple[int, ...]) -> tuple[int, int]:
-    """``(height, width)`` of a sample of ``shape`` in ``layout``."""
-    return shape[layout.index("H")], shape[layout.index("W")]
+def _spatial_axes(layout: str) -> list[int]:
+    return [layout.index(axis) for axis in "DHW" if axis in layout]
+
+
+def spatial_size(layout: str, shape: tuple[int, ...]) -> tuple[int, ...]:
+    """``(height, width)`` of a sample of ``shape`` in ``layout`` (``(depth, height, width)``
+    for a volume)."""
+    return tuple(shape[axis] for axis in _spatial_axes(layout))
+
+
+def _resample_volume(
+    image: np.ndarray,
+    layout: str,
+    out_size: Sequence[int],
+    source: Sequence[tuple[float, float]],
+    args: Mapping[str, Any],
+    out_dtype: np.dtype,
+) -> np.ndarray:
+    """Resample a volume (DHWC, DHW, CDHW) or a sequence of them (FDHWC, FCDHW): separable
+    passes over D, H and W in float32, rounded once at the end."""
+    min_filter, mag_filter = filters_from_args(args)
+    scales = [(end - start) / n for (start, end), n in zip(source, out_size, strict=True)]
+    filters = [pick_filter(scale, min_filter, mag_filter) for scale in scales]
+    antialias = bool(args["antialias"])
+
+    def one(volume: np.ndarray) -> np.ndarray:  # spatial axes first, channels (if any) last
+        return resample_reference(volume, out_size, source, filters, antialias, out_dtype)
+
+    def planar(volume: np.ndarray) -> np.ndarray:  # CDHW
+        return np.ascontiguousarray(np.moveaxis(one(np.moveaxis(volume, 0, -1)), -1, 0))
+
+    if layout in ("DHWC", "DHW"):
+        return one(image)
+    if layout == "CDHW":
+        return planar(image)
+    return np.stack([one(v) if layout == "FDHWC" else planar(v) for v in image])
 
 
 class ResizeKernel(SampleKernel):
@@ -86,22 +130,25 @@ class ResizeKernel(SampleKernel):
     ) -> np.ndarray:
         """Resize one sample."""
         (image,) = inputs
-        layout, out_type = check_resample_input("resize", image, sample.layouts[0], args)
+        layout, out_type = check_resample_input(
+            "resize", image, sample.layouts[0], args, volumes=True
+        )
         out_size, source = resize_plan("resize", spatial_size(layout, image.shape), args)
         return resample_layout(image, layout, out_size, source, args, out_type)
 
 
 def check_resample_input(
-    op: str, image: Any, layout: str, args: Mapping[str, Any]
+    op: str, image: Any, layout: str, args: Mapping[str, Any], volumes: bool = False
 ) -> tuple[str, np.dtype]:
-    """``(layout, output type)`` of a ``resize``/``random_resized_crop`` sample.
+    """``(layout, output type)`` of a ``resize``/``random_resized_crop`` sample (``volumes``:
+    whether the :data:`VOLUME_LAYOUTS` are accepted too).
 
     Raises:
-        ValueError: an unsupported layout or an empty image.
+        ValueError: an unsupported layout.
         TypeError: an unsupported input or output type.
     """
-    layout = resolve_layout(op, layout, image.ndim, RESIZE_LAYOUTS, _DEFAULTS)
-    check_not_empty(op, image)
+    layouts = RESIZE_LAYOUTS + VOLUME_LAYOUTS if volumes else RESIZE_LAYOUTS
+    layout = resolve_layout(op, layout, image.ndim, layouts, _DEFAULTS)
     out_type = output_dtype(op, args["dtype"], image.dtype, _TYPES)
     if image.dtype not in [np.dtype(t) for t in _TYPES]:
         raise TypeError(

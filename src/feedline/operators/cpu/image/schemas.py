@@ -229,17 +229,39 @@ PEEK_IMAGE_SHAPE = OpSchema(
 )
 RESIZE = OpSchema(
     "resize",
-    "Resizes images (HWC, HW, CHW; sequences FHWC, FCHW frame by frame).\n\n"
-    "Output size (as DALI): from resize_x/resize_y or size (H, W; 0 or a missing one keeps the "
-    "aspect ratio), or resize_shorter/resize_longer; ``mode`` 'not_smaller'/'not_larger' keep "
+    "Resizes images (HWC, HW, CHW; sequences FHWC, FCHW frame by frame) and, on the CPU, "
+    "volumes (DHWC, DHW, CDHW; sequences FDHWC, FCDHW), with separable passes over D, H and W."
+    "\n\n"
+    "Output size (as DALI): from resize_x/resize_y (and resize_z for volumes) or size (H, W, or "
+    "D, H, W; 0 or a missing one keeps the aspect ratio), or resize_shorter/resize_longer; "
+    "``mode`` 'not_smaller'/'not_larger' keep "
     "the aspect ratio using the larger/smaller scale; ``max_size`` then limits it; the result is "
     "rounded half away from zero. With ``subpixel_scale`` the exact scale is kept and the source "
     "region shrinks symmetrically to the rounded size. ``roi_start``/``roi_end`` (H, W order; "
     "absolute or relative) select the source region; start > end mirrors. " + _RESAMPLE_NOTE,
-    inputs=(InputSpec("input", "Images.", layouts=("HWC", "HW", "CHW", "FHWC", "FCHW", "")),),
+    inputs=(
+        InputSpec(
+            "input",
+            "Images or volumes.",
+            layouts=(
+                "HWC",
+                "HW",
+                "CHW",
+                "FHWC",
+                "FCHW",
+                "DHWC",
+                "DHW",
+                "CDHW",
+                "FDHWC",
+                "FCDHW",
+                "",
+            ),
+        ),
+    ),
     args=(
         ArgSpec("resize_x", "float", None, "Output width.", tensor=True),
         ArgSpec("resize_y", "float", None, "Output height.", tensor=True),
+        ArgSpec("resize_z", "float", None, "Output depth (volumes).", tensor=True),
         ArgSpec("size", "float_vec", None, "Output (H, W); 0 keeps the aspect ratio.", tensor=True),
         ArgSpec("resize_shorter", "float", None, "Length of the shorter side.", tensor=True),
         ArgSpec("resize_longer", "float", None, "Length of the longer side.", tensor=True),
@@ -257,6 +279,20 @@ RESIZE = OpSchema(
         ArgSpec("roi_relative", "bool", False, "ROI given relative to the input size."),
         ArgSpec("subpixel_scale", "bool", True, "Keep the exact scale for fractional sizes."),
         _RESAMPLED_DTYPE,
+        ArgSpec(
+            "minibatch_size",
+            "int",
+            32,
+            "DALI's GPU batch-splitting hint; accepted, and changes nothing (feedline's kernels "
+            "take whole batches).",
+        ),
+        ArgSpec(
+            "temp_buffer_hint",
+            "int",
+            0,
+            "DALI's GPU scratch-memory hint; accepted, and changes nothing (buffers grow as "
+            "needed).",
+        ),
     ),
     random=False,
 )

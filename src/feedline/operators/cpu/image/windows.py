@@ -196,9 +196,9 @@ def resize_plan(
 
     Args:
         op: operator name for error messages.
-        in_size: the spatial input extents (``(H, W)``).
-        args: ``resize_x``, ``resize_y``, ``size``, ``resize_shorter``, ``resize_longer``,
-            ``mode``, ``max_size``, ``roi_start``, ``roi_end``, ``roi_relative``,
+        in_size: the spatial input extents (``(H, W)``, or ``(D, H, W)`` for a volume).
+        args: ``resize_x``, ``resize_y``, ``resize_z``, ``size``, ``resize_shorter``,
+            ``resize_longer``, ``mode``, ``max_size``, ``roi_start``, ``roi_end``, ``roi_relative``,
             ``subpixel_scale`` (missing keys take DALI's defaults).
 
     Returns:
@@ -269,10 +269,10 @@ def _roi(op: str, in_size: Sequence[int], args: Mapping[str, Any]) -> list[tuple
 
 def _requested_size(op: str, ndim: int, args: Mapping[str, Any]) -> list[float]:
     size = args.get("size")
-    per_axis = [args.get("resize_y"), args.get("resize_x")][-ndim:]
+    per_axis = [args.get("resize_z"), args.get("resize_y"), args.get("resize_x")][-ndim:]
     if size is not None:
         if any(v is not None for v in per_axis):
-            raise ValueError(f"{op}: 'size' cannot be combined with resize_x/resize_y")
+            raise ValueError(f"{op}: 'size' cannot be combined with resize_x/resize_y/resize_z")
         values = tuple(size)
         if len(values) == 1:
             values = values * ndim
@@ -288,7 +288,8 @@ def _requested_size(op: str, ndim: int, args: Mapping[str, Any]) -> list[float]:
         raise ValueError(f"{op}: give resize_shorter or resize_longer, not both")
     if not any(result) and not (args.get("resize_shorter") or args.get("resize_longer")):
         raise ValueError(
-            f"{op}: no output size; give resize_x/resize_y, size, resize_shorter or resize_longer"
+            f"{op}: no output size; give resize_x/resize_y(/resize_z), size, resize_shorter or "
+            "resize_longer"
         )
     return result
 
@@ -297,8 +298,9 @@ def _size_with_mode(
     op: str, roi_size: Sequence[float], requested: Sequence[float], mode: str
 ) -> list[float]:
     given = [(r, s) for r, s in zip(requested, roi_size, strict=True) if r > 0]
-    if len(given) < len(requested):
-        scale = given[0][0] / given[0][1] if given else 1.0
+    if len(given) < len(requested):  # missing extents scale by the geometric mean, as DALI's
+        ratios = [r / s for r, s in given if s > 0]
+        scale = math.prod(ratios) ** (1 / len(ratios)) if ratios else 1.0
         return [r if r > 0 else s * scale for r, s in zip(requested, roi_size, strict=True)]
     if mode in ("default", "stretch"):
         return list(requested)

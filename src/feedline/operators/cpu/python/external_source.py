@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import inspect
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -12,73 +11,9 @@ import numpy as np
 from feedline.core.kernel import Batch, Kernel
 from feedline.core.tensor import TensorCPU, TensorListCPU
 from feedline.core.types import BatchInfo, DataType, SampleInfo, from_numpy_dtype
+from feedline.operators.cpu.python.schemas import CYCLE_MODES, classify_source
 
-__all__ = ["ExternalSourceKernel", "classify_source"]
-
-_CYCLE_MODES = {
-    None: "no",
-    False: "no",
-    "no": "no",
-    True: "quiet",
-    "quiet": "quiet",
-    "raise": "raise",
-}
-
-
-def _positional_arity(fn: Callable[..., Any], what: str) -> int:
-    try:
-        params = inspect.signature(fn).parameters.values()
-    except (TypeError, ValueError):
-        return 1
-    count = 0
-    for p in params:
-        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
-            raise TypeError(f"{what}: the source may not take *args or **kwargs")
-        if p.kind is p.KEYWORD_ONLY and p.default is p.empty:
-            raise TypeError(f"{what}: the source may not have keyword-only parameters")
-        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty:
-            count += 1
-    if count > 1:
-        raise TypeError(f"{what}: the source must take 0 or 1 positional argument, not {count}")
-    return count
-
-
-def classify_source(source: Any, cycle: Any, what: str) -> tuple[str, int]:
-    """Tell the kind of a source: ``callable``, ``generator_function``, ``iterable`` or ``push``.
-
-    Returns:
-        ``(kind, arity)`` (arity only meaningful for callables).
-
-    Raises:
-        TypeError: bad callable signature, cycling a callable or a one-shot iterator.
-        ValueError: unknown ``cycle`` value.
-    """
-    if cycle not in _CYCLE_MODES:
-        raise ValueError(
-            f"{what}: cycle must be None, a bool, 'no', 'quiet' or 'raise'; got {cycle!r}"
-        )
-    cycling = _CYCLE_MODES[cycle] != "no"
-    if source is None:
-        return "push", 0
-    if inspect.isgeneratorfunction(source):
-        return "generator_function", 0
-    if inspect.isgenerator(source) or (isinstance(source, Iterator) and cycling):
-        if cycling:
-            raise TypeError(
-                f"{what}: a generator object / iterator cannot be cycled; pass a generator "
-                "function or a re-iterable collection instead"
-            )
-        return "iterable", 0
-    if callable(source):
-        if cycling:
-            raise TypeError(f"{what}: 'cycle' applies only to iterables, not to callables")
-        return "callable", _positional_arity(source, what)
-    if hasattr(source, "__iter__"):
-        return "iterable", 0
-    raise TypeError(
-        f"{what}: source must be a callable, an iterable or a generator function, "
-        f"got {type(source).__name__}"
-    )
+__all__ = ["ExternalSourceKernel"]
 
 
 def _per_output(value: Any, count: int, what: str, name: str) -> list[Any]:
@@ -125,11 +60,8 @@ class ExternalSourceKernel(Kernel):
                 raise TypeError(f"{self._what}: dtype must be a types.DataType, got {dtype!r}")
         self._parallel = args["parallel"]
         self._batch = args["batch"] if args["batch"] is not None else not self._parallel
-        self._cycle = _CYCLE_MODES.get(args["cycle"], "no")
-        self._kind, arity = classify_source(args["source"], args["cycle"], self._what)
-        if self._kind == "callable" and not self._batch and arity != 1:
-            raise TypeError(f"{self._what}: a per-sample source (batch=False) takes a SampleInfo")
-        self._arity = arity
+        self._cycle = CYCLE_MODES.get(args["cycle"], "no")
+        self._kind, self._arity = classify_source(args["source"], args["cycle"], self._what)
         self._no_copy = args["no_copy"] or self._parallel
         self._fed: deque[list[TensorListCPU]] = deque()
         self._last_fed: list[TensorListCPU] | None = None
@@ -157,8 +89,6 @@ class ExternalSourceKernel(Kernel):
             raise RuntimeError(
                 f"{self._what}: parallel=True needs py_num_workers >= 1 in the Pipeline"
             )
-        if self._kind == "callable" and self._arity == 0:
-            raise TypeError(f"{self._what}: a parallel source must accept one argument")
         from feedline.core.workers import WorkerPool
 
         if pipeline.py_pool is None:
@@ -176,7 +106,7 @@ class ExternalSourceKernel(Kernel):
             self._pool_source,
             self.args["source"],
             kind=mode,
-            prefetch=self.args["prefetch_queue_depth"],
+            prefetch=self.args["prefetch_queue_depth"] or 1,
             num_outputs=self._num_outputs,
             cycle=self._cycle,
         )
@@ -254,16 +184,18 @@ class ExternalSourceKernel(Kernel):
             return self._fetch_parallel()
         source = self.args["source"]
         iteration, epoch = self._iteration, self._epoch_idx
-        if self._kind == "callable":
+        bs = self.ctx.batch_size
+        if self._kind != "callable":
             if not self._batch:
-                bs = self.ctx.batch_size
-                return [
-                    source(SampleInfo(iteration * bs + i, i, iteration, epoch)) for i in range(bs)
-                ]
+                return [self._next_from_iterable() for _ in range(bs)]
+            return self._next_from_iterable()
+        if not self._batch:
             if self._arity == 0:
-                return source()
-            return source(BatchInfo(iteration, epoch) if self.args["batch_info"] else iteration)
-        return self._next_from_iterable()
+                return [source() for _ in range(bs)]
+            return [source(SampleInfo(iteration * bs + i, i, iteration, epoch)) for i in range(bs)]
+        if self._arity == 0:
+            return source()
+        return source(BatchInfo(iteration, epoch) if self.args["batch_info"] else iteration)
 
     def _fetch_parallel(self) -> Any:
         from feedline.core.workers import BatchTask, SampleBatchTask

@@ -147,7 +147,13 @@ class _PythonFunctionSetup(Kernel):
 
     def setup(self) -> None:
         self.num_outputs = len(python_function_outputs(self.args))
-        self.layouts = _padded_layouts(self.args["output_layouts"], self.num_outputs)
+        given = tuple(self.args["output_layouts"] or ())
+        if len(given) > self.num_outputs:
+            raise RuntimeError(  # DALI's type and wording, at build as in DALI
+                f"python_function: The length of the ``output_layouts`` (={len(given)}) is "
+                f"greater than the number of outputs (={self.num_outputs})."
+            )
+        self.layouts = _padded_layouts(given, self.num_outputs)
         self.who = _function_name(self.args["function"])
 
 

@@ -64,7 +64,29 @@ class ConstantKernel(Kernel):
 
 
 def _round_half_away(values: np.ndarray) -> np.ndarray:
-    return np.trunc(values + np.copysign(0.5, values))
+    """Round half away from zero, exactly (``x + 0.5`` would round 0.49999997 up in float32)."""
+    whole = np.trunc(values)
+    with np.errstate(invalid="ignore"):  # inf - inf: the where keeps the infinity
+        return np.where(np.abs(values - whole) >= 0.5, whole + np.sign(values), whole)
+
+
+_NAN_AS = {np.dtype(np.int32): -(2**31), np.dtype(np.int64): -(2**63), np.dtype(np.uint64): 2**63}
+"""What DALI's float → integer conversion gives for NaN (the x86 conversion's "indefinite"
+integer, through the widths it converts with): 0 for the other integer types."""
+
+
+def _float_to_int(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
+    """Round half away from zero, then saturate to ``dtype`` (±inf to its limits); NaN as DALI."""
+    info = np.iinfo(dtype)
+    rounded = _round_half_away(values).astype(np.float64)
+    low, high = rounded <= float(info.min), rounded >= float(info.max)
+    nan = np.isnan(rounded)
+    inside = ~(low | high | nan)
+    out = np.where(inside, rounded, 0).astype(dtype)
+    out[low] = info.min
+    out[high] = info.max
+    out[nan] = _NAN_AS.get(dtype, 0)
+    return out
 
 
 def cast_array(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
@@ -78,8 +100,7 @@ def cast_array(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
     if dtype.kind in "iu":
         info = np.iinfo(dtype)
         if source.kind == "f":
-            rounded = np.nan_to_num(_round_half_away(values), nan=0.0)
-            return np.clip(rounded, info.min, info.max).astype(dtype)
+            return _float_to_int(values, dtype)
         if source.kind in "iu" and (
             np.iinfo(source).min < info.min or np.iinfo(source).max > info.max
         ):

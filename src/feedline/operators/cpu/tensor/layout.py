@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -13,12 +14,12 @@ from feedline.operators.cpu.common.tensors import (
     axes_in_range,
     named_axes,
     per_sample,
-    type_range,
 )
 
 __all__ = [
     "PadKernel",
     "TransposeKernel",
+    "fill_scalar",
     "pad_extents",
     "pad_plan",
     "transpose_layout",
@@ -111,21 +112,23 @@ def _spread(op: str, name: str, values: Any, count: int) -> list[int] | None:
 
 def pad_extents(
     shapes: Sequence[tuple[int, ...]],
-    axes: Sequence[int],
+    axes: Sequence[Sequence[int]],
     shape: Sequence[Sequence[int] | None],
     align: Sequence[Sequence[int] | None],
 ) -> list[tuple[int, ...]]:
-    """Output shape of every sample of a ``pad`` batch.
+    """Output shape of every sample of a ``pad`` batch (``axes``: the padded axes of each
+    sample).
 
     An axis is padded to the largest extent in the batch, or, where ``shape`` gives a
     non-negative extent for that sample, to ``max(shape, own extent)``; then rounded up to a
     multiple of ``align``.
     """
-    batch_max = {a: max(s[a] for s in shapes) for a in axes}
+    used = {a for sample_axes in axes for a in sample_axes}
+    batch_max = {a: max(s[a] if a < len(s) else 0 for s in shapes) for a in used}
     result = []
     for i, sample_shape in enumerate(shapes):
         out = list(sample_shape)
-        for k, axis in enumerate(axes):
+        for k, axis in enumerate(axes[i]):
             wanted = shape[i][k] if shape[i] is not None else -1
             extent = batch_max[axis] if wanted < 0 else max(wanted, sample_shape[axis])
             step = align[i][k] if align[i] is not None else 1
@@ -136,11 +139,21 @@ def pad_extents(
     return result
 
 
-def _fill_scalar(op: str, value: float, dtype: np.dtype) -> Any:
-    low, high = type_range(dtype)
-    if not low <= value <= high:
-        raise ValueError(f"{op}: fill value {value} does not fit the data type {dtype}")
-    return int(value) if dtype.kind in "iub" else value
+def fill_scalar(value: float, dtype: np.dtype) -> Any:
+    """``fill_value`` converted to the data type as DALI converts it: truncated toward zero and
+    wrapped for integers (-1 is 255 in uint8), a plain conversion for floats (1e6 is inf in
+    float16)."""
+    if dtype.kind == "b":
+        return bool(value)
+    if dtype.kind in "iu":
+        return np.array(math.trunc(value), np.int64).astype(dtype).item()
+    with np.errstate(over="ignore"):
+        return np.array(value, dtype).item()
+
+
+def _sample_axes(args: Mapping[str, Any], layout: str, ndim: int, axes: Any) -> list[int]:
+    given = None if axes is None else [int(a) for a in np.asarray(axes).ravel()]
+    return _axes_of("pad", layout, ndim, given, args["axis_names"])
 
 
 def pad_plan(
@@ -151,24 +164,24 @@ def pad_plan(
     value: Callable[[str, int], Any],
 ) -> tuple[list[tuple[int, ...]], list[Any]]:
     """``pad``'s output shape and fill value of every sample (``value(name, i)`` reads the
-    per-sample arguments ``shape``, ``align`` and ``fill_value``; samples that need no padding
-    get None).
+    per-sample arguments ``axes``, ``shape``, ``align`` and ``fill_value``; samples that need
+    no padding get None).
 
     Raises:
-        ValueError: bad axes, an ``align`` below 1, a fill value outside the data type.
+        ValueError: bad axes, an ``align`` below 1.
     """
     n = len(shapes)
-    axes = _axes_of("pad", layout, len(shapes[0]), args["axes"], args["axis_names"])
-    shape_args = [_spread("pad", "shape", value("shape", i), len(axes)) for i in range(n)]
-    align_args = [_spread("pad", "align", value("align", i), len(axes)) for i in range(n)]
+    axes = [_sample_axes(args, layout, len(shapes[i]), value("axes", i)) for i in range(n)]
+    shape_args = [_spread("pad", "shape", value("shape", i), len(axes[i])) for i in range(n)]
+    align_args = [_spread("pad", "align", value("align", i), len(axes[i])) for i in range(n)]
     for values in align_args:
         if values is not None and min(values) < 1:
-            raise ValueError(f"pad: argument 'align' must be positive, got {values}")
+            raise ValueError(f"pad: Values of `align` argument must be positive, got {values}")
     extents = pad_extents(shapes, axes, shape_args, align_args)
     fills = [
         None
         if extents[i] == tuple(shapes[i])
-        else _fill_scalar("pad", float(np.asarray(value("fill_value", i)).reshape(())), dtype)
+        else fill_scalar(float(np.asarray(value("fill_value", i)).reshape(())), dtype)
         for i in range(n)
     ]
     return extents, fills

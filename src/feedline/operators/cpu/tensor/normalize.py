@@ -172,7 +172,9 @@ class NormalizeKernel(Kernel):
 
         def one(i: int) -> tuple[np.ndarray, np.ndarray]:
             sample = samples[i].astype(np.float64)
-            if given_mean[i] is None:
+            if given_mean[i] is None and not sample.size:  # an empty sample passes through
+                mean = np.zeros([1 if a in axes else e for a, e in enumerate(sample.shape)])
+            elif given_mean[i] is None:
                 mean = sample.mean(axis=axes, keepdims=True)
             else:
                 mean = xp.asarray(_stat_array("mean", given_mean[i], sample, axes))

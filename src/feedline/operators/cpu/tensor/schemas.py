@@ -1,15 +1,17 @@
 """Family ``tensor``: schemas and registration of the operators on whole tensors, whatever they
 hold.
 
-``constant``, ``cast``, ``reshape``, ``copy``, ``transpose``, ``pad``, ``slice`` and
-``normalize``. Kernels (imported on first use): :mod:`.basic` (constant, cast, reshape, copy),
-:mod:`.layout` (transpose, pad), :mod:`.slice`, :mod:`.normalize`.
+``constant``, ``cast``, ``reshape``, ``copy``, ``transpose``, ``pad``, ``slice``,
+``normalize``, and the hidden ``_tensor_subscript``/``_subscript_dim_check`` behind
+``DataNode[...]``. Kernels (imported on first use): :mod:`.basic` (constant, cast, reshape, copy),
+:mod:`.layout` (transpose, pad), :mod:`.slice`, :mod:`.normalize`, :mod:`.subscript`.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from feedline.core.graph.subscript import MAX_SUBSCRIPTS
 from feedline.core.hookspecs import hookimpl
 from feedline.core.schema import ArgSpec, InputSpec, OpSchema
 from feedline.core.types import DataType
@@ -33,6 +35,8 @@ __all__ = [
     "RESHAPE",
     "SCHEMAS",
     "SLICE",
+    "SUBSCRIPT_DIM_CHECK",
+    "TENSOR_SUBSCRIPT",
     "TRANSPOSE",
     "feedline_register_operators",
 ]
@@ -63,8 +67,10 @@ CAST = OpSchema(
     "cast",
     """Convert the element type.
 
-    Float to integer rounds half away from zero and saturates to the target range; float to bool
-    rounds first (0.4 → False, 0.6 → True); integer to integer saturates.""",
+    Float to integer rounds half away from zero (exactly) and saturates to the target range,
+    infinities included; NaN gives what DALI gives (the lowest value for int32 and int64, 2**63
+    for uint64, 0 for the other integer types). Float to bool rounds first (0.4 → False,
+    0.6 → True, NaN → True); integer to integer saturates.""",
     inputs=(InputSpec("input", "Data to convert."),),
     args=(ArgSpec("dtype", "dtype", doc="The target type."),),
     random=False,
@@ -137,13 +143,14 @@ PAD = OpSchema(
         "Each axis grows to the largest extent in the batch or, where ``shape`` gives a "
         "non-negative extent, to ``max(shape, own extent)``; then up to a multiple of "
         "``align``. A single ``shape``/``align`` value applies to every padded axis. "
-        "``fill_value`` must fit the data type (non-integers are truncated for integer data). "
-        "``axes`` is a constant (DALI also accepts it per sample)."
+        "``fill_value`` is converted to the data type as DALI converts it: truncated toward "
+        "zero and wrapped for integers (-1 pads uint8 data with 255), a plain conversion for "
+        "floats. ``axes`` may be given per sample."
     ),
     inputs=(InputSpec("input", "Data of any type."),),
     args=(
         ArgSpec("fill_value", "float", 0.0, "The padding value.", tensor=True),
-        ArgSpec("axes", "int_vec", None, "Axes to pad (negative counts from the back); all."),
+        ArgSpec("axes", "int_vec", None, "Axes to pad (negative counts from the back); all.", True),
         ArgSpec("axis_names", "layout", None, "Axes to pad by layout name."),
         ArgSpec("align", "int_vec", None, "Extents become multiples of these.", tensor=True),
         ArgSpec("shape", "int_vec", None, "Minimum extents; -1 = batch maximum.", tensor=True),
@@ -179,7 +186,13 @@ SLICE = OpSchema(
         InputSpec("window_shape", "1-D window shape per sample.", optional=True),
     ),
     args=(
-        ArgSpec("axes", "int_vec", None, "Axes of the coordinates; default (1, 0).", tensor=True),
+        ArgSpec(
+            "axes",
+            "int_vec",
+            None,
+            "Axes of the coordinates; default (1, 0); empty: every axis.",
+            tensor=True,
+        ),
         ArgSpec("axis_names", "layout", None, "Axes of the coordinates by layout name."),
         *(ArgSpec(name, kind, None, doc, tensor=True) for name, kind, doc in _SLICE_COORDS),
         ArgSpec("normalized_anchor", "bool", True, "Float anchor input is relative."),
@@ -226,7 +239,52 @@ NORMALIZE = OpSchema(
     random=False,
 )
 
-SCHEMAS = (CONSTANT, CAST, RESHAPE, COPY, TRANSPOSE, PAD, SLICE, NORMALIZE)
+_SUBSCRIPT_PARTS = (
+    ("at", "Index of dimension {i} (the dimension is removed)."),
+    ("lo", "Start of the range of dimension {i}."),
+    ("hi", "End (exclusive) of the range of dimension {i}."),
+    ("step", "Step of the range of dimension {i}."),
+)
+TENSOR_SUBSCRIPT = OpSchema(
+    "_tensor_subscript",
+    """Index every sample NumPy-style (what ``DataNode[...]`` creates).
+
+    Subscript ``i`` is an index ``at_i`` or a range ``lo_i:hi_i:step_i`` (NumPy's rules for
+    missing and negative bounds and negative steps); dimensions past ``num_subscripts`` are kept.
+    An index outside its axis, a zero step or more subscripts than dimensions is an error.""",
+    inputs=(InputSpec("input", "Data to index."),),
+    args=(
+        *(
+            ArgSpec(f"{part}_{i}", "int", None, doc.format(i=i), tensor=True)
+            for i in range(MAX_SUBSCRIPTS)
+            for part, doc in _SUBSCRIPT_PARTS
+        ),
+        ArgSpec("num_subscripts", "int", None, "How many subscripts the expression has."),
+    ),
+    hidden=True,
+)
+
+SUBSCRIPT_DIM_CHECK = OpSchema(
+    "_subscript_dim_check",
+    """Pass the data through after checking that every sample has at least ``num_subscripts``
+    dimensions (what ``DataNode[...]`` of full ranges only creates).""",
+    inputs=(InputSpec("input", "Data to check."),),
+    args=(ArgSpec("num_subscripts", "int", doc="How many subscripts the expression has."),),
+    hidden=True,
+)
+
+SCHEMAS = (
+    CONSTANT,
+    CAST,
+    RESHAPE,
+    COPY,
+    TRANSPOSE,
+    PAD,
+    SLICE,
+    NORMALIZE,
+    TENSOR_SUBSCRIPT,
+    SUBSCRIPT_DIM_CHECK,
+)
 
 _KERNELS = "feedline.operators.cpu.tensor"
 KERNELS = {
@@ -238,6 +296,8 @@ KERNELS = {
     "pad": f"{_KERNELS}.layout:PadKernel",
     "slice": f"{_KERNELS}.slice:SliceKernel",
     "normalize": f"{_KERNELS}.normalize:NormalizeKernel",
+    "_tensor_subscript": f"{_KERNELS}.subscript:TensorSubscriptKernel",
+    "_subscript_dim_check": f"{_KERNELS}.subscript:SubscriptDimCheckKernel",
 }
 
 

@@ -137,9 +137,12 @@ def slice_indices(start: int, end: int, extent: int, policy: str) -> np.ndarray:
 
 def slice_axes(layout: str, ndim: int, args: Mapping[str, Any]) -> list[int]:
     """The axes the window's coordinates are for (``axis_names``, else ``axes``, else ``WH`` when
-    the layout has them, else ``(1, 0)``)."""
+    the layout has them, else ``(1, 0)``); an empty ``axes`` means every axis, in order, as in
+    DALI."""
     names = args["axis_names"]
     axes = args["axes"]
+    if axes is not None and len(axes) == 0 and not names:
+        return list(range(ndim))
     if names is None and axes is None and "W" in layout and "H" in layout:
         names = "WH"
     if names:
@@ -171,6 +174,12 @@ def slice_bounds(
     """
     extents = [shape[a] for a in axes]
     named = [n for n in _NAMED if args.get(n) is not None]
+    ends = [n for n in ("end", "rel_end", "shape", "rel_shape") if n in named]
+    if len(ends) > 1:  # checked first, with DALI's wording, as DALI does
+        raise ValueError(
+            '"end", "rel_end", "shape", and "rel_shape" arguments are mutually exclusive '
+            f"(slice got {', '.join(ends)})"
+        )
     if len(window_inputs) == 2:
         if named:
             raise ValueError(

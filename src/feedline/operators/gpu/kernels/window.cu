@@ -4,8 +4,9 @@
  * kernels' (see the modes in feedline_gpu.h). */
 #include "flg_common.cuh"
 
-/* DALI's cast (feedline's cast_array): float to integer rounds half away from zero in the
- * source type, NaN becomes 0, then clamps; integers clamp; bool is `!= 0` (floats rounded). */
+/* DALI's cast (feedline's cast_array): float to integer rounds half away from zero exactly and
+ * saturates (NaN as DALI's conversion gives it); integers clamp; bool is `!= 0` (floats
+ * rounded). */
 template <class Out, class In> FLG_HD Out flg_cast(In v) {
     if constexpr (std::is_same<Out, In>::value) {
         return v;
@@ -14,17 +15,25 @@ template <class Out, class In> FLG_HD Out flg_cast(In v) {
     } else if constexpr (flg_traits<Out>::is_float) {
         return flg_convert<Out>(v);
     } else if constexpr (flg_traits<In>::is_float) {
-        /* round half away from zero in the source's precision (float16 rounds its sum) */
-        typedef typename std::conditional<std::is_same<In, double>::value, double, float>::type W;
-        const W x = (W)flg_to_double(v);
-        W r = x < W(0) ? x - W(0.5) : x + W(0.5);
-        if constexpr (std::is_same<In, flg_half>::value) r = (W)(flg_half)r;
-        r = trunc(r);
-        if constexpr (std::is_same<Out, bool>::value) return r != W(0);
-        if (r != r) return Out(0);
-        r = r < (W)flg_traits<Out>::lowest ? (W)flg_traits<Out>::lowest : r;
-        r = r > (W)flg_traits<Out>::highest ? (W)flg_traits<Out>::highest : r;
-        return (Out)r;
+        /* round half away from zero, exactly, then saturate (the limits included); NaN gives
+         * what DALI's conversion gives: the lowest int32/int64, 2**63 for uint64, else 0 */
+        const double r = round(flg_to_double(v));
+        if constexpr (std::is_same<Out, bool>::value) {
+            return r != 0.0;
+        } else {
+            if (r != r) {
+                if constexpr (sizeof(Out) == 8 && !flg_traits<Out>::is_signed) {
+                    return (Out)(uint64_t(1) << 63);
+                } else if constexpr (sizeof(Out) >= 4 && flg_traits<Out>::is_signed) {
+                    return (Out)flg_traits<Out>::lowest;
+                } else {
+                    return Out(0);
+                }
+            }
+            if (r <= (double)flg_traits<Out>::lowest) return (Out)flg_traits<Out>::lowest;
+            if (r >= (double)flg_traits<Out>::highest) return (Out)flg_traits<Out>::highest;
+            return (Out)r;
+        }
     } else if constexpr (std::is_same<In, bool>::value) {
         return (Out)v;
     } else {

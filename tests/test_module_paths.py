@@ -1,0 +1,138 @@
+"""DALI's module paths: ``nvidia.dali.X`` becomes ``feedline.X`` by one rename rule, and every
+facade re-exports the one implementation without loading plugins, CuPy or frameworks."""
+
+from __future__ import annotations
+
+import importlib
+import re
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import feedline
+from feedline.core.graph import DataNode
+from feedline.core.pipeline import Pipeline, pipeline_def
+from feedline.core.tensor import TensorCPU, TensorListCPU
+from feedline.core.tensor_gpu import TensorGPU, TensorListGPU
+
+
+def port(source: str) -> str:
+    """The rename rule the porting guide gives: ``nvidia.dali`` → ``feedline``."""
+    return re.sub(r"\bnvidia\.dali\b", "feedline", source)
+
+
+DALI_STYLE_PROGRAM = textwrap.dedent(
+    """
+    import numpy as np
+    import nvidia.dali.fn as fn
+    import nvidia.dali.types as types
+    import nvidia.dali.math as dmath
+    import nvidia.dali.tensors as tensors
+    from nvidia.dali import newaxis
+    from nvidia.dali.backend import TensorListCPU
+    from nvidia.dali.data_node import DataNode
+    from nvidia.dali.pipeline import Pipeline
+    from nvidia.dali.pipeline.experimental import pipeline_def
+
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None)
+    def pipe():
+        data = fn.external_source(
+            source=lambda: [np.float32([[1, 4], [9, 16]])] * 2, layout="HW"
+        )
+        assert isinstance(data, DataNode)
+        root = dmath.sqrt(data)[:, 1]
+        return fn.cast(root, dtype=types.UINT8)[newaxis("C")]
+
+    p = pipe()
+    assert isinstance(p, Pipeline)
+    p.build()
+    (out,) = p.run()
+    assert isinstance(out, TensorListCPU) and isinstance(out, tensors.TensorListCPU)
+    result = out.as_array()
+    layout = out.layout()
+    """
+)
+
+
+def test_a_dali_style_program_runs_after_the_rename() -> None:
+    ported = port(DALI_STYLE_PROGRAM)
+    assert "nvidia" not in ported
+    scope: dict[str, object] = {}
+    exec(compile(ported, "<ported DALI program>", "exec"), scope)
+    np.testing.assert_array_equal(scope["result"], np.uint8([[[2, 4]], [[2, 4]]]))
+    assert scope["layout"] == "CH"
+
+
+@pytest.mark.parametrize(
+    ("module", "name", "implementation"),
+    [
+        ("feedline.pipeline", "Pipeline", Pipeline),
+        ("feedline.pipeline", "pipeline_def", pipeline_def),
+        ("feedline.pipeline", "DataNode", DataNode),
+        ("feedline.pipeline.experimental", "pipeline_def", pipeline_def),
+        ("feedline.data_node", "DataNode", DataNode),
+        ("feedline.data_node", "newaxis", feedline.newaxis),
+        ("feedline.tensors", "TensorCPU", TensorCPU),
+        ("feedline.tensors", "TensorListCPU", TensorListCPU),
+        ("feedline.tensors", "TensorGPU", TensorGPU),
+        ("feedline.tensors", "TensorListGPU", TensorListGPU),
+        ("feedline.backend", "TensorCPU", TensorCPU),
+        ("feedline.backend", "TensorListCPU", TensorListCPU),
+        ("feedline.backend", "TensorGPU", TensorGPU),
+        ("feedline.backend", "TensorListGPU", TensorListGPU),
+        ("feedline.backend_impl", "TensorListCPU", TensorListCPU),
+        ("feedline.backend_impl", "TensorListGPU", TensorListGPU),
+    ],
+)
+def test_facades_re_export_the_one_implementation(
+    module: str, name: str, implementation: object
+) -> None:
+    assert getattr(importlib.import_module(module), name) is implementation
+
+
+@pytest.mark.parametrize("framework", ["pytorch", "jax", "numpy"])
+def test_plugin_paths_are_the_iterator_plugins(framework: str) -> None:
+    facade = importlib.import_module(f"feedline.plugin.{framework}")
+    plugin = importlib.import_module(f"feedline.plugins.{framework}")
+    assert facade.__all__
+    for name in facade.__all__:
+        assert getattr(facade, name) is getattr(plugin, name)
+    assert "feedline_register_iterators" not in facade.__all__
+
+
+def test_facades_load_no_plugin_cupy_or_framework() -> None:
+    script = textwrap.dedent(
+        """
+        import sys
+        import feedline, feedline.plugin, feedline.backend, feedline.tensors
+        import feedline.data_node, feedline.pipeline.experimental, feedline.types
+        loaded = [m for m in ("cupy", "torch", "jax", "feedline.plugins.pytorch",
+                              "feedline.operators", "feedline.readers") if m in sys.modules]
+        print(",".join(loaded))
+        """
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == ""
+
+
+def test_plugin_manager_imports_and_refuses_native_libraries() -> None:
+    from feedline import plugin_manager
+
+    with pytest.raises(RuntimeError, match="libcustom.so.*'feedline.plugins' entry-point"):
+        plugin_manager.load_library("libcustom.so")
+    with pytest.raises(RuntimeError, match="plugins/"):
+        plugin_manager.load_directory("plugins/")
+
+
+@pytest.mark.parametrize("name", ["pipeline", "tensors", "backend", "data_node", "tfrecord"])
+def test_submodules_are_attributes_of_the_package(name: str) -> None:
+    script = f"import feedline; print(feedline.{name}.__name__)"
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == f"feedline.{name}"
