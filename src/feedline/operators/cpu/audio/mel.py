@@ -1,0 +1,176 @@
+"""The ``mel_filter_bank`` and ``mfcc`` kernels."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from feedline.core.kernel import SampleContext, SampleKernel
+
+__all__ = [
+    "MelFilterBankKernel",
+    "MfccKernel",
+    "dct_matrix",
+    "hz_to_mel",
+    "mel_filters",
+    "mel_to_hz",
+]
+
+_SLANEY_STEP = 200.0 / 3  # Hz per mel below 1 kHz
+_SLANEY_KNEE = 1000.0
+_SLANEY_LOG_STEP = np.log(6.4) / 27
+
+
+def hz_to_mel(hz: np.ndarray, formula: str) -> np.ndarray:
+    """Frequencies in Hz to mels (``slaney`` or ``htk``)."""
+    hz = np.asarray(hz, np.float64)
+    if formula == "htk":
+        return 2595.0 * np.log10(1 + hz / 700.0)
+    knee_mel = _SLANEY_KNEE / _SLANEY_STEP
+    above = knee_mel + np.log(np.maximum(hz, 1e-10) / _SLANEY_KNEE) / _SLANEY_LOG_STEP
+    return np.where(hz >= _SLANEY_KNEE, above, hz / _SLANEY_STEP)
+
+
+def mel_to_hz(mel: np.ndarray, formula: str) -> np.ndarray:
+    """Mels to frequencies in Hz (inverse of :func:`hz_to_mel`)."""
+    mel = np.asarray(mel, np.float64)
+    if formula == "htk":
+        return 700.0 * (10 ** (mel / 2595.0) - 1)
+    knee_mel = _SLANEY_KNEE / _SLANEY_STEP
+    above = _SLANEY_KNEE * np.exp(_SLANEY_LOG_STEP * (mel - knee_mel))
+    return np.where(mel >= knee_mel, above, mel * _SLANEY_STEP)
+
+
+@lru_cache(maxsize=32)
+def mel_filters(
+    nfreq: int,
+    nfilter: int,
+    sample_rate: float,
+    freq_low: float,
+    freq_high: float,
+    normalize: bool,
+    formula: str,
+) -> np.ndarray:
+    """The ``(nfilter, nfreq)`` filter bank for spectra of ``nfreq = nfft // 2 + 1`` bins."""
+    nfft = 2 * (nfreq - 1)
+    corners = mel_to_hz(
+        np.linspace(hz_to_mel(freq_low, formula), hz_to_mel(freq_high, formula), nfilter + 2),
+        formula,
+    )
+    freqs = np.arange(nfreq) * (sample_rate / max(nfft, 1))
+    left, center, right = corners[:-2, None], corners[1:-1, None], corners[2:, None]
+    rising = (freqs - left) / (center - left)
+    falling = (right - freqs) / (right - center)
+    bank = np.maximum(0.0, np.minimum(rising, falling))
+    if normalize:
+        bank *= 2.0 / (right - left)
+    bank.flags.writeable = False
+    return bank
+
+
+def _frequency_axis(layout: str, ndim: int) -> int:
+    if layout:
+        if "f" not in layout:
+            raise ValueError(f"mel_filter_bank: the input layout {layout!r} has no 'f' axis")
+        return layout.index("f")
+    return 0 if ndim == 1 else ndim - 2
+
+
+class MelFilterBankKernel(SampleKernel):
+    """Per-sample ``mel_filter_bank``."""
+
+    def setup(self) -> None:
+        """Check the frequency range."""
+        a = self.args
+        rate = a["sample_rate"]
+        high = a["freq_high"] or rate / 2
+        if a["nfilter"] < 1 or rate <= 0:
+            raise ValueError(
+                f"mel_filter_bank: nfilter ({a['nfilter']}) and sample_rate ({rate}) must be "
+                "positive"
+            )
+        if not 0 <= a["freq_low"] < high <= rate / 2:
+            raise ValueError(
+                f"mel_filter_bank: need 0 <= freq_low ({a['freq_low']}) < freq_high ({high}) "
+                f"<= sample_rate / 2 ({rate / 2})"
+            )
+        self._high = high
+
+    def run_sample(
+        self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
+    ) -> np.ndarray:
+        """Apply the filter bank along the frequency axis."""
+        (spectrum,) = inputs
+        axis = _frequency_axis(sample.layouts[0], spectrum.ndim)
+        a = self.args
+        bank = mel_filters(
+            spectrum.shape[axis], a["nfilter"], a["sample_rate"], a["freq_low"], self._high,
+            a["normalize"], a["mel_formula"],
+        )  # fmt: skip
+        moved = np.moveaxis(spectrum.astype(np.float64), axis, -1)
+        return np.ascontiguousarray(np.moveaxis(moved @ bank.T, -1, axis).astype(np.float32))
+
+
+@lru_cache(maxsize=32)
+def dct_matrix(n: int, count: int, dct_type: int, normalize: bool) -> np.ndarray:
+    """The ``(count, n)`` matrix of the DCT of ``dct_type`` (textbook scaling, or
+    orthonormal with ``normalize``)."""
+    k = np.arange(count, dtype=np.float64)[:, None]
+    i = np.arange(n, dtype=np.float64)[None, :]
+    if dct_type == 1:
+        basis = np.cos(np.pi / max(n - 1, 1) * i * k)
+        basis[:, 0] *= 0.5
+        basis[:, -1] *= 0.5
+    elif dct_type == 2:
+        basis = np.cos(np.pi / n * (i + 0.5) * k)
+        if normalize:
+            basis *= np.where(k == 0, np.sqrt(1 / n), np.sqrt(2 / n))
+    elif dct_type == 3:
+        basis = np.cos(np.pi / n * i * (k + 0.5))
+        if normalize:
+            basis *= np.sqrt(2 / n)
+            basis[:, 0] = np.sqrt(1 / n)
+        else:
+            basis[:, 0] *= 0.5
+    else:
+        basis = np.cos(np.pi / n * (i + 0.5) * (k + 0.5))
+        if normalize:
+            basis *= np.sqrt(2 / n)
+    basis.flags.writeable = False
+    return basis
+
+
+class MfccKernel(SampleKernel):
+    """Per-sample ``mfcc``."""
+
+    def setup(self) -> None:
+        """Check the DCT arguments."""
+        a = self.args
+        if a["dct_type"] == 1 and a["normalize"]:
+            raise ValueError("mfcc: normalization is not supported with dct_type=1")
+        if a["n_mfcc"] < 1:
+            raise ValueError(f"mfcc: n_mfcc ({a['n_mfcc']}) must be positive")
+        if a["lifter"] < 0:
+            raise ValueError(f"mfcc: lifter ({a['lifter']}) must not be negative")
+
+    def run_sample(
+        self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
+    ) -> np.ndarray:
+        """The cepstral coefficients of one sample."""
+        (data,) = inputs
+        a = self.args
+        axis = a["axis"]
+        if not 0 <= axis < data.ndim:
+            raise ValueError(f"mfcc: axis {axis} is out of range for a {data.ndim}-D input")
+        n = data.shape[axis]
+        if a["dct_type"] == 1 and n < 2:
+            raise ValueError("mfcc: dct_type=1 needs at least 2 values along the axis")
+        basis = dct_matrix(n, a["n_mfcc"], a["dct_type"], a["normalize"])
+        if a["lifter"] > 0:
+            lift = 1 + a["lifter"] / 2 * np.sin(np.pi * (np.arange(a["n_mfcc"]) + 1) / a["lifter"])
+            basis = basis * lift[:, None]
+        out = np.tensordot(basis, data.astype(np.float64), axes=([1], [axis]))
+        return np.ascontiguousarray(np.moveaxis(out, 0, axis).astype(np.float32))
