@@ -44,15 +44,21 @@ def decode_audio(
     downmix: bool = False,
     sample_rate: float = 0.0,
     lobes: int = 16,
+    offset: float = 0.0,
+    duration: float = 0.0,
 ) -> tuple[np.ndarray, float]:
-    """Decode one audio file: ``(samples, sample rate)`` as ``decoders.audio`` defines them.
+    """Decode one audio file: ``(samples, the file's sample rate)`` as ``decoders.audio``
+    defines the samples.
 
     Args:
         data: the encoded file (bytes, a 1-D uint8 array, or a binary file object).
         dtype: int16, int32 or float32.
         downmix: average the channels (1-D result).
-        sample_rate: resample to this rate (0: keep the file's).
+        sample_rate: resample to this rate (0 or less: keep the file's).
         lobes: lobes of the resampling filter.
+        offset: skip this many seconds (``int(offset * rate)`` samples) first.
+        duration: keep at most this many seconds (``int(duration * rate)`` samples); 0 keeps
+            the rest of the file.
 
     Raises:
         ValueError: the data cannot be decoded.
@@ -62,10 +68,15 @@ def decode_audio(
     convert = downmix or sample_rate > 0
     read_type = "float32" if convert else np.dtype(dtype).name
     try:
-        samples, rate = soundfile.read(source, dtype=read_type, always_2d=True)
+        with soundfile.SoundFile(source) as audio_file:
+            rate = float(audio_file.samplerate)
+            start = min(int(offset * rate), audio_file.frames) if offset > 0 else 0
+            count = int(duration * rate) if duration > 0 else -1
+            if start:
+                audio_file.seek(start)
+            samples = audio_file.read(count, dtype=read_type, always_2d=True)
     except (RuntimeError, soundfile.LibsndfileError, TypeError) as exc:
         raise ValueError(f"cannot decode the audio: {exc}") from None
-    rate = float(rate)
     if not convert:
         return samples, rate
     if downmix:
@@ -73,12 +84,19 @@ def decode_audio(
     if sample_rate > 0 and sample_rate != rate:
         n_out = resampled_length(len(samples), rate, sample_rate)
         samples = resample(samples, rate, sample_rate, sinc_window(lobes), n_out)
-        rate = float(sample_rate)
     return convert_normalized(samples, np.dtype(dtype)), rate
 
 
 class AudioDecoderKernel(SampleKernel):
-    """Per-sample ``decoders.audio``."""
+    """Per-sample ``decoders.audio``.
+
+    Readers that decode audio (``readers.nemo_asr``) find this class through the registry and
+    call :attr:`decode` (plugins only meet through the core).
+    """
+
+    decode = staticmethod(decode_audio)
+    import_soundfile = staticmethod(import_soundfile)
+    lobes_for_quality = staticmethod(lobes_for_quality)
 
     def setup(self) -> None:
         """Check that soundfile is installed and the static arguments."""
@@ -114,4 +132,4 @@ class AudioDecoderKernel(SampleKernel):
             )
         except ValueError as exc:
             raise ValueError(f"decoders.audio: {exc}") from None
-        return np.ascontiguousarray(audio), np.array(rate, np.float32)
+        return np.ascontiguousarray(audio), np.array(target or rate, np.float32)
