@@ -46,8 +46,11 @@ class ToDecibelsKernel(SampleKernel):
 
 
 def preemphasis(signal: np.ndarray, coeff: float, border: str) -> np.ndarray:
-    """``y[t] = x[t] - coeff * x[t - 1]`` over the flattened signal (float64)."""
-    flat = signal.reshape(-1).astype(np.float64)
+    """``y[t] = x[t] - coeff * x[t - 1]`` over the flattened signal (float32 for float32
+    signals, else float64)."""
+    work = np.float32 if signal.dtype == np.float32 else np.float64
+    flat = signal.reshape(-1).astype(work, copy=False)
+    coeff = work(coeff)
     out = np.empty_like(flat)
     if flat.size == 0:
         return out.reshape(signal.shape)

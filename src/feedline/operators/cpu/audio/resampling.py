@@ -14,6 +14,7 @@ import math
 from functools import lru_cache
 
 import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
 
 __all__ = [
     "SincWindow",
@@ -26,6 +27,7 @@ __all__ = [
 ]
 
 _BLOCK = 256  # outputs per block; positions restart from an exact value at each block
+_CHUNK = 1024  # outputs computed at once: bounds the (outputs × taps) temporaries
 
 
 def lobes_for_quality(quality: float) -> int:
@@ -57,14 +59,23 @@ class SincWindow:
         self.center = np.float32(center + 1)
         self.scale = np.float32(1 / step)
 
-    def __call__(self, x: np.ndarray) -> np.ndarray:
-        """The window at offsets ``x`` (float32 array, each in ``[-lobes, lobes)``)."""
-        position = x * self.scale + self.center
+        # The table has exactly 32 points per unit offset, so the 2 * lobes taps of one output
+        # sample the table 32 entries apart with the same interpolation fraction: one row of
+        # these per starting entry holds everything an output needs.
+        taps = np.arange(2 * lobes) * 32
+        rows = np.arange(34)[:, None] + taps[None, :]  # the first tap is at entry 1 to 33
+        self.starts = table[rows]
+        self.slopes = table[rows + 1] - table[rows]
+
+    def taps(self, first: np.ndarray) -> np.ndarray:
+        """The ``(len(first), 2 * lobes)`` weights of outputs whose first tap is at offset
+        ``first`` (float32, in ``[-lobes, 1 - lobes)``): the window at ``first + k``, linearly
+        interpolated in the table."""
+        position = first * self.scale + self.center
         index = np.floor(position)
-        frac = position - index
+        frac = (position - index)[:, None]
         index = index.astype(np.intp)
-        low = self.table[index]
-        return low + frac * (self.table[index + 1] - low)
+        return self.starts[index] + frac * self.slopes[index]
 
 
 @lru_cache(maxsize=8)
@@ -76,6 +87,19 @@ def sinc_window(lobes: int) -> SincWindow:
 def resampled_length(n_in: int, in_rate: float, out_rate: float) -> int:
     """``ceil(n_in * out_rate / in_rate)``, computed in double precision as DALI does."""
     return math.ceil(n_in * out_rate / in_rate)
+
+
+def _positions(n_out: int, scale: float) -> tuple[np.ndarray, np.ndarray]:
+    """Each output's input position, as DALI computes it: per block of ``_BLOCK`` outputs, a
+    float32 offset from the block's whole input index, accumulated by float32 steps."""
+    blocks = -(-n_out // _BLOCK)
+    starts = np.arange(blocks) * _BLOCK * scale
+    whole = np.floor(starts)
+    steps = np.full((blocks, _BLOCK), np.float32(scale), np.float32)
+    steps[:, 0] = (starts - whole).astype(np.float32)
+    positions = np.cumsum(steps, axis=1, dtype=np.float32).reshape(-1)[:n_out]
+    bases = np.repeat(whole.astype(np.intp), _BLOCK)[:n_out]
+    return positions, bases
 
 
 def resample(
@@ -92,24 +116,19 @@ def resample(
     out = np.zeros((n_out, channels), np.float32)
     if n_in == 0 or n_out == 0:
         return out[:, 0] if mono else out
-    padded = np.zeros((n_in + 1, channels), np.float32)  # row n_in stands for "outside"
-    padded[:n_in] = frames
-    scale = in_rate / out_rate
-    step = np.float32(scale)
-    taps = np.arange(2 * window.lobes)
-    for begin in range(0, n_out, _BLOCK):
-        count = min(_BLOCK, n_out - begin)
-        start = begin * scale
-        base = math.floor(start)
-        # Positions within the block accumulate in float32 from the block's start, as in DALI.
-        increments = np.full(count, step, np.float32)
-        increments[0] = np.float32(start - base)
-        positions = np.cumsum(increments, dtype=np.float32)
-        rel = (np.ceil(positions).astype(np.intp) - window.lobes)[:, None] + taps[None, :]
-        weights = window(rel.astype(np.float32) - positions[:, None])
-        index = rel + base
-        index[(index < 0) | (index >= n_in)] = n_in
-        out[begin : begin + count] = np.einsum("ot,otc->oc", weights, padded[index])
+    lobes = window.lobes
+    # Zeros around the signal stand for the samples outside it.
+    padded = np.zeros((n_in + 2 * lobes + 2, channels), np.float32)
+    padded[lobes + 1 : lobes + 1 + n_in] = frames
+    spans = sliding_window_view(padded, 2 * lobes, axis=0)  # (start, channels, taps)
+    positions, bases = _positions(n_out, in_rate / out_rate)
+    for begin in range(0, n_out, _CHUNK):
+        end = min(begin + _CHUNK, n_out)
+        position = positions[begin:end]
+        first = np.ceil(position) - lobes  # the first tap, relative to the block's base
+        weights = window.taps(first - position)
+        starts = (first.astype(np.intp) + bases[begin:end] + lobes + 1).clip(0, len(spans) - 1)
+        out[begin:end] = np.einsum("ot,oct->oc", weights, spans[starts])
     return out[:, 0] if mono else out
 
 
