@@ -39,7 +39,7 @@ def import_soundfile() -> Any:
 
 
 def decode_audio(
-    data: bytes | np.ndarray | io.IOBase,
+    data: bytes | np.ndarray | io.IOBase | str,
     dtype: np.dtype,
     downmix: bool = False,
     sample_rate: float = 0.0,
@@ -51,7 +51,7 @@ def decode_audio(
     defines the samples.
 
     Args:
-        data: the encoded file (bytes, a 1-D uint8 array, or a binary file object).
+        data: the encoded file (bytes, a 1-D uint8 array, a binary file object or a path).
         dtype: int16, int32 or float32.
         downmix: average the channels (1-D result).
         sample_rate: resample to this rate (0 or less: keep the file's).
@@ -64,7 +64,8 @@ def decode_audio(
         ValueError: the data cannot be decoded.
     """
     soundfile = import_soundfile()
-    source = data if isinstance(data, io.IOBase) else io.BytesIO(memoryview(data).tobytes())
+    as_file = isinstance(data, io.IOBase | str)
+    source = data if as_file else io.BytesIO(memoryview(data).tobytes())
     convert = downmix or sample_rate > 0
     read_type = "float32" if convert else np.dtype(dtype).name
     try:
@@ -80,7 +81,8 @@ def decode_audio(
     if not convert:
         return samples, rate
     if downmix:
-        samples = samples.mean(axis=1, dtype=np.float32)
+        mono = samples.shape[1] == 1
+        samples = samples[:, 0] if mono else samples.mean(axis=1, dtype=np.float32)
     if sample_rate > 0 and sample_rate != rate:
         n_out = resampled_length(len(samples), rate, sample_rate)
         samples = resample(samples, rate, sample_rate, sinc_window(lobes), n_out)

@@ -109,6 +109,17 @@ def _mel_bands(*key: object) -> tuple[tuple[int, int], ...]:
     return nonzero_bands(mel_filters(*key))  # type: ignore[arg-type]
 
 
+@lru_cache(maxsize=32)
+def _sparse_bank(*key: object) -> Any:
+    """The filter bank as a float32 SciPy CSR matrix (None without SciPy): each frequency bin
+    feeds at most two filters, so a sparse product is several times faster than a dense one."""
+    try:
+        import scipy.sparse
+    except ImportError:
+        return None
+    return scipy.sparse.csr_matrix(mel_filters(*key).astype(np.float32))  # type: ignore[arg-type]
+
+
 def _frequency_axis(layout: str, ndim: int) -> int:
     if layout:
         if "f" not in layout:
@@ -146,8 +157,13 @@ class MelFilterBankKernel(SampleKernel):
         a = self.args
         key = (spectrum.shape[axis], a["nfilter"], a["sample_rate"], a["freq_low"], self._high,
                a["normalize"], a["mel_formula"])  # fmt: skip
-        bank = mel_filters(*key)
-        return apply_rows(bank, spectrum, axis, _mel_bands(*key))
+        sparse = _sparse_bank(*key)
+        if sparse is None:
+            return apply_rows(mel_filters(*key), spectrum, axis, _mel_bands(*key))
+        moved = np.moveaxis(spectrum, axis, 0).astype(np.float32, copy=False)
+        flat = moved.reshape(moved.shape[0], -1)
+        out = np.asarray(sparse @ flat).reshape(-1, *moved.shape[1:])
+        return np.ascontiguousarray(np.moveaxis(out, 0, axis))
 
 
 @lru_cache(maxsize=32)
