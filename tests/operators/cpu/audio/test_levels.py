@@ -34,6 +34,8 @@ def test_decibels_relative_to_the_maximum_with_a_floor() -> None:
     assert amplitude[1, 1] == pytest.approx(-200.0)
     (silent,) = one("to_decibels", np.zeros(4, np.float32))
     np.testing.assert_allclose(silent, -200.0)
+    with pytest.raises(RuntimeError, match="can't be zero"):
+        one("to_decibels", power, reference=0.0)
 
 
 @pytest.mark.parametrize(("border", "before"), [("zero", None), ("clamp", 0), ("reflect", 1)])

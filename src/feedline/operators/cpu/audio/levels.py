@@ -22,12 +22,12 @@ __all__ = [
 
 
 def to_decibels(
-    data: np.ndarray, multiplier: float, reference: float, cutoff_db: float
+    data: np.ndarray, multiplier: float, reference: float | None, cutoff_db: float
 ) -> np.ndarray:
-    """``multiplier * log10(max(10 ** (cutoff_db / multiplier), data / reference))``; a
-    ``reference`` of 0 means the maximum of ``data``."""
+    """``multiplier * log10(max(10 ** (cutoff_db / multiplier), data / reference))``; no
+    ``reference`` means the maximum of ``data``."""
     values = data.astype(np.float64)
-    if not reference:
+    if reference is None:
         reference = float(values.max()) if values.size else 0.0
     floor = 10.0 ** (cutoff_db / multiplier)
     ratio = values / reference if reference > 0 else np.zeros_like(values)
@@ -36,6 +36,15 @@ def to_decibels(
 
 class ToDecibelsKernel(SampleKernel):
     """Per-sample ``to_decibels``."""
+
+    def setup(self) -> None:
+        """Refuse a zero reference (DALI's error).
+
+        Raises:
+            RuntimeError: ``reference`` is 0.
+        """
+        if self.args["reference"] == 0:
+            raise RuntimeError("to_decibels: `reference` argument can't be zero")
 
     def run_sample(
         self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext

@@ -75,7 +75,8 @@ SPECTROGRAM = OpSchema(
     "spectrogram",
     """Short-time Fourier transform power (or magnitude) spectrogram of a 1-D signal.
 
-    The input is one float32 channel: ``(n,)``, ``(n, 1)`` or ``(1, n)``. Windows of
+    The input is one float32 channel: ``(n,)``, ``(n, 1)`` or ``(1, n)`` (or any other shape
+    with one extent above 1). Windows of
     ``window_length`` samples, ``window_step`` apart, are multiplied by ``window_fn`` (default:
     the Hann window ``0.5 (1 - cos(2π (t + 0.5) / N))``), zero-padded to ``nfft`` and
     transformed; the output has ``nfft // 2 + 1`` frequency bins. With ``center_windows``,
@@ -163,13 +164,15 @@ TO_DECIBELS = OpSchema(
     """Convert magnitudes to decibels:
     ``multiplier * log10(max(10 ** (cutoff_db / multiplier), input / reference))``.
 
-    Without ``reference``, each sample's maximum is the reference.""",
+    Without ``reference``, each sample's maximum is the reference; a reference of 0 is
+    refused.""",
     inputs=(InputSpec("input", "Non-negative magnitudes (float32)."),),
     args=(
         ArgSpec("cutoff_db", "float", -200.0, "Lowest output value, in dB."),
         ArgSpec("multiplier", "float", 10.0, "Factor of the logarithm: 10 for power, 20 for "
                 "amplitude."),
-        ArgSpec("reference", "float", 0.0, "Reference magnitude (0: the sample's maximum)."),
+        ArgSpec("reference", "float", None, "Reference magnitude (not zero; default: each "
+                "sample's maximum)."),
     ),
 )  # fmt: skip
 

@@ -97,10 +97,10 @@ class SpectrogramKernel(SampleKernel):
     ) -> np.ndarray:
         """The spectrogram of one signal."""
         (signal,) = inputs
-        if signal.ndim > 2 or (signal.ndim == 2 and 1 not in signal.shape):
+        if sum(extent > 1 for extent in signal.shape) > 1:
             raise ValueError(
-                "spectrogram: expected one channel, (n,), (n, 1) or (1, n); got shape "
-                f"{signal.shape}"
+                "spectrogram: expected one channel, (n,), (n, 1) or (1, n) (any extra axes of "
+                f"extent 1); got shape {signal.shape}"
             )
         a = self.args
         frames = stft(
