@@ -199,10 +199,21 @@ class MfccKernel(SampleKernel):
     """Per-sample ``mfcc``."""
 
     def setup(self) -> None:
-        """Check the DCT arguments."""
+        """Check the DCT arguments (DALI's errors and wording).
+
+        Raises:
+            RuntimeError: an unsupported DCT type, normalization with type 1, a negative axis.
+            ValueError: a non-positive ``n_mfcc`` or a negative ``lifter``.
+        """
         a = self.args
+        if a["dct_type"] not in (1, 2, 3, 4):
+            raise RuntimeError(
+                f"mfcc: Unsupported DCT type: {a['dct_type']}. Supported types are: 1, 2, 3, 4"
+            )
         if a["dct_type"] == 1 and a["normalize"]:
-            raise ValueError("mfcc: normalization is not supported with dct_type=1")
+            raise RuntimeError("mfcc: Ortho-normalization is not supported for DCT type I")
+        if a["axis"] < 0:
+            raise RuntimeError(f"mfcc: Provided axis cannot be negative (got {a['axis']})")
         if a["n_mfcc"] < 1:
             raise ValueError(f"mfcc: n_mfcc ({a['n_mfcc']}) must be positive")
         if a["lifter"] < 0:
@@ -215,8 +226,8 @@ class MfccKernel(SampleKernel):
         (data,) = inputs
         a = self.args
         axis = a["axis"]
-        if not 0 <= axis < data.ndim:
-            raise ValueError(f"mfcc: axis {axis} is out of range for a {data.ndim}-D input")
+        if axis >= data.ndim:
+            raise ValueError(f"mfcc: Axis {axis} is out of bounds [0,{data.ndim})")
         n = data.shape[axis]
         if a["dct_type"] == 1 and n < 2:
             raise ValueError("mfcc: dct_type=1 needs at least 2 values along the axis")

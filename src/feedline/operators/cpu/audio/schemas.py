@@ -151,8 +151,8 @@ MFCC = OpSchema(
     coefficient i is multiplied by ``1 + (L / 2) sin(π (i + 1) / L)``.""",
     inputs=(InputSpec("input", "Mel spectrogram (float32)."),),
     args=(
-        ArgSpec("axis", "int", 0, "The axis to transform."),
-        ArgSpec("dct_type", "int", 2, "DCT type: 1, 2, 3 or 4.", choices=(1, 2, 3, 4)),
+        ArgSpec("axis", "int", 0, "The axis to transform (not negative)."),
+        ArgSpec("dct_type", "int", 2, "DCT type: 1, 2, 3 or 4."),
         ArgSpec("lifter", "float", 0.0, "Cepstral liftering coefficient (0: none)."),
         ArgSpec("n_mfcc", "int", 20, "Number of coefficients kept."),
         ArgSpec("normalize", "bool", False, "Use an orthonormal basis (not with dct_type=1)."),
