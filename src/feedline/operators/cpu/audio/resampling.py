@@ -8,7 +8,8 @@ as zero). As in DALI, the kernel is not widened when downsampling, and the outpu
 ``ceil(n_in * out_rate / in_rate)``.
 
 When the rate ratio is a fraction ``p / q`` with ``q`` up to 4096 (44.1 → 16 kHz is 441 / 160),
-output positions are exact and each of the ``q`` phases' weights is computed once. Otherwise
+or so close to one that no output moves by 1e-3 of a sample, output positions are exact and
+each of the ``q`` phases' weights is computed once. Otherwise
 positions are accumulated in float32 per block of 256 outputs, exactly as DALI does. DALI's
 float32 positions move its results up to about 1e-3 (of full scale) away from exact
 windowed-sinc interpolation; the exact-ratio path is closer to it, so the two libraries agree to
@@ -110,13 +111,14 @@ def _positions(n_out: int, scale: float) -> tuple[np.ndarray, np.ndarray]:
     return positions, bases
 
 
-def _rational(scale: float) -> tuple[int, int] | None:
-    """``(p, q)`` with ``p / q`` equal to ``scale`` to double precision (``q`` at most 4096),
-    else None."""
+def _rational(scale: float, n_out: int) -> tuple[int, int] | None:
+    """``(p, q)`` with ``q`` at most 4096 and ``p / q`` so close to ``scale`` that no output
+    position moves by 1e-3 of a sample, else None (a ratio given as a float32 ``scale``, such
+    as 15000 / 22050, is recognised)."""
     fraction = Fraction(scale).limit_denominator(4096)
-    if fraction.numerator == 0 or abs(fraction.numerator / fraction.denominator - scale) > (
-        1e-13 * scale
-    ):
+    if fraction.numerator == 0:
+        return None
+    if abs(fraction.numerator / fraction.denominator - scale) * max(n_out, 1) >= 1e-3:
         return None
     return fraction.numerator, fraction.denominator
 
@@ -164,7 +166,7 @@ def resample(
     padded = np.zeros((n_in + 2 * lobes + 2, channels), np.float32)
     padded[lobes + 1 : lobes + 1 + n_in] = frames
     spans = sliding_window_view(padded, 2 * lobes, axis=0)  # (start, channels, taps)
-    ratio = _rational(in_rate / out_rate)
+    ratio = _rational(in_rate / out_rate, n_out)
     if ratio is not None:
         _polyphase(out, spans, window, *ratio)
         return out[:, 0] if mono else out
