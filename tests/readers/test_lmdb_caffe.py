@@ -103,3 +103,11 @@ def test_corrupt_records_are_named(tmp_path: Path) -> None:
 def test_missing_database_is_named(tmp_path: Path) -> None:
     with pytest.raises((ValueError, OperatorError), match=r"nowhere"):
         read("readers.caffe", 1, path=[str(tmp_path / "nowhere")])
+
+
+def test_legacy_names(caffe_db: str, tmp_path: Path) -> None:
+    assert [x.tolist() for x in read("caffe_reader", 2, path=[caffe_db])[1]] == [[-4], [-1]]
+    db = write_lmdb(
+        tmp_path / "c2", [tensor_protos(tensor(4, strings=[b"x"]), tensor(2, ints=[3]))]
+    )
+    assert read("caffe2_reader", 1, path=[db])[1][0].tolist() == [3]

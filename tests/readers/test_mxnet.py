@@ -81,3 +81,9 @@ def test_index_errors(tmp_path: Path) -> None:
         read("readers.mxnet", 1, path=[rec], index_path=[str(bad)])
     with pytest.raises((ValueError, OperatorError), match="exactly one index file"):
         read("readers.mxnet", 1, path=[rec], index_path=[idx, idx])
+
+
+def test_legacy_name(tmp_path: Path) -> None:
+    rec, idx = write_recordio(tmp_path, payloads(2))
+    images, _ = read("mxnet_reader", 2, path=[rec], index_path=[idx])
+    assert bytes(images[1]) == bytes([1]) * 6

@@ -141,6 +141,21 @@ def test_same_batches_for_any_thread_count(manifest: str) -> None:
             np.testing.assert_array_equal(x, y)
 
 
+def test_legacy_name(manifest: str) -> None:
+    (audio,) = read(1, manifest_filepaths=[manifest], read_text=False, read_sample_rate=False)
+
+    @pipeline_def(batch_size=1, num_threads=1, device_id=None)
+    def legacy():  # type: ignore[no-untyped-def]
+        return fn.nemo_asr_reader(manifest_filepaths=[manifest], read_text=False,
+                                  read_sample_rate=False)  # fmt: skip
+
+    p = legacy()
+    p.build()
+    (out,) = p.run()
+    p.close()
+    np.testing.assert_array_equal(np.array(out.at(0)), audio[0])
+
+
 def test_sharding_padding_and_checkpoints(manifest: str) -> None:
     done = check_reader("readers.nemo_asr", {"manifest_filepaths": [manifest], "read_idxs": True})
     assert done

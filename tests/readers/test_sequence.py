@@ -76,3 +76,8 @@ def test_errors(frames: str, tmp_path: Path) -> None:
         read("readers.sequence", 2, file_root=frames, sequence_length=2)
     with pytest.raises((ValueError, OperatorError), match="positive"):
         read("readers.sequence", 1, file_root=frames, sequence_length=2, stride=0)
+
+
+def test_legacy_name(frames: str) -> None:
+    (out,) = read("sequence_reader", 1, file_root=frames, sequence_length=2)
+    assert levels(out[0]) == [0, 10]

@@ -213,3 +213,12 @@ def test_argument_errors(args: dict, message: str, videos: dict[str, str]) -> No
         read("readers.video", 1, filenames=[videos["seven"]], **args)
     with pytest.raises((ValueError, OperatorError), match="exactly one of"):
         read("readers.video", 1, filenames=[videos["seven"]], file_list="x.txt", sequence_length=2)
+
+
+def test_legacy_names_read_the_same(videos: dict[str, str]) -> None:
+    args = {"filenames": [videos["seven"]], "sequence_length": 2}
+    (legacy,) = read("video_reader", 2, **args)
+    (current,) = read("readers.video", 2, **args)
+    np.testing.assert_array_equal(legacy[1], current[1])
+    (resized,) = read("video_reader_resize", 1, resize_x=24, **args)
+    assert resized[0].shape == (2, 16, 24, 3)

@@ -21,6 +21,7 @@ import numpy as np
 from feedline.core.hookspecs import hookimpl
 from feedline.core.schema import REQUIRED, ArgSpec
 from feedline.readers.base import Reader, reader_schema
+from feedline.readers.legacy import legacy_name
 from feedline.readers.tfrecord_format import _fields, _signed, _varint
 
 if TYPE_CHECKING:
@@ -249,7 +250,7 @@ class CaffeReader(Reader):
         """Decode one record into the enabled outputs."""
         record = self._record(item)
         try:
-            if self.ctx.schema.name == "readers.caffe":
+            if "label_available" in self.args:  # readers.caffe (or caffe_reader)
                 return self._caffe(record)
             return self._caffe2(record)
         except (ValueError, IndexError) as exc:
@@ -294,6 +295,8 @@ class CaffeReader(Reader):
 
 @hookimpl
 def feedline_register_operators(registry: Registry) -> None:
-    """Register ``readers.caffe`` and ``readers.caffe2``."""
-    for schema in (CAFFE_SCHEMA, CAFFE2_SCHEMA):
+    """Register ``readers.caffe`` and ``readers.caffe2`` (and DALI's older names
+    ``caffe_reader``, ``caffe2_reader``)."""
+    for schema, legacy in ((CAFFE_SCHEMA, "caffe_reader"), (CAFFE2_SCHEMA, "caffe2_reader")):
         registry.add_operator(schema, kernels={"cpu": CaffeReader})
+        registry.add_operator(legacy_name(schema, legacy), kernels={"cpu": CaffeReader})

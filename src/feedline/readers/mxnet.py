@@ -22,6 +22,7 @@ import numpy as np
 from feedline.core.hookspecs import hookimpl
 from feedline.core.schema import REQUIRED, ArgSpec
 from feedline.readers.base import Reader, reader_schema
+from feedline.readers.legacy import legacy_name
 
 if TYPE_CHECKING:
     from feedline.core.registry import Registry
@@ -158,3 +159,4 @@ class MXNetReader(Reader):
 def feedline_register_operators(registry: Registry) -> None:
     """Register ``readers.mxnet``."""
     registry.add_operator(MXNET_SCHEMA, kernels={"cpu": MXNetReader})
+    registry.add_operator(legacy_name(MXNET_SCHEMA, "mxnet_reader"), kernels={"cpu": MXNetReader})

@@ -20,6 +20,7 @@ from feedline.core.plugins import get_plugin_system
 from feedline.core.schema import REQUIRED, ArgSpec
 from feedline.core.types import DataType, to_numpy_dtype
 from feedline.readers.base import Reader, reader_schema
+from feedline.readers.legacy import legacy_name
 
 if TYPE_CHECKING:
     from feedline.core.registry import Registry
@@ -211,3 +212,6 @@ class NemoAsrReader(Reader):
 def feedline_register_operators(registry: Registry) -> None:
     """Register ``readers.nemo_asr``."""
     registry.add_operator(NEMO_ASR_SCHEMA, kernels={"cpu": NemoAsrReader})
+    registry.add_operator(
+        legacy_name(NEMO_ASR_SCHEMA, "nemo_asr_reader"), kernels={"cpu": NemoAsrReader}
+    )

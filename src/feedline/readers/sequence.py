@@ -23,6 +23,7 @@ from feedline.core.schema import REQUIRED, ArgSpec
 from feedline.core.types import ImageType
 from feedline.readers.base import Reader, reader_schema
 from feedline.readers.file_index import DEFAULT_FILE_FILTERS
+from feedline.readers.legacy import legacy_name
 from feedline.readers.video_index import sequence_starts
 
 if TYPE_CHECKING:
@@ -152,3 +153,6 @@ class SequenceReader(Reader):
 def feedline_register_operators(registry: Registry) -> None:
     """Register ``readers.sequence``."""
     registry.add_operator(SEQUENCE_SCHEMA, kernels={"cpu": SequenceReader})
+    registry.add_operator(
+        legacy_name(SEQUENCE_SCHEMA, "sequence_reader"), kernels={"cpu": SequenceReader}
+    )

@@ -18,6 +18,7 @@ from feedline.core.hookspecs import hookimpl
 from feedline.core.schema import OpSchema
 from feedline.core.types import DataType, ImageType
 from feedline.readers.base import Reader
+from feedline.readers.legacy import legacy_name
 from feedline.readers.video_args import (
     EXPERIMENTAL_SCHEMA,
     RESIZE_SCHEMA,
@@ -111,7 +112,7 @@ class VideoReader(Reader):
         if self._step == 0:
             raise ValueError(f"{name}: step must not be 0")
         self._frame_num = frame_number_mode(name, args["enable_frame_num"])
-        self._resize = name == "readers.video_resize"
+        self._resize = "resize_x" in args  # readers.video_resize (or video_reader_resize)
         if self._resize:
             check_resize_args(args)
         if args["image_type"] not in (ImageType.RGB, ImageType.YCbCr):
@@ -239,6 +240,9 @@ def _register(registry: Registry, schema: OpSchema) -> None:
 
 @hookimpl
 def feedline_register_operators(registry: Registry) -> None:
-    """Register ``readers.video``, ``readers.video_resize`` and ``experimental.readers.video``."""
+    """Register ``readers.video``, ``readers.video_resize``, ``experimental.readers.video`` and
+    DALI's older names ``video_reader`` and ``video_reader_resize``."""
     for schema in (VIDEO_SCHEMA, RESIZE_SCHEMA, EXPERIMENTAL_SCHEMA):
         _register(registry, schema)
+    _register(registry, legacy_name(VIDEO_SCHEMA, "video_reader"))
+    _register(registry, legacy_name(RESIZE_SCHEMA, "video_reader_resize"))

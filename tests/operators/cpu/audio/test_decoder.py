@@ -121,6 +121,13 @@ def test_missing_soundfile_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> N
         decode(data)
 
 
+def test_audio_decoder_is_the_older_name() -> None:
+    data = encode(STEREO, 16000)
+    ((new,), _), _ = run_audio("decoders.audio", [np.frombuffer(data, np.uint8)], downmix=True)
+    ((old,), _), _ = run_audio("audio_decoder", [np.frombuffer(data, np.uint8)], downmix=True)
+    np.testing.assert_array_equal(new, old)
+
+
 def test_registered_and_documented() -> None:
     assert "decoders.audio" in [s.name for s in audio.SCHEMAS]
     example = OperatorExample(

@@ -231,18 +231,16 @@ KERNELS = {
 }
 
 #: DALI's other names for these operators: name → the operator it stands for.
-ALIASES = {"experimental.audio_resample": "audio_resample"}
+ALIASES = {"experimental.audio_resample": "audio_resample", "audio_decoder": "decoders.audio"}
 
 
 @hookimpl
 def feedline_register_operators(registry: Registry) -> None:
-    """Register the audio operators (and ``experimental.audio_resample``)."""
+    """Register the audio operators and DALI's other names for them."""
     register_cpu_operators(registry, SCHEMAS, KERNELS)
     by_name = {schema.name: schema for schema in SCHEMAS}
     for alias, target in ALIASES.items():
-        doc = f"Deprecated alias of ``{target}`` (DALI's experimental name).\n\n" + (
-            by_name[target].doc
-        )
+        doc = f"DALI's older name of ``{target}``.\n\n{by_name[target].doc}"
         schema = dataclasses.replace(by_name[target], name=alias, doc=doc)
         registry.add_operator(schema, kernels={"cpu": KERNELS[target]})
 
