@@ -154,8 +154,49 @@ EXAMPLES["experimental.peek_image_shape"] = EXAMPLES["peek_image_shape"]
 EXAMPLES.update(IMAGE_EXAMPLES)
 if HAS_AV:
     EXAMPLES["decoders.video"] = OperatorExample([_videos()], args={"sequence_length": 3})
+    EXAMPLES["experimental.decoders.video"] = EXAMPLES["decoders.video"]
 
-SKIPPED = {} if HAS_AV else {"decoders.video": "PyAV (the 'av' package) is not installed"}
+HAS_SOUNDFILE = importlib.util.find_spec("soundfile") is not None
+
+
+def _signals(count: int = 3) -> list[np.ndarray]:
+    return [_RNG.standard_normal(400 + 50 * i).astype(np.float32) * 0.3 for i in range(count)]
+
+
+def _wav_files() -> list[np.ndarray]:
+    import soundfile
+
+    files = []
+    for signal in _signals():
+        buffer = io.BytesIO()
+        soundfile.write(buffer, signal, 16000, format="WAV", subtype="PCM_16")
+        files.append(np.frombuffer(buffer.getvalue(), np.uint8))
+    return files
+
+
+_SPECTRA = [[np.abs(_RNG.standard_normal((65, 5 + i))).astype(np.float32) for i in range(3)]]
+EXAMPLES.update({
+    "audio_resample": OperatorExample([_signals()], args={"scale": 0.75}),
+    "experimental.audio_resample": OperatorExample([_signals()], args={"scale": 0.75}),
+    "spectrogram": OperatorExample([_signals()], args={"nfft": 64, "window_length": 64,
+                                                       "window_step": 32}),
+    "power_spectrum": OperatorExample([_signals()]),
+    "mel_filter_bank": OperatorExample(_SPECTRA, args={"nfilter": 16, "sample_rate": 16000.0}),
+    "mfcc": OperatorExample(_SPECTRA, args={"n_mfcc": 10}),
+    "to_decibels": OperatorExample(_SPECTRA),
+    "preemphasis_filter": OperatorExample([_signals()]),
+    "nonsilent_region": OperatorExample([_signals()], args={"window_length": 64,
+                                                            "reset_interval": 128}),
+})  # fmt: skip
+if HAS_SOUNDFILE:
+    for _name in ("decoders.audio", "audio_decoder"):
+        EXAMPLES[_name] = OperatorExample([_wav_files()], args={"sample_rate": 12000.0})
+
+SKIPPED = {} if HAS_AV else {"decoders.video": "PyAV (the 'av' package) is not installed",
+                             "experimental.decoders.video": "PyAV is not installed"}  # fmt: skip
+if not HAS_SOUNDFILE:
+    SKIPPED |= {name: "soundfile is not installed" for name in ("decoders.audio", "audio_decoder")}
+SKIPPED["optical_flow"] = "needs NVIDIA's optical-flow hardware; refuses to build by design"
 """Operators whose example cannot be built here, with the reason."""
 
 """Readers are checked by ``check_reader`` (and run here only through their schema checks)."""
@@ -166,4 +207,20 @@ READERS = (
     "readers.numpy",
     "readers.tfrecord",
     "readers.webdataset",
+    "readers.nemo_asr",
+    "nemo_asr_reader",
+    "readers.video",
+    "readers.video_resize",
+    "experimental.readers.video",
+    "video_reader",
+    "video_reader_resize",
+    "readers.sequence",
+    "sequence_reader",
+    "readers.caffe",
+    "readers.caffe2",
+    "caffe_reader",
+    "caffe2_reader",
+    "readers.mxnet",
+    "mxnet_reader",
+    "experimental.readers.fits",
 )

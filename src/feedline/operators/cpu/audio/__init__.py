@@ -1,0 +1,1 @@
+"""Family ``audio``: decoding, resampling, spectra, mel filter banks and silence detection."""

@@ -1,0 +1,142 @@
+"""The ``spectrogram`` and ``power_spectrum`` kernels.
+
+Transforms run in single precision (as DALI's) with ``scipy.fft`` when SciPy is installed (the
+``audio`` extra pulls it in), else with NumPy's FFT in double precision (several times slower).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+from feedline.core.kernel import SampleContext, SampleKernel
+
+__all__ = ["PowerSpectrumKernel", "SpectrogramKernel", "hann_window", "power_spectrum", "stft"]
+
+
+def hann_window(length: int) -> np.ndarray:
+    """DALI's default window: ``0.5 (1 - cos(2π (t + 0.5) / length))``."""
+    t = np.arange(length, dtype=np.float64)
+    return 0.5 * (1 - np.cos(2 * np.pi * (t + 0.5) / length))
+
+
+def _rfft(frames: np.ndarray, nfft: int | None, axis: int) -> np.ndarray:
+    """Real FFT in float32 with SciPy, in float64 with NumPy when SciPy is missing."""
+    try:
+        import scipy.fft
+    except ImportError:
+        return np.fft.rfft(frames.astype(np.float64, copy=False), n=nfft, axis=axis)
+    return scipy.fft.rfft(frames.astype(np.float32, copy=False), n=nfft, axis=axis)
+
+
+def _magnitude(spectrum: np.ndarray, power: int) -> np.ndarray:
+    squared = spectrum.real**2 + spectrum.imag**2
+    return (squared if power == 2 else np.sqrt(squared)).astype(np.float32)
+
+
+def stft(
+    signal: np.ndarray,
+    window: np.ndarray,
+    step: int,
+    nfft: int,
+    centered: bool = True,
+    reflect: bool = True,
+    power: int = 2,
+) -> np.ndarray:
+    """The ``(windows, nfft // 2 + 1)`` power/magnitude spectrogram of a 1-D signal."""
+    length = len(window)
+    if centered:
+        count = len(signal) // step + 1
+        half = length // 2
+        # Enough padding for the last window, which starts at (count - 1) * step - half.
+        tail = max((count - 1) * step - half + length - len(signal), 0)
+        if reflect and len(signal):
+            signal = np.pad(signal, (half, tail), mode="reflect")
+        else:
+            signal = np.pad(signal, (half, tail))
+    else:
+        count = max((len(signal) - length) // step + 1, 0)
+    frames = sliding_window_view(signal, length)[: (count - 1) * step + 1 : step]
+    return _magnitude(_rfft(frames * window, nfft, axis=1), power)
+
+
+class SpectrogramKernel(SampleKernel):
+    """Per-sample ``spectrogram``."""
+
+    def setup(self) -> None:
+        """Check the window arguments."""
+        args = self.args
+        length, step = args["window_length"], args["window_step"]
+        nfft = length if args["nfft"] is None else args["nfft"]
+        if length < 1 or step < 1:
+            raise ValueError(
+                f"spectrogram: window_length ({length}) and window_step ({step}) must be positive"
+            )
+        if nfft < length:
+            raise ValueError(
+                f"spectrogram: nfft ({nfft}) must be at least window_length ({length})"
+            )
+        window = args["window_fn"]
+        if window is not None and len(window) != length:
+            raise ValueError(
+                f"spectrogram: window_fn has {len(window)} values; window_length is {length}"
+            )
+        chosen = hann_window(length) if window is None else np.asarray(window, np.float64)
+        self._window = chosen.astype(np.float32)
+        self._nfft = nfft
+
+    def output_layouts(self, input_layouts: tuple[str, ...]) -> tuple[str, ...]:
+        """The ``layout`` argument."""
+        return (self.args["layout"],)
+
+    def run_sample(
+        self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
+    ) -> np.ndarray:
+        """The spectrogram of one signal."""
+        (signal,) = inputs
+        if sum(extent > 1 for extent in signal.shape) > 1:
+            raise ValueError(
+                "spectrogram: expected one channel, (n,), (n, 1) or (1, n) (any extra axes of "
+                f"extent 1); got shape {signal.shape}"
+            )
+        a = self.args
+        frames = stft(
+            signal.reshape(-1).astype(np.float32, copy=False),
+            self._window,
+            a["window_step"],
+            self._nfft,
+            a["center_windows"],
+            a["reflect_padding"],
+            a["power"],
+        )
+        return np.ascontiguousarray(frames.T if a["layout"] == "ft" else frames)
+
+
+def power_spectrum(data: np.ndarray, axis: int, nfft: int | None, power: int) -> np.ndarray:
+    """The power spectrum (``power=2``) or magnitude of ``data`` along ``axis``."""
+    return _magnitude(_rfft(data, nfft, axis), power)
+
+
+class PowerSpectrumKernel(SampleKernel):
+    """Per-sample ``power_spectrum``."""
+
+    def setup(self) -> None:
+        """Check ``nfft``."""
+        nfft = self.args["nfft"]
+        if nfft is not None and nfft < 1:
+            raise ValueError(f"power_spectrum: nfft ({nfft}) must be positive")
+
+    def run_sample(
+        self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
+    ) -> np.ndarray:
+        """The spectrum of one sample."""
+        (data,) = inputs
+        axis = self.args["axis"]
+        if not -data.ndim <= axis < data.ndim:
+            raise ValueError(
+                f"power_spectrum: axis {axis} is out of range for a {data.ndim}-D input"
+            )
+        return power_spectrum(data, axis, self.args["nfft"], self.args["power"])

@@ -1,0 +1,2 @@
+"""Family ``streams``: DALI's other video operator names (``optical_flow``,
+``experimental.decoders.video``)."""
