@@ -36,6 +36,7 @@ from feedline.operators.cpu.image.decoders import (
     encoded_bytes,
     roi_from_window,
 )
+from feedline.operators.cpu.image.limits import check_jpeg_entropy
 from feedline.operators.cpu.image.resize import rrc_window
 from feedline.operators.gpu.transfer import PinnedStaging, require_stream, upload
 
@@ -138,7 +139,9 @@ class _MixedDecoder(Kernel):
             try:
                 sample = tuple(x[i] for x in inputs)
                 if on_gpu[i]:
-                    return self.window(sample[0], args, context)
+                    window = self.window(sample[0], args, context)
+                    check_jpeg_entropy(np.ascontiguousarray(sample[0]))
+                    return window
                 return self._cpu.run_sample(sample, args, context)
             except Exception as exc:
                 raise OperatorError(
