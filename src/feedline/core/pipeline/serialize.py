@@ -35,6 +35,7 @@ _PARAMS = (
     "py_start_method",
     "on_error",
     "max_errors",
+    "max_decoded_bytes",
 )
 _OMITTED = {"__omitted__": "callable"}
 

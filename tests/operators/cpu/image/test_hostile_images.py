@@ -254,3 +254,37 @@ def test_decode_errors_name_the_users_decoder(tmp_path: Path, name: str) -> None
     cause = message.split("): ", 1)[1].removeprefix("ValueError: ")
     assert cause.startswith("decoders.image"), message
     assert "resize:" not in message and "random_resized_crop:" not in message
+
+
+def _with_pipeline_limit(path: Path, limit: int, graph: Any) -> Any:
+    @pipeline_def(
+        batch_size=1, num_threads=1, device_id=None, prefetch_queue_depth=1, max_decoded_bytes=limit
+    )
+    def pipe() -> Any:
+        data, _ = fn.readers.file(files=[str(path)])
+        return graph(data)
+
+    p = pipe()
+    assert p.max_decoded_bytes == limit
+    p.build()
+    (out,) = p.run()
+    return np.asarray(out.at(0))
+
+
+@pytest.mark.parametrize("name", ["image", "image+resize", "image_crop"])
+def test_the_pipeline_sets_the_default_max_decoded_bytes(tmp_path: Path, name: str) -> None:
+    path = tmp_path / "small.png"
+    Image.new("RGB", (100, 50)).save(path)
+    graph = GRAPHS[name]
+    assert _with_pipeline_limit(path, 15_000, graph).size > 0
+    with pytest.raises(Exception, match=r"small\.png.*100x50x3 .*max_decoded_bytes=14999"):
+        _with_pipeline_limit(path, 14_999, graph)
+    own = _with_pipeline_limit(path, 14_999, lambda d: graph(d, max_decoded_bytes=15_000))
+    assert own.size > 0
+
+
+def test_the_pipelines_max_decoded_bytes_is_checked() -> None:
+    from feedline import Pipeline
+
+    with pytest.raises(ValueError, match="max_decoded_bytes must be at least 1"):
+        Pipeline(batch_size=1, max_decoded_bytes=0)

@@ -96,7 +96,10 @@ class CodecKernel(SampleKernel):
         from feedline.core.plugins import get_registry
 
         self._max_pixels = self._limit("max_pixels", MAX_IMAGE_PIXELS, "pixels")
-        self._max_bytes = self._limit("max_decoded_bytes", MAX_DECODED_BYTES, "bytes")
+        pipeline_limit = getattr(self.ctx.pipeline, "max_decoded_bytes", None)
+        self._max_bytes = self._limit(
+            "max_decoded_bytes", pipeline_limit or MAX_DECODED_BYTES, "bytes"
+        )
         self._registry = get_registry()
         self._codecs: dict[str, Any] = {}
 
@@ -106,7 +109,8 @@ class CodecKernel(SampleKernel):
         Raises:
             ValueError: it is not a positive number.
         """
-        limit = self.args.get(name, default)
+        limit = self.args.get(name)
+        limit = default if limit is None else limit
         if isinstance(limit, bool) or int(limit) != limit or limit <= 0:
             raise ValueError(
                 f"{self.op}: {name} must be a positive number of {unit}, got {limit!r}"

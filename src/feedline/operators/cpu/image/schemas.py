@@ -64,12 +64,12 @@ MAX_DECODED_BYTES = 1 << 28
 _MAX_DECODED_BYTES = ArgSpec(
     "max_decoded_bytes",
     "int",
-    MAX_DECODED_BYTES,
+    None,
     "Largest decoded image in bytes (height × width × the file's channels × bytes per channel, "
     "read from the header before anything is allocated) this operator accepts; a larger one "
-    "fails its sample with an error naming the file, its size and this argument. The default, "
-    "268435456 (256 MiB), admits 8-bit RGB images up to about 89 megapixels; one image's "
-    "decoding holds at most about twice its decoded size in memory at once.",
+    "fails its sample with an error naming the file, its size and this argument. Unset: the "
+    "pipeline's ``max_decoded_bytes``, else 268435456 (256 MiB), which admits 8-bit RGB images "
+    "up to about 89 megapixels.",
 )
 _ENCODED = (InputSpec("data", "Encoded image files: 1-D uint8 (e.g. from readers.file)."),)
 
