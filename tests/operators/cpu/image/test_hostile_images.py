@@ -110,9 +110,15 @@ def run_fresh(files: list[Path], batch: int, graph: str = "image", **kwargs: Any
         capture_output=True,
         text=True,
         timeout=300,
-        check=True,
+        check=False,
     )
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    lines = done.stdout.strip().splitlines()
+    assert lines, (
+        f"the child process printed nothing (exit status {done.returncode}): {done.stderr}"
+    )
+    result = json.loads(lines[-1])
+    result["returncode"] = done.returncode
+    return result
 
 
 @pytest.mark.parametrize("graph", ["image", "resize", "rrc", "crop", "random_crop"])
