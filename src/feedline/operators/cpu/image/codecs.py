@@ -225,7 +225,7 @@ def _converted(image: Any, target: str, reverse: bool) -> np.ndarray:
     rows = max(1, _STRIP_BYTES // max(1, 4 * width))
     for top in range(0, height, rows):
         bottom = min(height, top + rows)
-        strip = image.crop((0, top, width, bottom))
+        strip = image if bottom - top == height else image.crop((0, top, width, bottom))
         if strip.mode != target:
             strip = strip.convert(target)
         pixels = np.frombuffer(strip.tobytes(), np.uint8).reshape(bottom - top, width, channels)
