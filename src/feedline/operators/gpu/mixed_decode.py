@@ -165,7 +165,8 @@ class _MixedDecoder(Kernel):
     ) -> tuple[int, int, int, int] | None:
         """The ``(y0, x0, y1, x1)`` window to keep of a GPU-decoded sample (None: all of it),
         placed exactly as the CPU kernel places it. The header is read either way, so the
-        operator's ``max_pixels`` is checked before the GPU allocates anything."""
+        operator's ``max_pixels`` and ``max_decoded_bytes`` are checked before the GPU allocates
+        anything (and, in :meth:`run`, that the file is long enough for the size it declares)."""
         self._cpu.image_shape(data)
         return None
 
