@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from PIL import Image
 
 from feedline import fn, pipeline_def
@@ -294,3 +296,24 @@ def test_the_pipelines_max_decoded_bytes_is_checked() -> None:
 
     with pytest.raises(ValueError, match="max_decoded_bytes must be at least 1"):
         Pipeline(batch_size=1, max_decoded_bytes=0)
+
+
+_SMALL_JPEG = forged_jpeg(16, 16)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    edits=st.lists(
+        st.tuples(st.integers(0, len(_SMALL_JPEG) - 1), st.integers(0, 255)), max_size=8
+    ),
+    cut=st.integers(2, len(_SMALL_JPEG)),
+)
+def test_the_header_walk_survives_any_damage(edits: list[tuple[int, int]], cut: int) -> None:
+    data = bytearray(_SMALL_JPEG[:cut])
+    for at, value in edits:
+        if at < len(data):
+            data[at] = value
+    try:
+        check_jpeg_entropy(bytes(data))
+    except ValueError as exc:
+        assert "decompression bomb" in str(exc)
