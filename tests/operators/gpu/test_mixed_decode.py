@@ -220,3 +220,45 @@ def test_a_cpu_decoder_refuses_gpu_decoding(fake_gpu: PluginSystem) -> None:
 
     with pytest.raises(ValueError, match="gpu_decoding='nvimgcodec' needs device='mixed'"):
         graph().build()
+
+
+def _forged_jpeg(side: int) -> np.ndarray:
+    """A real 16 × 16 JPEG whose frame header declares ``side`` × ``side`` pixels."""
+    data = bytearray(FILES[0].tobytes())
+    sof = data.index(b"\xff\xc0")
+    data[sof + 5 : sof + 9] = side.to_bytes(2, "big") * 2
+    return np.frombuffer(bytes(data), np.uint8)
+
+
+@pytest.mark.parametrize("codec", ["nvimgcodec", "cpu"])
+@pytest.mark.parametrize(
+    ("sample", "kwargs", "refusal"),
+    [
+        (_forged_jpeg(9000), {}, "decompression bomb"),
+        (FILES[0], {"max_decoded_bytes": 37 * 53 * 3 - 1}, "max_decoded_bytes=5882"),
+        (FILES[0], {"max_pixels": 37 * 53 - 1}, "max_pixels=1960"),
+    ],
+)
+def test_the_mixed_decoder_refuses_what_the_cpu_decoder_refuses_before_decoding(
+    fake_gpu: PluginSystem,
+    monkeypatch: pytest.MonkeyPatch,
+    codec: str,
+    sample: np.ndarray,
+    kwargs: dict[str, Any],
+    refusal: str,
+) -> None:
+    monkeypatch.setattr(
+        mixed_decode, "nvimgcodec_module", lambda: _FakeCodecModule if codec != "cpu" else None
+    )
+
+    @pipeline_def(batch_size=1, num_threads=1, device_id=0, prefetch_queue_depth=1)
+    def graph():
+        data = fn.external_source(source=lambda: [sample])
+        return fn.decoders.image(data, device="mixed", gpu_decoding="auto", **kwargs)
+
+    pipe = graph()
+    try:
+        with pytest.raises(Exception, match=refusal):
+            pipe.run()
+    finally:
+        pipe.close()

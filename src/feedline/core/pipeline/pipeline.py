@@ -102,6 +102,9 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
             ``on_error`` argument. See ``docs/errors.md``.
         max_errors: with ``skip``, how many samples may be skipped before the pipeline raises a
             ``PipelineError`` listing them all; ``None`` (the default): no limit.
+        max_decoded_bytes: the largest decoded image, in bytes, that the image decoders of this
+            pipeline accept when they do not set their own ``max_decoded_bytes``; ``None`` (the
+            default): 256 MiB. See ``docs/errors.md``.
     """
 
     def __init__(
@@ -133,6 +136,7 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
         concurrency: OperatorConcurrency | None = None,
         on_error: str = "raise",
         max_errors: int | None = None,
+        max_decoded_bytes: int | None = None,
     ) -> None:
         if batch_size is not None and batch_size != -1:
             batch_size = check_positive_int("batch_size", batch_size)
@@ -145,6 +149,11 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
         if experimental_exec_dynamic is not None:
             exec_dynamic = experimental_exec_dynamic
         self._on_error, self._max_errors = check_policy(on_error, max_errors)
+        self._max_decoded_bytes = (
+            None
+            if max_decoded_bytes is None
+            else check_positive_int("max_decoded_bytes", max_decoded_bytes)
+        )
         self._batch_size = batch_size
         self._num_threads = num_threads
         self._device_id = device_id

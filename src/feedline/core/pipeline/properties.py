@@ -196,6 +196,7 @@ class PipelineProperties:
     _py_callback_pickler: Any
     _on_error: str
     _max_errors: int | None
+    _max_decoded_bytes: int | None
     _output_dtype: Any
     _output_ndim: Any
     _output_layout: Any
@@ -351,6 +352,11 @@ class PipelineProperties:
     def max_errors(self) -> int | None:
         """How many samples ``"skip"`` may drop before the pipeline raises (None: no limit)."""
         return self._max_errors
+
+    @property
+    def max_decoded_bytes(self) -> int | None:
+        """The image decoders' default limit on one decoded image, in bytes (None: theirs)."""
+        return self._max_decoded_bytes
 
     @property
     def num_outputs(self) -> int:

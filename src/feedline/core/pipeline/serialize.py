@@ -40,6 +40,7 @@ _PARAMS = (
     "max_errors",
     "stream_policy",
     "concurrency",
+    "max_decoded_bytes",
 )
 _OMITTED = {"__omitted__": "callable"}
 

@@ -36,6 +36,7 @@ from feedline.operators.cpu.image.decoders import (
     encoded_bytes,
     roi_from_window,
 )
+from feedline.operators.cpu.image.limits import check_jpeg_entropy
 from feedline.operators.cpu.image.resize import rrc_window
 from feedline.operators.gpu.transfer import PinnedStaging, require_stream, upload
 
@@ -138,7 +139,9 @@ class _MixedDecoder(Kernel):
             try:
                 sample = tuple(x[i] for x in inputs)
                 if on_gpu[i]:
-                    return self.window(sample[0], args, context)
+                    window = self.window(sample[0], args, context)
+                    check_jpeg_entropy(np.ascontiguousarray(sample[0]))
+                    return window
                 return self._cpu.run_sample(sample, args, context)
             except Exception as exc:
                 raise OperatorError(
@@ -162,7 +165,8 @@ class _MixedDecoder(Kernel):
     ) -> tuple[int, int, int, int] | None:
         """The ``(y0, x0, y1, x1)`` window to keep of a GPU-decoded sample (None: all of it),
         placed exactly as the CPU kernel places it. The header is read either way, so the
-        operator's ``max_pixels`` is checked before the GPU allocates anything."""
+        operator's ``max_pixels`` and ``max_decoded_bytes`` are checked before the GPU allocates
+        anything (and, in :meth:`run`, that the file is long enough for the size it declares)."""
         self._cpu.image_shape(data)
         return None
 

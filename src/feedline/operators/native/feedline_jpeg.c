@@ -8,6 +8,8 @@
  * accepted or refused alike whichever region is read. Re-entrant: each call has its own decoder
  * state.
  */
+#define _GNU_SOURCE /* dladdr, RTLD_NODELETE */
+#include <dlfcn.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stddef.h>
@@ -67,7 +69,15 @@ static void scratch_free(void *value) {
     free(scratch);
 }
 
-static void scratch_key_create(void) { pthread_key_create(&scratch_key, scratch_free); }
+/* Threads free their buffers when they end, which may be after Python closed this library (cffi
+ * unloads it at interpreter exit while pool threads still finish): once a thread holds a buffer,
+ * the library stays loaded for good, so the destructor is still there. */
+static void scratch_key_create(void) {
+    Dl_info self;
+    if (dladdr((void *)scratch_free, &self) != 0 && self.dli_fname != NULL)
+        dlopen(self.dli_fname, RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+    pthread_key_create(&scratch_key, scratch_free);
+}
 
 /* This thread's buffer `slot`, at least `size` bytes (NULL when out of memory). */
 static uint8_t *thread_scratch(int slot, size_t size) {

@@ -22,6 +22,7 @@ from __future__ import annotations
 import gc
 import json
 import mmap
+import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from itertools import chain
@@ -31,6 +32,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
+from feedline.readers.coco.locate import deep_spot, long_number_spot
 from feedline.readers.coco.raw import (
     CocoFormatError,
     RawCoco,
@@ -42,10 +44,15 @@ from feedline.readers.coco.raw import (
 )
 from feedline.readers.coco.segmentations import parse_segmentations
 
-__all__ = ["parse_coco"]
+__all__ = ["MAX_MASK_PIXELS", "parse_coco"]
 
 _Flag = int | bool | msgspec.UnsetType
 _NULL = msgspec.Raw(b"null")
+#: Deepest nesting reported as such when the JSON parsers run out of recursion.
+_MAX_DEPTH = 500
+#: Largest image (width × height) whose pixelwise mask ``readers.coco`` rasterises: 2³¹ pixels,
+#: an 8 GiB int32 mask.
+MAX_MASK_PIXELS = 1 << 31
 
 
 class _Image(msgspec.Struct, gc=False):
@@ -120,9 +127,33 @@ def parse_coco(path: str, want_polygons: bool, want_rle: bool) -> RawCoco:
             OverflowError,
             UnicodeDecodeError,  # msgspec's for a string that is not UTF-8
             CocoFormatError,
+            RecursionError,  # nested deeper than msgspec goes: the reference locates it
         ):
             raw = None
-        return raw if raw is not None else _reference(path, want_polygons, want_rle)
+        raw = raw if raw is not None else _reference(path, want_polygons, want_rle)
+    if want_rle:
+        _check_mask_sizes(raw, path)
+    return raw
+
+
+def _check_mask_sizes(raw: RawCoco, path: str) -> None:
+    """Refuse an image too large for its pixelwise mask (:data:`MAX_MASK_PIXELS`).
+
+    Raises:
+        CocoFormatError: naming the entry's width and height, its line and column.
+    """
+    pixels = raw.widths.astype(np.float64) * raw.heights
+    too_big = np.flatnonzero(pixels > MAX_MASK_PIXELS)
+    if too_big.size == 0:
+        return
+    i = int(too_big[0])
+    with open(path, "rb") as f:
+        at = _Locator(f.read())("images", i)
+    raise CocoFormatError(
+        f"{path}: $.images[{i}].width and .height{at}: {raw.widths[i]}x{raw.heights[i]} is "
+        f"larger than the {MAX_MASK_PIXELS:,} pixels a pixelwise mask may have (pixelwise_masks="
+        "True rasterises a mask of the image's size)"
+    )
 
 
 def _map(path: str) -> mmap.mmap | bytes:
@@ -217,6 +248,8 @@ def _reference(path: str, want_polygons: bool, want_rle: bool) -> RawCoco:
         data = f.read()
     try:
         doc = json.loads(data, parse_constant=_reject_constant)
+    except RecursionError:
+        raise _too_deep(path, data) from None
     except json.JSONDecodeError as exc:
         raise CocoFormatError(
             f"{path}: invalid JSON at line {exc.lineno}, column {exc.colno} (byte {exc.pos}): "
@@ -228,8 +261,25 @@ def _reference(path: str, want_polygons: bool, want_rle: bool) -> RawCoco:
             f"{path}: invalid JSON: not UTF-8 text at line {line} (byte {exc.start}): {exc.reason}"
         ) from None
     except ValueError as exc:
+        long = long_number_spot(data)
+        if long is not None:
+            spot, digits = long
+            raise CocoFormatError(
+                f"{path}: {spot}: a number of {digits:,} digits (more than the "
+                f"{sys.get_int_max_str_digits():,} Python converts): {exc}"
+            ) from None
         raise CocoFormatError(f"{path}: invalid JSON: {exc}") from None
     return raw_from_document(doc, path, want_polygons, want_rle, _Locator(data))
+
+
+def _too_deep(path: str, data: bytes) -> CocoFormatError:
+    """The error for a file nested deeper than the JSON parsers recurse."""
+    spot = deep_spot(data, _MAX_DEPTH)
+    where = f"{spot}: arrays and objects" if spot is not None else "arrays and objects"
+    return CocoFormatError(
+        f"{path}: {where} nested deeper than {_MAX_DEPTH} levels (a COCO file needs 4); the "
+        "JSON parser cannot read it"
+    )
 
 
 def _reject_constant(name: str) -> Any:

@@ -33,10 +33,16 @@ from feedline.operators.cpu.image.bindings import (
     decode_jpeg_region,
     decode_jpeg_resampled,
 )
-from feedline.operators.cpu.image.schemas import MAX_IMAGE_PIXELS
+from feedline.operators.cpu.image.limits import (
+    check_decoded_bytes,
+    check_image_size,
+    check_jpeg_entropy,
+)
+from feedline.operators.cpu.image.schemas import MAX_DECODED_BYTES, MAX_IMAGE_PIXELS
 from feedline.operators.cpu.image.windows import Source
 
 __all__ = [
+    "MAX_DECODED_BYTES",
     "MAX_IMAGE_PIXELS",
     "ImageCodec",
     "JpegCodec",
@@ -120,20 +126,6 @@ _SOF_MARKERS = frozenset(
 _COLORSPACE_OF = {1: "Gray", 3: "YCbCr", 4: "CMYK"}
 
 
-def check_image_size(height: int, width: int, limit: int = MAX_IMAGE_PIXELS) -> None:
-    """Refuse an image whose header claims more than ``limit`` pixels (the operator's
-    ``max_pixels``, by default :data:`MAX_IMAGE_PIXELS`).
-
-    Raises:
-        ValueError: naming the claimed size and the limit.
-    """
-    if height * width > limit:
-        raise ValueError(
-            f"image of {width}x{height} = {height * width / 1e6:.1f} megapixels exceeds the "
-            f"decoder's limit of {limit / 1e6:.1f} megapixels (max_pixels={limit})"
-        )
-
-
 def _scan_jpeg(data: Any) -> tuple[tuple[int, int, int] | None, int]:
     """One walk over a JPEG's markers up to its scan: the frame header's ``(height, width,
     components)`` (None if there is none) and the EXIF orientation (1 when absent)."""
@@ -214,14 +206,41 @@ def pil_to_array(image: Any, output_type: ImageType) -> np.ndarray:
             ImageType.GRAY: "L",
             ImageType.YCbCr: "YCbCr",
         }[ImageType(output_type)]
-    if mode != target:
-        image = image.convert(target)
-    array = np.asarray(image)
-    if array.ndim == 2:
-        array = array[:, :, None]
-    if output_type == ImageType.BGR:
-        array = np.ascontiguousarray(array[:, :, ::-1])
-    return array
+    return _converted(image, target, output_type == ImageType.BGR)
+
+
+#: Bytes of decoded pixels converted per strip by :func:`_converted`.
+_STRIP_BYTES = 1 << 22
+
+
+def _converted(image: Any, target: str, reverse: bool) -> np.ndarray:
+    """The loaded Pillow ``image`` in Pillow mode ``target`` as an ``HWC`` uint8 array (channels
+    reversed when ``reverse``), converted a strip of rows at a time into the output array, so
+    that the only full-size copy besides Pillow's own is the result."""
+    from PIL import Image
+
+    width, height = image.size
+    channels = Image.getmodebands(target)
+    out = np.empty((height, width, channels), np.uint8)
+    rows = max(1, _STRIP_BYTES // max(1, 4 * width))
+    for top in range(0, height, rows):
+        bottom = min(height, top + rows)
+        strip = image if bottom - top == height else image.crop((0, top, width, bottom))
+        if strip.mode != target:
+            strip = strip.convert(target)
+        pixels = np.frombuffer(strip.tobytes(), np.uint8).reshape(bottom - top, width, channels)
+        out[top:bottom] = pixels[:, :, ::-1] if reverse else pixels
+    return out
+
+
+def _stored_channels(image: Any) -> tuple[int, int]:
+    """``(channels, bytes per channel)`` of a Pillow image's pixels once decoded."""
+    mode = image.mode
+    if mode in _16BIT_MODES:
+        return 1, 2 if mode != "I" else 4
+    if mode in ("F", "I;32"):
+        return 1, 4
+    return max(len(image.getbands()), 3 if mode == "P" else 1), 1
 
 
 class ImageCodec:
@@ -231,10 +250,19 @@ class ImageCodec:
         max_pixels: the largest image to accept, set by the decoder operator to its own
             ``max_pixels`` on its copy of the codec; a codec refuses larger images from the
             header (:func:`check_image_size`) before allocating.
+        max_decoded_bytes: the largest decoded image in bytes, set likewise from the operator's
+            ``max_decoded_bytes`` (:func:`check_decoded_bytes`).
     """
 
     name = "codec"
     max_pixels: int = MAX_IMAGE_PIXELS
+    max_decoded_bytes: int = MAX_DECODED_BYTES
+
+    def check_size(self, height: int, width: int, channels: int, depth: int = 1) -> None:
+        """Refuse, from the header, an image above this codec's ``max_pixels`` or
+        ``max_decoded_bytes``."""
+        check_image_size(height, width, self.max_pixels)
+        check_decoded_bytes(height, width, channels, depth, self.max_decoded_bytes)
 
     def shape(self, data: Any) -> tuple[int, int, int]:
         """``(height, width, channels)`` of the decoded image, from the header only."""
@@ -259,7 +287,8 @@ class PillowCodec(ImageCodec):
             raise ValueError(f"image too large: {exc}") from None
         except (OSError, SyntaxError, ValueError, struct.error) as exc:
             raise ValueError(f"unrecognised or corrupt image data: {exc}") from None
-        check_image_size(image.height, image.width, self.max_pixels)
+        channels, depth = _stored_channels(image)
+        self.check_size(image.height, image.width, channels, depth)
         return image
 
     @staticmethod
@@ -323,13 +352,13 @@ class JpegCodec(PillowCodec):
             return None
         frame, orientation = _scan_jpeg(data)
         if frame is not None and frame[0] > 0 and frame[1] > 0 and frame[2] in _COLORSPACE_OF:
-            check_image_size(frame[0], frame[1], self.max_pixels)
+            self.check_size(frame[0], frame[1], frame[2])
             return frame[0], frame[1], _COLORSPACE_OF[frame[2]], orientation
         try:
             height, width, colorspace, _ = _simplejpeg.decode_jpeg_header(data)
         except ValueError as exc:
             raise ValueError(f"corrupt JPEG header: {exc}") from None
-        check_image_size(height, width, self.max_pixels)
+        self.check_size(height, width, 1 if colorspace == "Gray" else 3)
         return height, width, colorspace, orientation
 
     def probe(self, data: Any) -> JpegProbe:
@@ -358,8 +387,10 @@ class JpegCodec(PillowCodec):
         return self._COLORSPACES.get(output_type)
 
     def decode(self, data: Any, output_type: ImageType, roi: Roi | None = None) -> np.ndarray:
-        """Decode (simplejpeg when it can produce ``output_type``, else Pillow)."""
+        """Decode (simplejpeg when it can produce ``output_type``, else Pillow); a file too
+        short for the size it declares is refused first (:func:`check_jpeg_entropy`)."""
         header = self._header(data)
+        check_jpeg_entropy(data)
         colorspace = self._fast_colorspace(header, output_type)
         if header is None or colorspace is None:
             return super().decode(data, output_type, roi)
@@ -418,6 +449,7 @@ class JpegCodec(PillowCodec):
         it)."""
         if not probe.direct:
             return False
+        check_jpeg_entropy(data)
         y, x, h, w = window if window is not None else (0, 0, *probe.shape[:2])
         try:
             return decode_jpeg_resampled(

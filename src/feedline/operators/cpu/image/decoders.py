@@ -18,8 +18,9 @@ import numpy as np
 from feedline.core.kernel import SampleContext, SampleKernel
 from feedline.core.registry import load_object
 from feedline.core.types import DataType, ImageType, to_numpy_dtype
-from feedline.operators.cpu.image.codecs import MAX_IMAGE_PIXELS, check_image_size
+from feedline.operators.cpu.image.codecs import MAX_DECODED_BYTES, MAX_IMAGE_PIXELS
 from feedline.operators.cpu.image.crop import crop_window
+from feedline.operators.cpu.image.limits import check_decoded_bytes, check_image_size
 from feedline.operators.cpu.image.resize import check_rrc_args, rrc_window
 from feedline.operators.cpu.tensor.slice import SliceKernel, slice_axes, slice_bounds
 
@@ -77,23 +78,44 @@ class CodecKernel(SampleKernel):
     codec objects, limited to its ``max_pixels``."""
 
     op = "decoders.image"
+    #: The decoder the user wrote, named in errors about the file (a fused decoder's ``op`` is
+    #: the operator fused after it); None: ``op``.
+    decoder_op: str | None = None
+
+    @property
+    def decoder_name(self) -> str:
+        """The user's decoder operator, as errors about the encoded file name it."""
+        return self.decoder_op or self.op
 
     def setup(self) -> None:
-        """Check ``max_pixels``; fetch the codec registry.
+        """Check ``max_pixels`` and ``max_decoded_bytes``; fetch the codec registry.
 
         Raises:
             ValueError: ``max_pixels`` is not a positive number.
         """
         from feedline.core.plugins import get_registry
 
-        limit = self.args.get("max_pixels", MAX_IMAGE_PIXELS)
-        if isinstance(limit, bool) or int(limit) != limit or limit <= 0:
-            raise ValueError(
-                f"{self.op}: max_pixels must be a positive number of pixels, got {limit!r}"
-            )
-        self._max_pixels = int(limit)
+        self._max_pixels = self._limit("max_pixels", MAX_IMAGE_PIXELS, "pixels")
+        pipeline_limit = getattr(self.ctx.pipeline, "max_decoded_bytes", None)
+        self._max_bytes = self._limit(
+            "max_decoded_bytes", pipeline_limit or MAX_DECODED_BYTES, "bytes"
+        )
         self._registry = get_registry()
         self._codecs: dict[str, Any] = {}
+
+    def _limit(self, name: str, default: int, unit: str) -> int:
+        """The positive integer argument ``name``.
+
+        Raises:
+            ValueError: it is not a positive number.
+        """
+        limit = self.args.get(name)
+        limit = default if limit is None else limit
+        if isinstance(limit, bool) or int(limit) != limit or limit <= 0:
+            raise ValueError(
+                f"{self.op}: {name} must be a positive number of {unit}, got {limit!r}"
+            )
+        return int(limit)
 
     def codec(self, data: np.ndarray) -> Any:
         """The codec object for the encoded ``data``. A codec with a ``max_pixels`` attribute
@@ -109,16 +131,17 @@ class CodecKernel(SampleKernel):
             names = ", ".join(sorted(self._registry.codecs)) or "none"
             head = data[:8].tobytes().hex(" ")
             raise ValueError(
-                f"{self.op}: unrecognised image format (first bytes {head}); registered codecs: "
-                f"{names}"
+                f"{self.decoder_name}: unrecognised image format (first bytes {head}); registered "
+                f"codecs: {names}"
             )
         codec = self._codecs.get(entry.name)
         if codec is None:
             codec = self._limited(load_object(entry.decoder))
             self._codecs[entry.name] = codec
         if not hasattr(codec, "max_pixels"):
-            height, width, _ = codec.shape(data)
+            height, width, channels = codec.shape(data)
             check_image_size(int(height), int(width), self._max_pixels)
+            check_decoded_bytes(int(height), int(width), int(channels), 1, self._max_bytes)
         return codec
 
     def _limited(self, codec: Any) -> Any:
@@ -126,15 +149,19 @@ class CodecKernel(SampleKernel):
         another limit) with this operator's ``max_pixels``."""
         if isinstance(codec, type):
             codec = codec()
-        elif getattr(codec, "max_pixels", self._max_pixels) != self._max_pixels:
+        elif (
+            getattr(codec, "max_pixels", self._max_pixels) != self._max_pixels
+            or getattr(codec, "max_decoded_bytes", self._max_bytes) != self._max_bytes
+        ):
             codec = copy.copy(codec)
         if hasattr(codec, "max_pixels"):
             codec.max_pixels = self._max_pixels
+            codec.max_decoded_bytes = self._max_bytes
         return codec
 
     def image_shape(self, data: np.ndarray) -> tuple[int, int, int]:
         """``(H, W, C)`` of the encoded sample from its header."""
-        data = encoded_bytes(self.op, data)
+        data = encoded_bytes(self.decoder_name, data)
         return tuple(int(v) for v in self.codec(data).shape(data))  # type: ignore[return-value]
 
 
@@ -165,10 +192,12 @@ class DecoderKernel(CodecKernel):
         roi: tuple[int, int, int, int] | None = None,
     ) -> np.ndarray:
         """Decode one encoded sample (optionally only ``roi``) in the requested type."""
-        data = encoded_bytes(self.op, data)
+        data = encoded_bytes(self.decoder_name, data)
         image = self.codec(data).decode(data, ImageType(args["output_type"]), roi)
         if image.size == 0:
-            raise ValueError(f"{self.op}: the decoded image is empty (shape {image.shape})")
+            raise ValueError(
+                f"{self.decoder_name}: the decoded image is empty (shape {image.shape})"
+            )
         return convert_depth(np.ascontiguousarray(image), args["dtype"])
 
 

@@ -110,7 +110,7 @@ class _FusedDecodeKernel(DecoderKernel):
     ) -> tuple[Any, Any, Any, tuple[int, int, int]]:
         """The encoded file of a sample, its codec, the codec's probe and the decoded
         ``(H, W, C)``."""
-        data = encoded_bytes(self.op, inputs[0])
+        data = encoded_bytes(self.decoder_name, inputs[0])
         codec = self.codec(data)
         probe, shape = self.probe(codec, data)
         return data, codec, probe, shape
@@ -189,6 +189,7 @@ class FusedDecodeRandomResizedCropKernel(_FusedDecodeKernel):
     """``decoders.image`` + ``random_resized_crop`` (same window, same pixels)."""
 
     op = "random_resized_crop"
+    decoder_op = "decoders.image"
 
     def setup(self) -> None:
         """Validate arguments like both fused operators."""
@@ -211,6 +212,7 @@ class FusedDecodeResizeKernel(_FusedDecodeKernel):
     """``decoders.image`` + ``resize`` (+ the crop of a following ``crop_mirror_normalize``)."""
 
     op = "resize"
+    decoder_op = "decoders.image"
 
     def run_sample(
         self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
@@ -264,6 +266,8 @@ class _FusedWindowResizeKernel(_FusedDecodeKernel):
 class FusedDecodeRandomCropResizeKernel(_FusedWindowResizeKernel):
     """``decoders.image_random_crop`` + ``resize`` (the decoder's window draw and seed)."""
 
+    decoder_op = "decoders.image_random_crop"
+
     def setup(self) -> None:
         """Validate the window arguments too."""
         super().setup()
@@ -277,6 +281,8 @@ class FusedDecodeRandomCropResizeKernel(_FusedWindowResizeKernel):
 class FusedDecodeCropResizeKernel(_FusedWindowResizeKernel):
     """``decoders.image_crop`` + ``resize``."""
 
+    decoder_op = "decoders.image_crop"
+
     def window(self, inputs: Inputs, args: Args, shape: Shape, sample: SampleContext) -> Window:
         """The fixed window, placed as ``decoders.image_crop`` places it."""
         crop = crop_window("decoders.image_crop", "HW", shape[:2], args)
@@ -288,6 +294,8 @@ class FusedDecodeSliceResizeKernel(_FusedWindowResizeKernel):
     """``decoders.image_slice`` + ``resize`` (fused only where no window can pad or slice the
     channels: ``out_of_bounds_policy`` ``error`` or ``trim_to_shape``)."""
 
+    decoder_op = "decoders.image_slice"
+
     def window(self, inputs: Inputs, args: Args, shape: Shape, sample: SampleContext) -> Window:
         """The window ``decoders.image_slice`` keeps.
 
@@ -298,7 +306,8 @@ class FusedDecodeSliceResizeKernel(_FusedWindowResizeKernel):
         region = slice_region(shape, inputs[1:], args)
         if region is None:
             raise ValueError(
-                f"resize: cannot resize the empty slice of the {shape[0]}x{shape[1]} image"
+                f"decoders.image_slice: the slice window of the {shape[0]}x{shape[1]} image is "
+                "empty, so resize has nothing to resize"
             )
         y0, x0, y1, x1 = region
         return y0, x0, y1 - y0, x1 - x0

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CODECS",
     "KERNELS",
+    "MAX_DECODED_BYTES",
     "MAX_IMAGE_PIXELS",
     "NORMALIZE_ARGS",
     "SCHEMAS",
@@ -56,6 +57,20 @@ _MAX_PIXELS = ArgSpec(
     "file and its size. The default is Pillow's limit (about 179 megapixels). Pillow itself "
     "still refuses non-JPEG images above twice its global ``PIL.Image.MAX_IMAGE_PIXELS``.",
 )
+#: Default largest decoded image in bytes (height × width × channels × bytes per channel, read
+#: from the header before anything is allocated): 256 MiB, i.e. Pillow's warning threshold for
+#: 8-bit RGB (about 89 megapixels); a 12-megapixel photo takes 36 MB.
+MAX_DECODED_BYTES = 1 << 28
+_MAX_DECODED_BYTES = ArgSpec(
+    "max_decoded_bytes",
+    "int",
+    None,
+    "Largest decoded image in bytes (height × width × the file's channels × bytes per channel, "
+    "read from the header before anything is allocated) this operator accepts; a larger one "
+    "fails its sample with an error naming the file, its size and this argument. Unset: the "
+    "pipeline's ``max_decoded_bytes``, else 268435456 (256 MiB), which admits 8-bit RGB images "
+    "up to about 89 megapixels.",
+)
 _ENCODED = (InputSpec("data", "Encoded image files: 1-D uint8 (e.g. from readers.file)."),)
 
 _DECODE_DOC = (
@@ -81,6 +96,7 @@ _DECODE_ARGS = (
         "UINT8, UINT16 (v * 257 for 8-bit files) or FLOAT (v / 255, i.e. in [0, 1]).",
     ),
     _MAX_PIXELS,
+    _MAX_DECODED_BYTES,
 )
 _GPU_DECODING = ArgSpec(
     "gpu_decoding",
@@ -224,6 +240,7 @@ PEEK_IMAGE_SHAPE = OpSchema(
         ),
         ArgSpec("image_type", "image_type", ImageType.RGB, "Colour space deciding C."),
         _MAX_PIXELS,
+        _MAX_DECODED_BYTES,
     ),
     random=False,
 )
