@@ -343,6 +343,31 @@ def test_resize_and_random_resized_crop(
 
 @EXAMPLES
 @given(data=st.data())
+def test_resize_with_a_nearest_axis_and_a_filtered_one(
+    backend: Backend, system: PluginSystem, data: st.DataObject
+) -> None:
+    """One axis magnified (nearest), the other minified (linear, antialiased): the row pass or
+    the column pass alone is nearest, the two-pass kernel's mixed cases."""
+    draw = data.draw
+    dtype = draw(st.sampled_from([np.uint8, np.int16, np.float32]))
+    images = _images(draw, dtype, channels=draw(st.sampled_from([1, 3])))
+    grow_rows = draw(st.booleans())
+    size = (28, draw(st.integers(1, 3))) if grow_rows else (draw(st.integers(1, 3)), 28)
+    _compare(
+        backend,
+        system,
+        "resize",
+        G + "resize_ops:ResizeGpu",
+        images,
+        draw(st.sampled_from(["HWC", "CHW"])),
+        size=size,
+        mag_filter=types.INTERP_NN,
+        min_filter=types.INTERP_LINEAR,
+    )
+
+
+@EXAMPLES
+@given(data=st.data())
 def test_boxes_and_points(backend: Backend, system: PluginSystem, data: st.DataObject) -> None:
     draw = data.draw
     n = draw(st.integers(1, 3))
