@@ -20,7 +20,8 @@
 #
 # Environment: OUT (default ./gpu-check-out), WHEELS (default ./gpu-wheels), PYTHON (default
 # python3), CHECK_VENV (default /tmp/feedline-gpu-check-venv), FEEDLINE_CACHE_DIR (default
-# $OUT/cache), BUILD_TIMEOUT (seconds, default 240). REHEARSAL_WHEELS (rehearsal only): a folder
+# $OUT/cache), BUILD_TIMEOUT (seconds, default 240), BUDGET (seconds for all the steps, default
+# 470: each step's limit is cut to what is left of it). REHEARSAL_WHEELS (rehearsal only): a folder
 # of wheels of what the device machine already has (NumPy, Pillow, pluggy, pytest, hypothesis,
 # tqdm), installed first where the rehearsing Python lacks them.
 set -uo pipefail
@@ -38,6 +39,7 @@ summary="$OUT/summary.txt"
 : > "$summary"
 status=0
 started=$SECONDS
+BUDGET="${BUDGET:-470}"
 
 note() { echo "$*" | tee -a "$summary"; }
 
@@ -45,6 +47,13 @@ note() { echo "$*" | tee -a "$summary"; }
 step() {
     local name="$1" limit="$2"
     shift 2
+    local left=$((BUDGET - (SECONDS - started)))
+    if [ "$left" -lt "$limit" ]; then limit=$left; fi
+    if [ "$limit" -le 0 ]; then
+        note "$name: not run, the ${BUDGET} s budget is spent"
+        [ "$status" -eq 0 ] && status=124
+        return 124
+    fi
     local begin=$SECONDS
     echo "== $name"
     timeout "$limit" bash -c '"$@"' step "$@" > "$OUT/$name.log" 2>&1
