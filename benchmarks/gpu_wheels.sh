@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds the wheel folder that benchmarks/gpu_check.sh installs from on a device machine that has
-# no package registry: every dependency of feedline that machine lacks, and setuptools to install
-# feedline from the working tree there (editable) (it already has
-# Python 3.12, CUDA 13, nvcc, CuPy 14 for CUDA 13, PyTorch, NumPy, Pillow, pluggy, pytest,
-# hypothesis and tqdm). Binary wheels only, for CPython 3.12 on manylinux x86-64.
+# no package registry. That machine already has Python 3.12, CUDA 13, nvcc, CuPy 14 for CUDA 13,
+# PyTorch, NumPy, Pillow, pluggy, pytest, hypothesis and tqdm; the folder holds the rest of
+# feedline's dependencies, nvImageCodec for CUDA 13 with nvjpeg (in case the toolkit's is not on
+# the library path), and setuptools to install feedline from the working tree there (editable).
+# Binary wheels only, for CPython 3.12 on manylinux x86-64.
 #
 # Usage: benchmarks/gpu_wheels.sh [FOLDER]   (default: gpu-wheels, ignored by git)
 # The folder must stay under 64 MiB (what the device tool's `carry` takes); the script fails
@@ -23,7 +24,7 @@ mkdir -p "$folder"
     --platform manylinux_2_28_x86_64 \
     --dest "$folder" \
     "cffi>=1.16" "pycparser" "msgspec>=0.18" "pysimdjson>=6.0" "simplejpeg>=1.7" \
-    "pycocotools>=2.0.7" "nvidia-nvimgcodec-cu13" "setuptools>=68"
+    "pycocotools>=2.0.7" "nvidia-nvimgcodec-cu13" "nvidia-nvjpeg>=13,<14" "setuptools>=68"
 
 size_mib=$(du -sm "$folder" | cut -f1)
 ls -1 "$folder"
