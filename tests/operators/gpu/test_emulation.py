@@ -301,6 +301,30 @@ def test_normalize(backend: Backend, system: PluginSystem, data: st.DataObject) 
     )
 
 
+@settings(
+    max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(data=st.data())
+def test_normalize_reduces_a_dense_batch_at_once(
+    backend: Backend, system: PluginSystem, data: st.DataObject
+) -> None:
+    """Equally shaped samples large enough for pairwise summation: the statistics come from
+    one reduction over the stacked batch and still equal the CPU kernel's per-sample ones."""
+    draw = data.draw
+    dtype = draw(st.sampled_from([np.uint8, np.int16, np.float32]))
+    shape = (draw(st.integers(60, 130)), draw(st.integers(60, 130)), 3)
+    images = [_random(draw, dtype, shape) for _ in range(draw(st.integers(2, 4)))]
+    _compare(
+        backend,
+        system,
+        "normalize",
+        G + "normalize_ops:NormalizeGpu",
+        images,
+        "HWC",
+        **draw(st.sampled_from([{}, {"axis_names": "HW"}, {"axis_names": "C"}])),
+    )
+
+
 @EXAMPLES
 @given(data=st.data())
 def test_resize_and_random_resized_crop(
@@ -345,6 +369,31 @@ def test_resize_and_random_resized_crop(
         size=(draw(st.integers(1, 20)), draw(st.integers(1, 20))),
         interp_type=interp,
         **kwargs,
+    )
+
+
+@EXAMPLES
+@given(data=st.data())
+def test_resize_with_a_nearest_axis_and_a_filtered_one(
+    backend: Backend, system: PluginSystem, data: st.DataObject
+) -> None:
+    """One axis magnified (nearest), the other minified (linear, antialiased): the row pass or
+    the column pass alone is nearest, the two-pass kernel's mixed cases."""
+    draw = data.draw
+    dtype = draw(st.sampled_from([np.uint8, np.int16, np.float32]))
+    images = _images(draw, dtype, channels=draw(st.sampled_from([1, 3])))
+    grow_rows = draw(st.booleans())
+    size = (28, draw(st.integers(1, 3))) if grow_rows else (draw(st.integers(1, 3)), 28)
+    _compare(
+        backend,
+        system,
+        "resize",
+        G + "resize_ops:ResizeGpu",
+        images,
+        draw(st.sampled_from(["HWC", "CHW"])),
+        size=size,
+        mag_filter=types.INTERP_NN,
+        min_filter=types.INTERP_LINEAR,
     )
 
 

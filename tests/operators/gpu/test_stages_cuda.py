@@ -9,7 +9,6 @@ libjpeg-turbo in its IDCT and chroma upsampling: mean absolute difference below 
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -20,7 +19,7 @@ from feedline.core.kernel import Kernel
 from feedline.core.plugins import PluginSystem
 from feedline.core.types import DataType
 from feedline.operators.gpu.mixed_decode import nvimgcodec_module
-from tests.conftest import shared_data
+from tests.conftest import sample_jpegs
 
 pytestmark = pytest.mark.gpu
 
@@ -28,9 +27,8 @@ IMAGES = [np.arange(24, dtype=np.uint8).reshape(2, 4, 3) + i for i in range(4)]
 
 
 def _photos(count: int = 8) -> list[np.ndarray]:
-    folder: Path = shared_data("photos")
-    files = sorted(p for p in folder.iterdir() if p.suffix.lower() in (".jpeg", ".jpg"))[:count]
-    return [np.fromfile(p, np.uint8) for p in files]
+    """Real JPEGs bundled with feedline (so the device check needs no shared data)."""
+    return [np.fromfile(p, np.uint8) for p in sample_jpegs(count)]
 
 
 def _run(graph: Any) -> tuple[Any, ...]:

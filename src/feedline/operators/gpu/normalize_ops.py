@@ -1,5 +1,7 @@
-"""GPU kernel of ``normalize``: statistics reduced on the device by the CPU kernel's own code,
-run with CuPy (float64, as on the CPU); then one ``flg_window`` launch computes
+"""GPU kernel of ``normalize``: statistics reduced on the device in float64, as on the CPU: for a
+batch of equally shaped samples with no given mean or stddev, one reduction over the stacked
+batch (a tree per sample and statistic, one launch each for the whole batch), else the CPU
+kernel's own code run with CuPy per sample; then one ``flg_window`` launch computes
 ``(x - mean) * factor + shift`` with the CPU kernel's float32 arithmetic, reading the
 statistics through broadcast strides."""
 
@@ -16,6 +18,7 @@ from feedline.operators.cpu.tensor.normalize import (
     NORMALIZE_IN_TYPES,
     NORMALIZE_OUT_TYPES,
     NormalizeKernel,
+    _inverse_std,
     _reduced_axes,
 )
 from feedline.operators.gpu.base import GpuBatch, GpuKernel, Outputs
@@ -54,6 +57,27 @@ class NormalizeGpu(GpuKernel, NormalizeKernel):
             raise TypeError(f"normalize: argument {name!r} expects a number, got {value!r}")
         return value
 
+    def _batched_statistics(
+        self, samples: Sequence[Any], axes: tuple[int, ...], xp: Any
+    ) -> tuple[list[Any], list[Any]] | None:
+        """Per-sample means and inverse standard deviations from one reduction over the stacked
+        batch (each sample's own statistics, ``batch=False``), or None where that does not
+        apply: ragged shapes, a given mean or stddev, or ``batch=True``."""
+        args = self.args
+        if args["batch"] or len({s.shape for s in samples}) > 1:
+            return None
+        if any(self._given(None, n, i) is not None for n in ("mean", "stddev") for i in range(
+            len(samples))):  # fmt: skip
+            return None
+        stacked = xp.stack(samples).astype(np.float64)
+        batch_axes = tuple(a + 1 for a in axes)
+        count = int(np.prod([samples[0].shape[a] for a in axes]))
+        mean = stacked.mean(axis=batch_axes, keepdims=True)
+        squares = ((stacked - mean) ** 2).sum(axis=batch_axes, keepdims=True)
+        variance = squares / max(count - int(args["ddof"]), 1)
+        inv = _inverse_std(variance, float(args["epsilon"]), xp)
+        return [mean[i] for i in range(len(samples))], [inv[i] for i in range(len(samples))]
+
     def compute(self, batch: GpuBatch) -> Outputs:
         """Normalize every sample (one launch after the reductions)."""
         backend, inputs, layouts, args = batch.backend, batch.inputs, batch.layouts, batch.args
@@ -72,7 +96,10 @@ class NormalizeGpu(GpuKernel, NormalizeKernel):
         axes = _reduced_axes(layouts[0], ndim, static["axes"], static["axis_names"])
         if static["axes"] is None and static["axis_names"] is None:
             axes = self._inferred_axes(None, samples) or axes
-        means, inv_stds = self._statistics(_SERIAL, samples, axes, xp)  # type: ignore[arg-type]
+        stats = self._batched_statistics(samples, axes, xp)
+        if stats is None:
+            stats = self._statistics(_SERIAL, samples, axes, xp)  # type: ignore[arg-type]
+        means, inv_stds = stats
         windows, means32, factors32 = [], [], []
         for sample, mean, inv in zip(samples, means, inv_stds, strict=True):
             factor = (static["scale"] * inv).astype(np.float32)

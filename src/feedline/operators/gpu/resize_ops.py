@@ -1,7 +1,8 @@
 """GPU kernels of ``resize`` and ``random_resized_crop``: sizes, windows and filter taps are
 computed on the host by the CPU kernel's own functions (the random window from the sample's
 generator, as on the CPU), then every image or frame of the batch is resampled by one
-``flg_resample`` launch."""
+``flg_resample`` call: a row pass for the whole batch into a float32 scratch buffer, then a
+column pass (two launches, whatever the batch size)."""
 
 from __future__ import annotations
 
@@ -27,7 +28,6 @@ from feedline.operators.gpu.base import GpuBatch, GpuKernel, Outputs
 
 __all__ = ["RandomResizedCropGpu", "ResizeGpu", "resample_batch"]
 
-_DESC = 18
 _NEAREST = InterpType.INTERP_NN
 
 
@@ -74,7 +74,8 @@ def resample_batch(
     args: Sequence[Mapping[str, Any]],
     out_type: np.dtype,
 ) -> list[Any]:
-    """Resample every sample to its ``(out_size, source)`` plan in one launch."""
+    """Resample every sample to its ``(out_size, source)`` plan (one row pass and one column
+    pass for the whole batch)."""
     if not images:
         return []
     out_shapes = []
@@ -84,7 +85,7 @@ def resample_batch(
         out_shapes.append(tuple(shape))
     outs = backend.output(out_shapes, out_type)
     rows, firsts, weights, ins, dsts = [], [], [], [], []
-    first_at = weight_at = 0
+    first_at = weight_at = scratch_at = 0
     for image, out, (out_size, source), sample_args in zip(images, outs, plans, args, strict=True):
         min_filter, mag_filter = filters_from_args(sample_args)
         antialias = bool(sample_args["antialias"])
@@ -105,6 +106,9 @@ def resample_batch(
             first_at += len(first)
             weight_at += weights[-1].size
         flags = int(axes[0][2]) | int(axes[1][2]) << 1
+        col_first, col_weight = axes[1][0], axes[1][1]
+        col_lo = int(np.min(col_first))
+        width = 0 if flags == 3 else int(np.max(col_first)) + col_weight.shape[1] - col_lo
         for (frame, extent, strides), (target, _, out_strides) in zip(
             _frames(image, layout), _frames(out, layout), strict=True
         ):
@@ -121,8 +125,12 @@ def resample_batch(
                     locations[1],
                     locations[3],
                     flags,
+                    scratch_at,
+                    col_lo,
+                    width,
                 ]
             )
+            scratch_at += out_size[0] * width * extent[2]
             ins.append(frame)
             dsts.append(target)
     backend.call(
@@ -131,11 +139,13 @@ def resample_batch(
         type_id(out_type),
         len(rows),
         max(r[6] * r[7] * r[2] for r in rows),
+        max(r[6] * r[20] * r[2] for r in rows),
         backend.asarray(rows, np.int64),
         backend.pointers(ins),
         backend.pointers(dsts),
         backend.asarray(np.concatenate(firsts)),
         backend.asarray(np.concatenate(weights)),
+        backend.empty((max(scratch_at, 1),), np.float32),
     )
     return outs
 

@@ -137,7 +137,21 @@ def launch_window(
     width = max(
         [1] + [len(r) for r in (*params.gain, *params.offset, *params.fill)],
     )
-    desc = backend.asarray([w.row() for w in windows], np.int64)
+    # Per-sample arguments travel in two uploads: the integers (descriptor rows, then the input
+    # and output addresses) and the float64 parameters (gains, offsets, fills, pads).
+    rows = np.asarray([w.row() for w in windows], np.int64).ravel()
+    addresses = [backend.pointer(x) for x in (*inputs, *outs_flat)]
+    integers = backend.asarray(
+        np.concatenate([rows, np.asarray(addresses, np.uint64).view(np.int64)])
+    )
+    tables = [
+        _table(params.gain, n, width, 1.0),
+        _table(params.offset, n, width, 0.0),
+        _table(params.fill, n, width, 0.0),
+        np.asarray(params.pad or [0.0] * n, np.float64),
+    ]
+    floats = backend.asarray(np.concatenate([t.ravel() for t in tables]))
+    table_at = np.cumsum([0] + [t.size for t in tables])
     means = factors = None
     shift = 0.0
     if stats is not None:
@@ -154,13 +168,10 @@ def launch_window(
         width,
         n,
         max(int(np.prod(w.out_shape)) for w in windows),
-        desc,
-        backend.pointers(inputs),
-        backend.pointers(outs_flat),
-        backend.asarray(_table(params.gain, n, width, 1.0)),
-        backend.asarray(_table(params.offset, n, width, 0.0)),
-        backend.asarray(_table(params.fill, n, width, 0.0)),
-        backend.asarray(np.asarray(params.pad or [0.0] * n, np.float64)),
+        integers[: rows.size],
+        integers[rows.size : rows.size + n],
+        integers[rows.size + n :],
+        *(floats[table_at[i] : table_at[i + 1]] for i in range(4)),
         means,
         factors,
         shift,

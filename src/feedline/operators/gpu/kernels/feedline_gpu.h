@@ -12,7 +12,7 @@
 #define FLG_BAD_ARGUMENT 10002
 #define FLG_MAX_DIMS 6
 #define FLG_WINDOW_DESC 38
-#define FLG_RESAMPLE_DESC 18
+#define FLG_RESAMPLE_DESC 21
 #define FLG_MATH_DESC 24
 
 /* out[o] = f(in[anchor + (mirrored) o]) over an ndim-D window, any axis order (crop, flip,
@@ -30,15 +30,19 @@ int flg_window(int mode, int in_type, int out_type, int ndim, int channel_axis,
                const double *offset, const double *fill, const double *pad,
                const float *const *mean, const float *const *factor, float shift, void *stream);
 
-/* Separable resampling with precomputed taps (one row of `desc` per image or frame).
+/* Separable resampling with precomputed taps (one row of `desc` per image or frame), in two
+ * launches for the whole batch: rows into a float32 scratch buffer, then columns.
  * desc row (int64, FLG_RESAMPLE_DESC): in_h, in_w, channels, in strides (row, pixel, channel),
  * out_h, out_w, out strides (row, pixel, channel), row_taps, col_taps, offsets into `first` of
  * the row and column tap starts, offsets into `weights` of the row and column weights, flags
- * (bit 0: rows nearest, bit 1: columns nearest). Output row y reads rows first[row_first + y]
- * + k with weights[row_weights + y * row_taps + k]; rows first, in float32, then columns. */
-int flg_resample(int in_type, int out_type, int jobs, int64_t max_elements, const int64_t *desc,
-                 const void *const *inputs, void *const *outputs, const int32_t *first,
-                 const float *weights, void *stream);
+ * (bit 0: rows nearest, bit 1: columns nearest), then the job's scratch: its offset in
+ * `scratch` (floats), the first input column it holds and how many (col_lo, width). Output row
+ * y reads rows first[row_first + y] + k with weights[row_weights + y * row_taps + k]; the
+ * scratch holds out_h x width x channels floats (nothing when both axes are nearest).
+ * max_scratch: the largest per-job scratch size (0: no row pass). */
+int flg_resample(int in_type, int out_type, int jobs, int64_t max_elements, int64_t max_scratch,
+                 const int64_t *desc, const void *const *inputs, void *const *outputs,
+                 const int32_t *first, const float *weights, float *scratch, void *stream);
 
 /* out = matrix @ pixel + offset over 3-channel pixels; desc row (int64 x 2): outer, inner
  * (pixel p's channel c is at (p / inner) * 3 * inner + c * inner + p % inner). matrix rows
