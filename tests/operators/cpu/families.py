@@ -9,6 +9,7 @@ from feedline.operators.cpu.arrays import schemas as arrays
 from feedline.operators.cpu.color import schemas as color
 from feedline.operators.cpu.conditional import schemas as conditional
 from feedline.operators.cpu.constants import schemas as constants
+from feedline.operators.cpu.crops import schemas as crops
 from feedline.operators.cpu.effects import schemas as effects
 from feedline.operators.cpu.geometry import schemas as geometry
 from feedline.operators.cpu.image import schemas as image
@@ -38,6 +39,7 @@ FAMILIES: dict[str, ModuleType] = {
     "transforms": transforms,
     "constants": constants,
     "manipulation": manipulation,
+    "crops": crops,
 }
 
 

@@ -1,0 +1,1 @@
+"""Family ``crops``: random crop windows (``random_crop_generator``, ``roi_random_crop``)."""

@@ -1,0 +1,108 @@
+"""Family ``crops``: schemas and registration of the operators that choose random crop windows.
+
+``random_crop_generator`` and ``roi_random_crop``, with DALI's arguments and defaults. Every
+window comes from the sample's own generator, so results are identical for any ``num_threads``.
+Kernels (imported on first use): :mod:`.windows`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from feedline.core.hookspecs import hookimpl
+from feedline.core.schema import REQUIRED, ArgSpec, InputSpec, OpSchema
+from feedline.operators.cpu.common.schemas import register_cpu_operators
+
+if TYPE_CHECKING:
+    from feedline.core.registry import Registry
+
+__all__ = [
+    "KERNELS",
+    "RANDOM_CROP_GENERATOR",
+    "ROI_RANDOM_CROP",
+    "SCHEMAS",
+    "feedline_register_operators",
+]
+
+_KERNELS = "feedline.operators.cpu.crops"
+
+RANDOM_CROP_GENERATOR = OpSchema(
+    name="random_crop_generator",
+    doc=(
+        "Produces a crop window with a random area and aspect ratio, for an image of a given "
+        "shape.\n\n"
+        "The input is a 1-D integer tensor holding the image shape (``HW`` or ``HWC``). Each of "
+        "up to ``num_attempts`` tries draws an area fraction uniformly from ``random_area`` and "
+        "an aspect ratio (width / height) log-uniformly from ``random_aspect_ratio``; the first "
+        "window that fits the image is placed at a uniformly drawn integer anchor. When none "
+        "fits, the whole image is taken, cut to the nearest allowed aspect ratio and centred. "
+        "Outputs: the anchor and the shape of the window, int32 ``(y, x)`` / ``(h, w)``, ready "
+        "for ``slice``."
+    ),
+    inputs=(InputSpec("input", "The image shape, ``HW`` or ``HWC`` (an integer type)."),),
+    outputs=("anchor", "shape"),
+    args=(
+        ArgSpec("num_attempts", "int", 10, "Maximum number of tries of an area and aspect ratio."),
+        ArgSpec(
+            "random_area",
+            "float_vec",
+            (0.08, 1.0),
+            "Range of the window's area as a fraction of the image area (one value: fixed).",
+        ),
+        ArgSpec(
+            "random_aspect_ratio",
+            "float_vec",
+            (0.75, 1.333333),
+            "Range of the window's aspect ratio, width / height (one value: fixed).",
+        ),
+    ),
+)
+
+ROI_RANDOM_CROP = OpSchema(
+    name="roi_random_crop",
+    doc=(
+        "Produces the start of a fixed-shape crop window placed at random so that it holds as "
+        "much of a region of interest (ROI) as it can.\n\n"
+        "Per dimension: a window larger than the ROI contains the whole ROI, a smaller one lies "
+        "within the ROI; the start is drawn uniformly among the integer positions that satisfy "
+        "this. With ``in_shape``, or with the data to crop given as the input, the window also "
+        "stays within the data (the ROI must lie inside it and the window must fit); without "
+        "either the window may reach out of bounds. The ROI is ``roi_start`` with ``roi_end`` "
+        "or ``roi_shape``. Output: the window start, int64, one value per dimension."
+    ),
+    inputs=(InputSpec("input", "The data to crop (only its shape is used).", optional=True),),
+    args=(
+        ArgSpec("crop_shape", "int_vec", REQUIRED, "Crop window dimensions.", tensor=True),
+        ArgSpec("roi_start", "int_vec", REQUIRED, "ROI start coordinates.", tensor=True),
+        ArgSpec(
+            "roi_end",
+            "int_vec",
+            None,
+            "ROI end coordinates (exclusive with ``roi_shape``).",
+            tensor=True,
+        ),
+        ArgSpec(
+            "roi_shape", "int_vec", None, "ROI shape (exclusive with ``roi_end``).", tensor=True
+        ),
+        ArgSpec(
+            "in_shape",
+            "int_vec",
+            None,
+            "Shape of the data to crop; keeps the window inside it. Incompatible with giving "
+            "the data as the input.",
+            tensor=True,
+        ),
+    ),
+)
+
+SCHEMAS = (RANDOM_CROP_GENERATOR, ROI_RANDOM_CROP)
+KERNELS = {
+    "random_crop_generator": f"{_KERNELS}.windows:RandomCropGeneratorKernel",
+    "roi_random_crop": f"{_KERNELS}.windows:RoiRandomCropKernel",
+}
+
+
+@hookimpl
+def feedline_register_operators(registry: Registry) -> None:
+    """Register the random crop-window operators."""
+    register_cpu_operators(registry, SCHEMAS, KERNELS)

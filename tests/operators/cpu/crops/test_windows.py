@@ -1,0 +1,171 @@
+"""``random_crop_generator`` and ``roi_random_crop``: window rules, errors, reproducibility."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from feedline import OperatorError, fn
+from feedline.operators.cpu.crops.windows import random_window, roi_window_start
+from feedline.testing import OperatorExample, check_operator
+from tests.operators.cpu.catalogue_testing import build, feed
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(1, 500),
+    st.integers(1, 500),
+    st.floats(0.01, 1.0),
+    st.floats(0.2, 5.0),
+    st.integers(0, 2**32),
+)
+def test_generated_window_lies_inside_the_image(
+    height: int, width: int, area: float, aspect: float, seed: int
+) -> None:
+    rng = np.random.default_rng(seed)
+    (y, x), (h, w) = random_window(height, width, (area, 1.0), (aspect, aspect * 2), 5, rng)
+    assert h > 0 and w > 0
+    assert y >= 0 and y + h <= height and x >= 0 and x + w <= width
+
+
+def test_generated_window_follows_area_and_aspect_ratio() -> None:
+    rng = np.random.default_rng(3)
+    (_, _), (h, w) = random_window(400, 400, (0.25, 0.25), (1.0, 1.0), 10, rng)
+    assert (h, w) == (200, 200)
+
+
+def test_fallback_is_a_centred_window_of_the_nearest_aspect_ratio() -> None:
+    rng = np.random.default_rng(0)
+    # an area of 100 % of a 10 x 100 image cannot have aspect ratio 1 -> fallback
+    anchor, shape = random_window(10, 100, (1.0, 1.0), (1.0, 2.0), 3, rng)
+    assert shape == (10, 20) and anchor == (0, 40)
+
+
+def test_random_crop_generator_outputs_int32_anchor_and_shape() -> None:
+    shapes = [np.array([100, 200], np.int64), np.array([50, 60], np.int64)]
+    (anchors, layout), (extents, _) = build(lambda: tuple(fn.random_crop_generator(feed(shapes))))
+    assert layout == ""
+    for anchor, extent, image in zip(anchors, extents, shapes, strict=True):
+        assert anchor.dtype == extent.dtype == np.int32
+        assert np.all(anchor >= 0) and np.all(anchor + extent <= image[:2])
+
+
+@pytest.mark.parametrize(
+    ("samples", "kwargs", "message"),
+    [
+        ([np.array([10.0, 20.0], np.float32)] * 2, {}, "integer type"),
+        ([np.array([10], np.int32)] * 2, {}, "2 or 3 values"),
+        ([np.array([10, 10], np.int32)] * 2, {"random_area": [0.0, 1.0]}, "random_area"),
+        ([np.array([10, 10], np.int32)] * 2, {"num_attempts": 0}, "num_attempts"),
+    ],
+)
+def test_random_crop_generator_errors(samples: Any, kwargs: Any, message: str) -> None:
+    with pytest.raises((OperatorError, ValueError), match=message):
+        build(lambda: tuple(fn.random_crop_generator(feed(samples), **kwargs)))
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 30), st.integers(0, 30), st.integers(1, 30)), max_size=3),
+    st.integers(0, 2**32),
+)
+def test_roi_window_holds_or_lies_in_the_roi(dims: list[tuple[int, int, int]], seed: int) -> None:
+    roi_start = np.array([d[0] for d in dims], np.int64)
+    roi_end = roi_start + np.array([d[1] for d in dims], np.int64)
+    crop = np.array([d[2] for d in dims], np.int64)
+    start = roi_window_start(roi_start, roi_end, crop, None, np.random.default_rng(seed))
+    end = start + crop
+    larger = crop >= roi_end - roi_start
+    assert np.all(np.where(larger, start <= roi_start, start >= roi_start))
+    assert np.all(np.where(larger, end >= roi_end, end <= roi_end))
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(1, 40), st.integers(0, 40), st.integers(0, 40), st.integers(0, 2**32))
+def test_roi_window_stays_in_bounds_with_in_shape(
+    crop: int, start: int, length: int, seed: int
+) -> None:
+    size = max(crop, start + length)
+    out = roi_window_start(
+        np.array([start]),
+        np.array([start + length]),
+        np.array([crop]),
+        np.array([size]),
+        np.random.default_rng(seed),
+    )
+    assert 0 <= out[0] <= size - crop
+
+
+def test_roi_random_crop_forms() -> None:
+    data = [np.zeros((12, 12, 3), np.uint8)] * 2
+    (with_end, _), (with_shape, _), (bounded, _), (from_input, _) = build(
+        lambda: (
+            fn.roi_random_crop(crop_shape=[10, 10], roi_start=[5, 5], roi_end=[8, 9]),
+            fn.roi_random_crop(crop_shape=[10, 10], roi_start=[5, 5], roi_shape=[30, 40]),
+            fn.roi_random_crop(
+                crop_shape=[10, 10], roi_start=[5, 5], roi_shape=[3, 4], in_shape=[12, 12]
+            ),
+            fn.roi_random_crop(
+                feed(data), crop_shape=[10, 10, 3], roi_start=[5, 5, 0], roi_shape=[3, 4, 3]
+            ),
+        )
+    )
+    assert with_end[0].dtype == np.int64 and with_end[0].shape == (2,)
+    assert all(-2 <= s[0] <= 5 and -1 <= s[1] <= 5 for s in with_end)
+    assert all(5 <= s[0] <= 25 and 5 <= s[1] <= 35 for s in with_shape)
+    assert all(0 <= s[0] <= 2 and 0 <= s[1] <= 2 for s in bounded + from_input)
+
+
+def test_roi_random_crop_per_sample_arguments() -> None:
+    starts = [np.array([0], np.int32), np.array([100], np.int32)]
+    ((out, _),) = build(
+        lambda: fn.roi_random_crop(crop_shape=[5], roi_start=feed(starts), roi_shape=[5])
+    )
+    assert [int(o[0]) for o in out] == [0, 100]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"roi_end": [8, 9], "roi_shape": [3, 4]}, "either roi_end or roi_shape"),
+        ({}, "either roi_end or roi_shape"),
+        ({"roi_shape": [3, 4, 1]}, "roi_shape has 3 values, expected 2"),
+        ({"roi_shape": [3, 4], "in_shape": [5, 12]}, "crop_shape can't be bigger"),
+        ({"roi_shape": [30, 4], "in_shape": [12, 12]}, "ROI can't be out of bounds"),
+    ],
+)
+def test_roi_random_crop_errors(kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises((OperatorError, ValueError), match=message):
+        build(lambda: fn.roi_random_crop(crop_shape=[10, 10], roi_start=[5, 5], **kwargs))
+
+
+def test_roi_random_crop_rejects_in_shape_with_an_input() -> None:
+    data = [np.zeros((12, 12), np.uint8)] * 2
+    with pytest.raises((OperatorError, ValueError), match="in_shape cannot be combined"):
+        build(
+            lambda: fn.roi_random_crop(
+                feed(data),
+                crop_shape=[10, 10],
+                roi_start=[5, 5],
+                roi_shape=[3, 4],
+                in_shape=[12, 12],
+            )
+        )
+
+
+@pytest.mark.parametrize(
+    ("name", "example"),
+    [
+        ("random_crop_generator", OperatorExample([[np.array([64, 48, 3], np.int32)] * 4])),
+        (
+            "roi_random_crop",
+            OperatorExample(args={"crop_shape": [4, 4], "roi_start": [2, 2], "roi_end": [3, 9]}),
+        ),
+    ],
+)
+def test_check_operator(name: str, example: OperatorExample) -> None:
+    assert "threads" in check_operator(name, example)
