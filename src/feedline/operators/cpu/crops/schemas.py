@@ -1,8 +1,8 @@
 """Family ``crops``: schemas and registration of the operators that choose random crop windows.
 
-``random_crop_generator`` and ``roi_random_crop``, with DALI's arguments and defaults. Every
-window comes from the sample's own generator, so results are identical for any ``num_threads``.
-Kernels (imported on first use): :mod:`.windows`.
+``random_crop_generator``, ``roi_random_crop`` and ``ssd_random_crop``, with DALI's arguments
+and defaults. Every window comes from the sample's own generator, so results are identical for
+any ``num_threads``. Kernels (imported on first use): :mod:`.windows`, :mod:`.ssd`.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ __all__ = [
     "RANDOM_CROP_GENERATOR",
     "ROI_RANDOM_CROP",
     "SCHEMAS",
+    "SSD_RANDOM_CROP",
     "feedline_register_operators",
 ]
 
@@ -95,10 +96,34 @@ ROI_RANDOM_CROP = OpSchema(
     ),
 )
 
-SCHEMAS = (RANDOM_CROP_GENERATOR, ROI_RANDOM_CROP)
+SSD_RANDOM_CROP = OpSchema(
+    name="ssd_random_crop",
+    doc=(
+        "Crops an image at random together with its boxes and labels, as in SSD training "
+        "(deprecated in DALI: prefer ``random_bbox_crop``).\n\n"
+        "Each round picks one of seven options uniformly: no crop, or a minimum IoU of -1, "
+        "0.1, 0.3, 0.5, 0.7 or 0.9 that every box must have with the window. Up to "
+        "``num_attempts`` windows are tried per round: relative width and height uniform in "
+        "``[0.3, 1)`` with an aspect ratio in ``[0.5, 2]``, anchor uniform. A window is taken "
+        "when all boxes meet the minimum IoU and at least one box centre lies inside it; the "
+        "boxes whose centre lies inside are kept, mapped into the window and clipped to "
+        "``[0, 1]``, with their labels. Inputs: an HWC image, float32 ``[N, 4]`` boxes in "
+        "``ltrb`` form and ``N`` labels. Outputs: the cropped image, boxes and labels."
+    ),
+    inputs=(
+        InputSpec("input_0", "The image, HWC."),
+        InputSpec("input_1", "Relative boxes, float32 ``[N, 4]`` as ``[l, t, r, b]``."),
+        InputSpec("input_2", "The labels, one per box (``[N]`` or ``[N, 1]``)."),
+    ),
+    outputs=("image", "boxes", "labels"),
+    args=(ArgSpec("num_attempts", "int", 1, "Windows tried per round."),),
+)
+
+SCHEMAS = (RANDOM_CROP_GENERATOR, ROI_RANDOM_CROP, SSD_RANDOM_CROP)
 KERNELS = {
     "random_crop_generator": f"{_KERNELS}.windows:RandomCropGeneratorKernel",
     "roi_random_crop": f"{_KERNELS}.windows:RoiRandomCropKernel",
+    "ssd_random_crop": f"{_KERNELS}.ssd:SSDRandomCropKernel",
 }
 
 
