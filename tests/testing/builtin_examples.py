@@ -10,6 +10,7 @@ import numpy as np
 from PIL import Image
 
 from feedline import types
+from feedline.operators.cpu.manipulation.schemas import SPELLINGS
 from feedline.testing import OperatorExample
 from tests.testing.catalogue_examples import CATALOGUE_EXAMPLES
 
@@ -149,7 +150,7 @@ EXAMPLES: dict[str, OperatorExample] = {
     "warp_affine": OperatorExample(IMAGES, HWC, {"matrix": [1.0, 0.2, 0.0, 0.1, 1.0, 0.0]}),
 }
 EXAMPLES.update(CATALOGUE_EXAMPLES)
-EXAMPLES["experimental.peek_image_shape"] = EXAMPLES["peek_image_shape"]
+EXAMPLES.update({old: EXAMPLES[current] for old, current in SPELLINGS.items()})
 if HAS_AV:
     EXAMPLES["decoders.video"] = OperatorExample([_videos()], args={"sequence_length": 3})
 

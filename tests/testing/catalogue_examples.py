@@ -1,5 +1,5 @@
-"""Example calls of the catalogue families (reductions, transforms, constants, manipulation)
-for ``check_operator``; merged into ``builtin_examples.EXAMPLES``."""
+"""Example calls of the catalogue families (reductions, transforms, constants, manipulation,
+crops, ``random.beta``) for ``check_operator``; merged into ``builtin_examples.EXAMPLES``."""
 
 from __future__ import annotations
 
@@ -21,6 +21,9 @@ def _reduction(name: str) -> OperatorExample:
 _SEQUENCES = [np.arange(24, dtype=np.float32).reshape(4, 3, 2) + i for i in range(3)]
 _INT16 = [[np.arange(8, dtype=np.int16).reshape(2, 4) * (i + 1) for i in range(3)]]
 _MATRICES = [_RNG.normal(size=(2, 3)).astype(np.float32) for _ in range(3)]
+_SSD_IMAGES = [_RNG.integers(0, 256, (20 + i, 16, 3), dtype=np.uint8) for i in range(3)]
+_SSD_BOXES = [np.array([[0.1, 0.1, 0.5, 0.6], [0.2, 0.3, 0.9, 0.9]], np.float32)] * 3
+_SSD_LABELS = [np.array([1, 2], np.int32)] * 3
 
 CATALOGUE_EXAMPLES: dict[str, OperatorExample] = {
     **{
@@ -48,4 +51,14 @@ CATALOGUE_EXAMPLES: dict[str, OperatorExample] = {
     "reinterpret": OperatorExample(_INT16, ["HW"], {"dtype": types.UINT8}),
     "shapes": OperatorExample([_SEQUENCES]),
     "get_property": OperatorExample(_INT16, ["HW"], {"key": "layout"}),
+    "random.beta": OperatorExample(args={"alpha": 2.0, "shape": [3]}),
+    "random_crop_generator": OperatorExample(
+        [[np.array([40, 30 + i], np.int64) for i in range(3)]]
+    ),
+    "roi_random_crop": OperatorExample(
+        args={"crop_shape": [4, 4], "roi_start": [2, 2], "roi_shape": [8, 1]}
+    ),
+    "ssd_random_crop": OperatorExample(
+        [_SSD_IMAGES, _SSD_BOXES, _SSD_LABELS], ["HWC", "", ""], {"num_attempts": 5}
+    ),
 }

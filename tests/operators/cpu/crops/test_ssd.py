@@ -14,8 +14,6 @@ from feedline.operators.cpu.crops.ssd import ssd_window
 from feedline.testing import OperatorExample, check_operator
 from tests.operators.cpu.catalogue_testing import build, feed
 
-pytestmark = pytest.mark.filterwarnings("ignore:.*ssd_random_crop is deprecated:DeprecationWarning")
-
 _BOXES = np.array([[0.1, 0.1, 0.5, 0.6], [0.2, 0.3, 0.9, 0.9]], np.float32)
 _LABELS = np.array([1, 2], np.int32)
 
