@@ -59,6 +59,9 @@ CATALOGUE_EXAMPLES: dict[str, OperatorExample] = {
         args={"crop_shape": [4, 4], "roi_start": [2, 2], "roi_shape": [8, 1]}
     ),
     "bbox_rotate": OperatorExample([_SSD_BOXES], args={"angle": 45.0, "input_shape": [40, 60]}),
+    "multi_paste": OperatorExample(
+        [_SSD_IMAGES], ["HWC"], {"in_ids": [1, 0], "output_size": [8, 8], "shapes": [4, 4, 2, 2]}
+    ),
     "ssd_random_crop": OperatorExample(
         [_SSD_IMAGES, _SSD_BOXES, _SSD_LABELS], ["HWC", "", ""], {"num_attempts": 5}
     ),

@@ -1,8 +1,10 @@
-"""Family ``crops``: schemas and registration of the operators that choose random crop windows.
+"""Family ``crops``: schemas and registration of the operators that choose random crop windows
+and that paste regions.
 
-``random_crop_generator``, ``roi_random_crop`` and ``ssd_random_crop``, with DALI's arguments
-and defaults. Every window comes from the sample's own generator, so results are identical for
-any ``num_threads``. Kernels (imported on first use): :mod:`.windows`, :mod:`.ssd`.
+``random_crop_generator``, ``roi_random_crop``, ``ssd_random_crop`` and ``multi_paste``, with
+DALI's arguments and defaults. Every window comes from the sample's own generator, so results
+are identical for any ``num_threads``. Kernels (imported on first use): :mod:`.windows`,
+:mod:`.ssd`, :mod:`.pastes`.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "KERNELS",
+    "MULTI_PASTE",
     "RANDOM_CROP_GENERATOR",
     "ROI_RANDOM_CROP",
     "SCHEMAS",
@@ -119,15 +122,53 @@ SSD_RANDOM_CROP = OpSchema(
     args=(ArgSpec("num_attempts", "int", 1, "Windows tried per round."),),
 )
 
-SCHEMAS = (RANDOM_CROP_GENERATOR, ROI_RANDOM_CROP, SSD_RANDOM_CROP)
+
+def _region_arg(name: str, kind: str, doc: str) -> ArgSpec:
+    return ArgSpec(name, kind, None, doc + " Per output sample: ``K x 2`` (H, W) values.", True)
+
+
+MULTI_PASTE = OpSchema(
+    name="multi_paste",
+    doc=(
+        "Pastes several regions of the input samples onto each output canvas, in order (later "
+        "regions overwrite earlier ones; the background is 0).\n\n"
+        "With ``in_ids`` there is one input batch and output sample ``i`` gets the regions of "
+        "the input samples ``in_ids[i]``; without it, output sample ``i`` gets one region from "
+        "sample ``i`` of each input. A region has an input anchor (default 0), a shape "
+        "(default: up to the end of its input) and an output anchor (default 0); relative "
+        "forms are scaled by the input (anchors, shapes) or output (output anchors) extent and "
+        "rounded to the nearest pixel. A region outside its input or the canvas is an error. "
+        "The canvas is ``output_size``, or the input shape when all input samples share it. "
+        "Inputs: HWC, or FHWC (every frame gets the same regions)."
+    ),
+    inputs=(
+        InputSpec("input_0", "The samples to paste from (HWC or FHWC)."),
+        InputSpec("inputs", "More inputs (without ``in_ids``), up to 63.", variadic=True),
+    ),
+    args=(
+        ArgSpec("in_ids", "int_vec", None, "Input samples to paste into each output.", True),
+        _region_arg("in_anchors", "int_vec", "Top-left corners of the source regions."),
+        _region_arg("in_anchors_rel", "float_vec", "Relative form of ``in_anchors``, in [0, 1]."),
+        _region_arg("shapes", "int_vec", "Extents of the pasted regions."),
+        _region_arg("shapes_rel", "float_vec", "Relative form of ``shapes``, in [0, 1]."),
+        _region_arg("out_anchors", "int_vec", "Top-left corners of the regions in the output."),
+        _region_arg("out_anchors_rel", "float_vec", "Relative form of ``out_anchors``."),
+        ArgSpec("output_size", "int_vec", None, "Canvas size (H, W).", True),
+        ArgSpec("dtype", "dtype", None, "Output type; default: the input's."),
+    ),
+    random=False,
+)
+
+SCHEMAS = (RANDOM_CROP_GENERATOR, ROI_RANDOM_CROP, SSD_RANDOM_CROP, MULTI_PASTE)
 KERNELS = {
     "random_crop_generator": f"{_KERNELS}.windows:RandomCropGeneratorKernel",
     "roi_random_crop": f"{_KERNELS}.windows:RoiRandomCropKernel",
     "ssd_random_crop": f"{_KERNELS}.ssd:SSDRandomCropKernel",
+    "multi_paste": f"{_KERNELS}.pastes:MultiPasteKernel",
 }
 
 
 @hookimpl
 def feedline_register_operators(registry: Registry) -> None:
-    """Register the random crop-window operators."""
+    """Register the crop-window and paste operators."""
     register_cpu_operators(registry, SCHEMAS, KERNELS)
