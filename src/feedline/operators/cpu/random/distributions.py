@@ -30,6 +30,8 @@ __all__ = [
 ]
 
 
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
 #: Draws of at most this many values per sample (and no ``shape_like`` input) run serially
 #: (see ``SampleKernel.serial``).
 _SERIAL_VALUES = 64
@@ -151,22 +153,21 @@ class CoinFlipKernel(_RandomKernel):
 class BetaKernel(_RandomKernel):
     """``random.beta``: beta distribution with ``alpha`` and ``beta`` (float32/float64 only)."""
 
-    def setup(self) -> None:
-        super().setup()
-        if self.dtype not in (DataType.FLOAT, DataType.FLOAT64):
-            raise TypeError(
-                f"dtype {self.dtype.name} is not supported; supported types are FLOAT and FLOAT64"
-            )
-
     def run_sample(
         self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
     ) -> np.ndarray:
+        if self.dtype not in (DataType.FLOAT, DataType.FLOAT64):
+            raise TypeError(
+                f"Data type {np.dtype(self.np_dtype).name} is not supported. Supported types "
+                "are: float, double"
+            )
         shape = output_shape(args["shape"], _shape_like(inputs, 0))
         for name in ("alpha", "beta"):
-            value = args[name]
-            if not (value > 0 and math.isfinite(value)):
+            value = float(args[name])
+            if not (0 < value <= _FLOAT32_MAX):
                 raise ValueError(
-                    f"{name} must be a positive finite float, got {value} for sample {sample.index}"
+                    f"The `{name}` must be a positive float32, got `{args[name]}` for sample at "
+                    f"index {sample.index}"
                 )
         return sample.rng.beta(args["alpha"], args["beta"], size=shape).astype(self.np_dtype)
 
