@@ -131,11 +131,12 @@ def test_roi_random_crop_per_sample_arguments() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"roi_end": [8, 9], "roi_shape": [3, 4]}, "either roi_end or roi_shape"),
-        ({}, "either roi_end or roi_shape"),
+        ({"roi_end": [8, 9], "roi_shape": [3, 4]}, "Either ROI end or ROI shape"),
+        ({}, "Either ROI end or ROI shape"),
         ({"roi_shape": [3, 4, 1]}, "roi_shape has 3 values, expected 2"),
-        ({"roi_shape": [3, 4], "in_shape": [5, 12]}, "crop_shape can't be bigger"),
+        ({"roi_shape": [3, 4], "in_shape": [5, 12]}, "Cropping shape can't be bigger"),
         ({"roi_shape": [30, 4], "in_shape": [12, 12]}, "ROI can't be out of bounds"),
+        ({"roi_shape": [3, 4], "in_shape": [-12, 12]}, "Input shape can't be negative"),
     ],
 )
 def test_roi_random_crop_errors(kwargs: dict[str, Any], message: str) -> None:
@@ -145,7 +146,7 @@ def test_roi_random_crop_errors(kwargs: dict[str, Any], message: str) -> None:
 
 def test_roi_random_crop_rejects_in_shape_with_an_input() -> None:
     data = [np.zeros((12, 12), np.uint8)] * 2
-    with pytest.raises((OperatorError, ValueError), match="in_shape cannot be combined"):
+    with pytest.raises((OperatorError, ValueError), match="incompatible with providing an input"):
         build(
             lambda: fn.roi_random_crop(
                 feed(data),

@@ -118,18 +118,6 @@ def roi_window_start(
 class RoiRandomCropKernel(SampleKernel):
     """``roi_random_crop``: the start of a fixed-shape window placed at random around a ROI."""
 
-    def setup(self) -> None:
-        """Check which of ``roi_end``/``roi_shape`` and ``in_shape``/input are given."""
-        given = {
-            name
-            for name in ("roi_end", "roi_shape", "in_shape")
-            if self.args.get(name) is not None or name in self.ctx.tensor_args
-        }
-        if ("roi_end" in given) == ("roi_shape" in given):
-            raise ValueError("either roi_end or roi_shape must be given, but not both")
-        if "in_shape" in given and self.ctx.num_inputs:
-            raise ValueError("in_shape cannot be combined with giving the data as the input")
-
     def output_layouts(self, input_layouts: tuple[str, ...]) -> tuple[str, ...]:
         """No layout."""
         return ("",)
@@ -137,6 +125,10 @@ class RoiRandomCropKernel(SampleKernel):
     def run_sample(
         self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
     ) -> np.ndarray:
+        if (args.get("roi_end") is None) == (args.get("roi_shape") is None):
+            raise ValueError("Either ROI end or ROI shape should be defined, but not both")
+        if args.get("in_shape") is not None and inputs:
+            raise ValueError("``in_shape`` argument is incompatible with providing an input.")
         crop_shape = np.asarray(args["crop_shape"], dtype=np.int64).reshape(-1)
         ndim = crop_shape.size
         roi_start = _vector("roi_start", args["roi_start"], ndim)
@@ -158,13 +150,17 @@ def _check_bounds(
     roi_start: np.ndarray, roi_end: np.ndarray, crop_shape: np.ndarray, in_shape: np.ndarray
 ) -> None:
     for d in range(in_shape.size):
+        if in_shape[d] < 0:
+            raise ValueError(f"Input shape can't be negative. Got {in_shape.tolist()}")
+        if crop_shape[d] < 0:
+            raise ValueError(f"Crop shape can't be negative. Got {crop_shape.tolist()}")
         if crop_shape[d] > in_shape[d]:
             raise ValueError(
-                f"crop_shape can't be bigger than the input shape: crop_shape[{d}] = "
-                f"{crop_shape[d]} > {in_shape[d]}"
+                "Cropping shape can't be bigger than the input shape. Got: crop_shape "
+                f"{crop_shape[d]} and input shape {in_shape[d]} in dimension {d}"
             )
         if not (roi_start[d] >= 0 and roi_end[d] <= in_shape[d]):
             raise ValueError(
-                f"the ROI can't be out of bounds: roi_start {roi_start[d]}, roi_end {roi_end[d]}, "
+                f"ROI can't be out of bounds. Got roi_start {roi_start[d]}, roi_end {roi_end[d]}, "
                 f"input shape {in_shape[d]} in dimension {d}"
             )
