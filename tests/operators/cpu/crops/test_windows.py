@@ -1,4 +1,4 @@
-"""``random_crop_generator`` and ``roi_random_crop``: window rules, errors, reproducibility."""
+"""``roi_random_crop``: window rules, errors, reproducibility."""
 
 from __future__ import annotations
 
@@ -10,62 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from feedline import OperatorError, fn
-from feedline.operators.cpu.crops.windows import random_window, roi_window_start
+from feedline.operators.cpu.crops.windows import roi_window_start
 from feedline.testing import OperatorExample, check_operator
 from tests.operators.cpu.catalogue_testing import build, feed
-
-
-@settings(max_examples=60, deadline=None)
-@given(
-    st.integers(1, 500),
-    st.integers(1, 500),
-    st.floats(0.01, 1.0),
-    st.floats(0.2, 5.0),
-    st.integers(0, 2**32),
-)
-def test_generated_window_lies_inside_the_image(
-    height: int, width: int, area: float, aspect: float, seed: int
-) -> None:
-    rng = np.random.default_rng(seed)
-    (y, x), (h, w) = random_window(height, width, (area, 1.0), (aspect, aspect * 2), 5, rng)
-    assert h > 0 and w > 0
-    assert y >= 0 and y + h <= height and x >= 0 and x + w <= width
-
-
-def test_generated_window_follows_area_and_aspect_ratio() -> None:
-    rng = np.random.default_rng(3)
-    (_, _), (h, w) = random_window(400, 400, (0.25, 0.25), (1.0, 1.0), 10, rng)
-    assert (h, w) == (200, 200)
-
-
-def test_fallback_is_a_centred_window_of_the_nearest_aspect_ratio() -> None:
-    rng = np.random.default_rng(0)
-    # an area of 100 % of a 10 x 100 image cannot have aspect ratio 1 -> fallback
-    anchor, shape = random_window(10, 100, (1.0, 1.0), (1.0, 2.0), 3, rng)
-    assert shape == (10, 20) and anchor == (0, 40)
-
-
-def test_random_crop_generator_outputs_int32_anchor_and_shape() -> None:
-    shapes = [np.array([100, 200], np.int64), np.array([50, 60], np.int64)]
-    (anchors, layout), (extents, _) = build(lambda: tuple(fn.random_crop_generator(feed(shapes))))
-    assert layout == ""
-    for anchor, extent, image in zip(anchors, extents, shapes, strict=True):
-        assert anchor.dtype == extent.dtype == np.int32
-        assert np.all(anchor >= 0) and np.all(anchor + extent <= image[:2])
-
-
-@pytest.mark.parametrize(
-    ("samples", "kwargs", "message"),
-    [
-        ([np.array([10.0, 20.0], np.float32)] * 2, {}, "integer type"),
-        ([np.array([10], np.int32)] * 2, {}, "2 or 3 values"),
-        ([np.array([10, 10], np.int32)] * 2, {"random_area": [0.0, 1.0]}, "random_area"),
-        ([np.array([10, 10], np.int32)] * 2, {"num_attempts": 0}, "num_attempts"),
-    ],
-)
-def test_random_crop_generator_errors(samples: Any, kwargs: Any, message: str) -> None:
-    with pytest.raises((OperatorError, ValueError), match=message):
-        build(lambda: tuple(fn.random_crop_generator(feed(samples), **kwargs)))
 
 
 @settings(max_examples=80, deadline=None)
@@ -161,7 +108,6 @@ def test_roi_random_crop_rejects_in_shape_with_an_input() -> None:
 @pytest.mark.parametrize(
     ("name", "example"),
     [
-        ("random_crop_generator", OperatorExample([[np.array([64, 48, 3], np.int32)] * 4])),
         (
             "roi_random_crop",
             OperatorExample(args={"crop_shape": [4, 4], "roi_start": [2, 2], "roi_end": [3, 9]}),

@@ -1,9 +1,10 @@
 """Family ``crops``: schemas and registration of the operators that choose random crop windows
 and that paste regions.
 
-``random_crop_generator``, ``roi_random_crop``, ``ssd_random_crop`` and ``multi_paste``, with
-DALI's arguments and defaults. Every window comes from the sample's own generator, so results
-are identical for any ``num_threads``. Kernels (imported on first use): :mod:`.windows`,
+``roi_random_crop``, ``ssd_random_crop`` and ``multi_paste``, with DALI's arguments and
+defaults (``random_crop_generator`` is in the ``image`` family, beside the window it shares).
+Every window comes from the sample's own generator, so results are identical for any
+``num_threads``. Kernels (imported on first use): :mod:`.windows`,
 :mod:`.ssd`, :mod:`.pastes`.
 """
 
@@ -21,7 +22,6 @@ if TYPE_CHECKING:
 __all__ = [
     "KERNELS",
     "MULTI_PASTE",
-    "RANDOM_CROP_GENERATOR",
     "ROI_RANDOM_CROP",
     "SCHEMAS",
     "SSD_RANDOM_CROP",
@@ -29,38 +29,6 @@ __all__ = [
 ]
 
 _KERNELS = "feedline.operators.cpu.crops"
-
-RANDOM_CROP_GENERATOR = OpSchema(
-    name="random_crop_generator",
-    doc=(
-        "Produces a crop window with a random area and aspect ratio, for an image of a given "
-        "shape.\n\n"
-        "The input is a 1-D integer tensor holding the image shape (``HW`` or ``HWC``). Each of "
-        "up to ``num_attempts`` tries draws an area fraction uniformly from ``random_area`` and "
-        "an aspect ratio (width / height) log-uniformly from ``random_aspect_ratio``; the first "
-        "window that fits the image is placed at a uniformly drawn integer anchor. When none "
-        "fits, the whole image is taken, cut to the nearest allowed aspect ratio and centred. "
-        "Outputs: the anchor and the shape of the window, int32 ``(y, x)`` / ``(h, w)``, ready "
-        "for ``slice``."
-    ),
-    inputs=(InputSpec("input", "The image shape, ``HW`` or ``HWC`` (an integer type)."),),
-    outputs=("anchor", "shape"),
-    args=(
-        ArgSpec("num_attempts", "int", 10, "Maximum number of tries of an area and aspect ratio."),
-        ArgSpec(
-            "random_area",
-            "float_vec",
-            (0.08, 1.0),
-            "Range of the window's area as a fraction of the image area (one value: fixed).",
-        ),
-        ArgSpec(
-            "random_aspect_ratio",
-            "float_vec",
-            (0.75, 1.333333),
-            "Range of the window's aspect ratio, width / height (one value: fixed).",
-        ),
-    ),
-)
 
 ROI_RANDOM_CROP = OpSchema(
     name="roi_random_crop",
@@ -159,9 +127,8 @@ MULTI_PASTE = OpSchema(
     random=False,
 )
 
-SCHEMAS = (RANDOM_CROP_GENERATOR, ROI_RANDOM_CROP, SSD_RANDOM_CROP, MULTI_PASTE)
+SCHEMAS = (ROI_RANDOM_CROP, SSD_RANDOM_CROP, MULTI_PASTE)
 KERNELS = {
-    "random_crop_generator": f"{_KERNELS}.windows:RandomCropGeneratorKernel",
     "roi_random_crop": f"{_KERNELS}.windows:RoiRandomCropKernel",
     "ssd_random_crop": f"{_KERNELS}.ssd:SSDRandomCropKernel",
     "multi_paste": f"{_KERNELS}.pastes:MultiPasteKernel",

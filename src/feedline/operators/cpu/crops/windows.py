@@ -1,93 +1,19 @@
-"""Kernels of ``random_crop_generator`` and ``roi_random_crop``.
+"""Kernel of ``roi_random_crop``.
 
-Both draw from the sample's own generator (``SampleContext.rng``), so the windows are the same
-for any ``num_threads``.
+The start comes from the sample's own generator (``SampleContext.rng``), so it is the same for
+any ``num_threads``.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
 from feedline.core.kernel import SampleContext, SampleKernel
 
-__all__ = ["RandomCropGeneratorKernel", "RoiRandomCropKernel", "random_window", "roi_window_start"]
-
-
-def _range(name: str, values: Sequence[float]) -> tuple[float, float]:
-    if len(values) not in (1, 2):
-        raise ValueError(f"{name} must hold one value or a range [min, max], got {list(values)}")
-    low, high = float(values[0]), float(values[-1])
-    if not 0 < low <= high:
-        raise ValueError(f"{name} must satisfy 0 < min <= max, got [{low}, {high}]")
-    return low, high
-
-
-def random_window(
-    height: int,
-    width: int,
-    area: tuple[float, float],
-    aspect: tuple[float, float],
-    num_attempts: int,
-    rng: np.random.Generator,
-) -> tuple[tuple[int, int], tuple[int, int]]:
-    """A random ``(anchor, shape)`` in ``(y, x)`` order for an image of ``height`` x ``width``.
-
-    Each attempt draws an area fraction uniformly from ``area`` and an aspect ratio (width /
-    height) log-uniformly from ``aspect``; the first window that fits gets a uniform anchor.
-    Without one, the whole image cut to the nearest allowed aspect ratio is centred.
-    """
-    log_low, log_high = math.log(aspect[0]), math.log(aspect[1])
-    for _ in range(num_attempts):
-        target = rng.uniform(area[0], area[1]) * height * width
-        ratio = math.exp(rng.uniform(log_low, log_high))
-        w = round(math.sqrt(target * ratio))
-        h = round(math.sqrt(target / ratio))
-        if 0 < w <= width and 0 < h <= height:
-            y = int(rng.integers(height - h + 1))
-            x = int(rng.integers(width - w + 1))
-            return (y, x), (h, w)
-    w, h = width, height
-    if height > 0 and width / height < aspect[0]:
-        h = max(1, round(width / aspect[0]))
-    elif height > 0 and width / height > aspect[1]:
-        w = max(1, round(height * aspect[1]))
-    return ((height - h) // 2, (width - w) // 2), (h, w)
-
-
-class RandomCropGeneratorKernel(SampleKernel):
-    """``random_crop_generator``: an image shape in, a random window's anchor and shape out."""
-
-    def setup(self) -> None:
-        """Validate the static arguments."""
-        if self.args["num_attempts"] < 1:
-            raise ValueError(f"num_attempts must be at least 1, got {self.args['num_attempts']}")
-        self.area = _range("random_area", self.args["random_area"])
-        self.aspect = _range("random_aspect_ratio", self.args["random_aspect_ratio"])
-
-    def output_layouts(self, input_layouts: tuple[str, ...]) -> tuple[str, ...]:
-        """No layout on either output."""
-        return ("", "")
-
-    def run_sample(
-        self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
-    ) -> tuple[np.ndarray, np.ndarray]:
-        shape = inputs[0]
-        if not np.issubdtype(shape.dtype, np.integer):
-            raise TypeError(f"the input shape must have an integer type, got {shape.dtype}")
-        if shape.ndim != 1 or shape.size not in (2, 3):
-            raise ValueError(
-                "expected a 1-D tensor with 2 or 3 values holding an image shape (HW or HWC), "
-                f"got shape {shape.shape}"
-            )
-        height, width = int(shape[0]), int(shape[1])
-        anchor, extent = random_window(
-            height, width, self.area, self.aspect, self.args["num_attempts"], sample.rng
-        )
-        return np.array(anchor, np.int32), np.array(extent, np.int32)
+__all__ = ["RoiRandomCropKernel", "roi_window_start"]
 
 
 def _vector(name: str, value: Any, ndim: int) -> np.ndarray:
