@@ -62,6 +62,16 @@ CATALOGUE_EXAMPLES: dict[str, OperatorExample] = {
     "multi_paste": OperatorExample(
         [_SSD_IMAGES], ["HWC"], {"in_ids": [1, 0], "output_size": [8, 8], "shapes": [4, 4, 2, 2]}
     ),
+    "segmentation.select_masks": OperatorExample(
+        [
+            [np.array([1, 0], np.int32)] * 3,
+            [np.array([[0, 0, 2], [1, 2, 3]], np.int32)] * 3,
+            [np.arange(6, dtype=np.float32).reshape(3, 2)] * 3,
+        ]
+    ),
+    "segmentation.random_mask_pixel": OperatorExample(
+        [[_RNG.integers(0, 3, (6, 7), dtype=np.uint8) for _ in range(3)]], args={"foreground": 1}
+    ),
     "ssd_random_crop": OperatorExample(
         [_SSD_IMAGES, _SSD_BOXES, _SSD_LABELS], ["HWC", "", ""], {"num_attempts": 5}
     ),

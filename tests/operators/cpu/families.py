@@ -18,6 +18,7 @@ from feedline.operators.cpu.math import schemas as math
 from feedline.operators.cpu.python import schemas as python
 from feedline.operators.cpu.random import schemas as random
 from feedline.operators.cpu.reductions import schemas as reductions
+from feedline.operators.cpu.segmentation import schemas as segmentation
 from feedline.operators.cpu.tensor import schemas as tensor
 from feedline.operators.cpu.transforms import schemas as transforms
 from feedline.operators.cpu.video import schemas as video
@@ -40,6 +41,7 @@ FAMILIES: dict[str, ModuleType] = {
     "constants": constants,
     "manipulation": manipulation,
     "crops": crops,
+    "segmentation": segmentation,
 }
 
 
