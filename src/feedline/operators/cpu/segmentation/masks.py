@@ -64,10 +64,13 @@ class SelectMasksKernel(SampleKernel):
                 f"``mask_ids`` input is expected to be int32 1-D, got {mask_ids.dtype} "
                 f"{mask_ids.shape}"
             )
-        if polygons.dtype != np.int32 or polygons.ndim != 2 or polygons.shape[1] != 3:
-            raise TypeError(
-                f"``polygons`` input is expected to be int32 [N, 3], got {polygons.dtype} "
-                f"{polygons.shape}"
+        if polygons.dtype != np.int32:
+            raise TypeError(f"``polygons`` input is expected to be int32, got {polygons.dtype}")
+        if polygons.ndim != 2 or polygons.shape[1] != 3:
+            columns = polygons.shape[1] if polygons.ndim == 2 else polygons.ndim
+            raise ValueError(
+                "``polygons`` is expected to contain 2D tensors with 3 columns: ``mask_id, "
+                f"start_idx, end_idx``. Got {columns} columns."
             )
         if vertices.ndim != 2:
             raise ValueError(f"``vertices`` input is expected to be [V, D], got {vertices.shape}")
