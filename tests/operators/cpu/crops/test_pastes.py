@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from feedline import OperatorError, fn, types
-from feedline.operators.cpu.crops.pastes import paste_regions
+from feedline.operators.cpu.crops.pastes import paste_regions, source_names
 from feedline.testing import OperatorExample, check_operator
 from tests.operators.cpu.catalogue_testing import build, feed
 
@@ -107,8 +107,11 @@ def test_paste_regions_copies_exactly_the_region(y: int, x: int, h: int, w: int)
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"in_ids": [0], "out_anchors": [3, 3]}, "within the output"),
-        ({"in_ids": [0], "in_anchors": [3, 3], "shapes": [2, 2]}, "within the input sample"),
+        ({"in_ids": [0], "out_anchors": [3, 3]}, "must be within output bounds"),
+        (
+            {"in_ids": [0], "in_anchors": [3, 3], "shapes": [2, 2]},
+            "must be within the input sample",
+        ),
         ({"in_ids": [5]}, r"in_ids must lie in \[0, 1\]"),
         ({"in_ids": [0, 1], "in_anchors": [0, 0]}, "must be a 2 x 2 tensor"),
         ({"in_ids": [0], "in_anchors": [0, 0], "in_anchors_rel": [0.0, 0.0]}, "cannot be given"),
@@ -134,3 +137,14 @@ def test_input_checks() -> None:
 def test_check_operator() -> None:
     example = OperatorExample([[_A, _A + 1, _A + 2]], ["HWC"], {"in_ids": [2, 0]})
     assert "threads" in check_operator("multi_paste", example)
+
+
+def test_source_info_names_the_pasted_samples() -> None:
+    infos = [["a.png", "b.png"], ["c.png", "d.png"]]
+    assert source_names([1, 1, 0], 0, infos) == ["b.png", "b.png", "a.png"]
+    assert source_names(None, 1, infos) == ["b.png", "d.png"]
+
+
+def test_relative_values_must_lie_in_the_unit_range() -> None:
+    with pytest.raises(OperatorError, match=r"values must be floats in \[0, 1\] range"):
+        build(lambda: fn.multi_paste(feed([_A, _A], "HWC"), in_ids=[0], shapes_rel=[1.5, 0.5]))

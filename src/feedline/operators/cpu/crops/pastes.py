@@ -21,7 +21,7 @@ from feedline.core.kernel import Batch, Kernel
 from feedline.core.tensor import TensorListCPU
 from feedline.core.types import to_numpy_dtype
 
-__all__ = ["MultiPasteKernel", "paste_regions"]
+__all__ = ["MultiPasteKernel", "paste_regions", "source_names"]
 
 _REGION_ARGS = (("in_anchors", "in_anchors_rel"), ("shapes", "shapes_rel"))
 _OUT_ARGS = ("out_anchors", "out_anchors_rel")
@@ -45,13 +45,13 @@ def paste_regions(
         in_h, in_w = source.shape[-3:-1]
         if min(y0, x0, h, w) < 0 or y0 + h > in_h or x0 + w > in_w:
             raise ValueError(
-                f"the pasted region must lie within the input sample: input anchor {start}, "
+                f"The pasted region must be within the input sample: input anchor {start}, "
                 f"region shape {extent}, input shape {[in_h, in_w]}, for region {k} of output "
                 f"sample {sample}"
             )
         if min(y1, x1) < 0 or y1 + h > out_h or x1 + w > out_w:
             raise ValueError(
-                f"the pasted region must lie within the output: output anchor {dest}, region "
+                f"The pasted region must be within output bounds: output anchor {dest}, region "
                 f"shape {extent}, output shape {[out_h, out_w]}, for region {k} of output "
                 f"sample {sample}"
             )
@@ -63,6 +63,7 @@ class _Plan:
     """One output sample: its sources, regions (in anchors, shapes, out anchors), shape, type."""
 
     sources: list[np.ndarray]
+    ids: list[int] | None
     regions: tuple[np.ndarray, np.ndarray, np.ndarray]
     shape: tuple[int, ...]
     dtype: np.dtype
@@ -117,9 +118,11 @@ class MultiPasteKernel(Kernel):
             paste_regions(canvases[i], plan.sources, *plan.regions, i)
 
         batch.map(one, batch.size)
+        infos = [data.source_infos() for data in batch.inputs]
+        sources = [";".join(source_names(plan.ids, i, infos)) for i, plan in enumerate(plans)]
         if dense is not None:
-            return [TensorListCPU.from_dense(dense, layout)]
-        return [TensorListCPU.from_samples(canvases, layout)]
+            return [TensorListCPU.from_dense(dense, layout, sources)]
+        return [TensorListCPU.from_samples(canvases, layout, sources)]
 
     def _plan(
         self,
@@ -168,7 +171,16 @@ class MultiPasteKernel(Kernel):
             arg, i, _OUT_ARGS, count, np.broadcast_to(out_hw, in_hw.shape), np.zeros_like(in_hw)
         )
         shape = (*reference.shape[:-3], *(int(n) for n in out_hw), reference.shape[-1])
-        return _Plan(sources, (in_anchors, extents, out_anchors), shape, dtype or reference.dtype)
+        picked = None if ids is None else [int(j) for j in ids]
+        regions = (in_anchors, extents, out_anchors)
+        return _Plan(sources, picked, regions, shape, dtype or reference.dtype)
+
+
+def source_names(ids: list[int] | None, i: int, infos: list[list[str]]) -> list[str]:
+    """Where the pasted regions of output ``i`` came from (DALI joins them with ``;``)."""
+    if ids is not None:
+        return [infos[0][j] for j in ids]
+    return [names[i] for names in infos]
 
 
 def _arg_reader(batch: Batch, args: Any) -> Callable[[str, int], Any]:
@@ -205,5 +217,10 @@ def _regions(
         )
     array = array.reshape(count, 2)
     if rel:
+        if np.any((array < 0) | (array > 1)):
+            raise ValueError(
+                f"{relative} values must be floats in [0, 1] range, got {array.tolist()} for "
+                f"output sample {i}"
+            )
         array = np.floor(array * scale + 0.5)
     return array.astype(np.int64)
