@@ -3,6 +3,9 @@ crops, ``random.beta``) for ``check_operator``; merged into ``builtin_examples.E
 
 from __future__ import annotations
 
+import io
+from pathlib import Path
+
 import numpy as np
 
 from feedline import types
@@ -21,6 +24,9 @@ def _reduction(name: str) -> OperatorExample:
 _SEQUENCES = [np.arange(24, dtype=np.float32).reshape(4, 3, 2) + i for i in range(3)]
 _INT16 = [[np.arange(8, dtype=np.int16).reshape(2, 4) * (i + 1) for i in range(3)]]
 _MATRICES = [_RNG.normal(size=(2, 3)).astype(np.float32) for _ in range(3)]
+_THIS_FILE = np.frombuffer(str(Path(__file__)).encode("utf-8"), np.uint8)
+_NPY = io.BytesIO()
+np.save(_NPY, np.arange(6, dtype=np.int16).reshape(2, 3))
 _SSD_IMAGES = [_RNG.integers(0, 256, (20 + i, 16, 3), dtype=np.uint8) for i in range(3)]
 _SSD_BOXES = [np.array([[0.1, 0.1, 0.5, 0.6], [0.2, 0.3, 0.9, 0.9]], np.float32)] * 3
 _SSD_LABELS = [np.array([1, 2], np.int32)] * 3
@@ -72,6 +78,8 @@ CATALOGUE_EXAMPLES: dict[str, OperatorExample] = {
     "segmentation.random_mask_pixel": OperatorExample(
         [[_RNG.integers(0, 3, (6, 7), dtype=np.uint8) for _ in range(3)]], args={"foreground": 1}
     ),
+    "io.file.read": OperatorExample([[_THIS_FILE] * 3]),
+    "decoders.numpy": OperatorExample([[np.frombuffer(_NPY.getvalue(), np.uint8)] * 3]),
     "ssd_random_crop": OperatorExample(
         [_SSD_IMAGES, _SSD_BOXES, _SSD_LABELS], ["HWC", "", ""], {"num_attempts": 5}
     ),

@@ -11,6 +11,7 @@ from feedline.operators.cpu.conditional import schemas as conditional
 from feedline.operators.cpu.constants import schemas as constants
 from feedline.operators.cpu.crops import schemas as crops
 from feedline.operators.cpu.effects import schemas as effects
+from feedline.operators.cpu.files import schemas as files
 from feedline.operators.cpu.geometry import schemas as geometry
 from feedline.operators.cpu.image import schemas as image
 from feedline.operators.cpu.manipulation import schemas as manipulation
@@ -42,6 +43,7 @@ FAMILIES: dict[str, ModuleType] = {
     "manipulation": manipulation,
     "crops": crops,
     "segmentation": segmentation,
+    "files": files,
 }
 
 
