@@ -68,6 +68,17 @@ IMAGES, HWC = [_images()], ["HWC"]
 LTRB = _ltrb()
 FLOATS = [_floats()]
 HAS_AV = importlib.util.find_spec("av") is not None
+HAS_LZ4 = importlib.util.find_spec("lz4") is not None
+
+
+def _lz4_blocks() -> list[np.ndarray]:
+    import lz4.block
+
+    data = [np.arange(12, dtype=np.int16) + i for i in range(3)]
+    return [
+        np.frombuffer(lz4.block.compress(d.tobytes(), store_size=False), np.uint8) for d in data
+    ]
+
 
 EXAMPLES: dict[str, OperatorExample] = {
     "bb_flip": OperatorExample([_boxes()]),
@@ -154,7 +165,14 @@ EXAMPLES.update({old: EXAMPLES[current] for old, current in SPELLINGS.items()})
 if HAS_AV:
     EXAMPLES["decoders.video"] = OperatorExample([_videos()], args={"sequence_length": 3})
 
+if HAS_LZ4:
+    EXAMPLES["decoders.inflate"] = OperatorExample(
+        [_lz4_blocks()], args={"shape": [3, 4], "dtype": types.INT16}
+    )
+
 SKIPPED = {} if HAS_AV else {"decoders.video": "PyAV (the 'av' package) is not installed"}
+if not HAS_LZ4:
+    SKIPPED["decoders.inflate"] = "the 'lz4' package (feedline[lz4]) is not installed"
 """Operators whose example cannot be built here, with the reason."""
 
 """Readers are checked by ``check_reader`` (and run here only through their schema checks)."""

@@ -1,5 +1,6 @@
-"""Family ``files``: schemas and registration of ``io.file.read`` and ``decoders.numpy``, with
-DALI's arguments. Kernels (imported on first use): :mod:`.kernels`."""
+"""Family ``files``: schemas and registration of ``io.file.read``, ``decoders.numpy`` and
+``decoders.inflate``, with DALI's arguments. Kernels (imported on first use): :mod:`.kernels`,
+:mod:`.inflate`."""
 
 from __future__ import annotations
 
@@ -7,14 +8,22 @@ from typing import TYPE_CHECKING
 
 from feedline.core.hookspecs import hookimpl
 from feedline.core.schema import ArgSpec, InputSpec, OpSchema
+from feedline.core.types import DataType
 from feedline.operators.cpu.common.schemas import register_cpu_operators
 
 if TYPE_CHECKING:
     from feedline.core.registry import Registry
 
-__all__ = ["DECODERS_NUMPY", "FILE_READ", "KERNELS", "SCHEMAS", "feedline_register_operators"]
+__all__ = [
+    "DECODERS_INFLATE",
+    "DECODERS_NUMPY",
+    "FILE_READ",
+    "KERNELS",
+    "SCHEMAS",
+    "feedline_register_operators",
+]
 
-_KERNELS = "feedline.operators.cpu.files.kernels"
+_KERNELS = "feedline.operators.cpu.files"
 
 FILE_READ = OpSchema(
     name="io.file.read",
@@ -54,10 +63,42 @@ DECODERS_NUMPY = OpSchema(
     random=False,
 )
 
-SCHEMAS = (FILE_READ, DECODERS_NUMPY)
+DECODERS_INFLATE = OpSchema(
+    name="decoders.inflate",
+    doc=(
+        "Decompresses LZ4 blocks (raw LZ4 block format, no frame header) into tensors of "
+        "``shape`` and ``dtype``; a CPU kernel (DALI has only a GPU one). Needs the ``lz4`` "
+        "package: ``pip install feedline[lz4]``.\n\n"
+        "A sample is one compressed chunk, or several (given by ``chunk_offsets`` and/or "
+        "``chunk_sizes``; with one of them the chunks are taken as densely packed) that each "
+        "inflate to ``shape``; they are stacked along a new outer axis named "
+        "``sequence_axis_name``. A chunk that does not inflate to exactly ``shape`` is an "
+        "error."
+    ),
+    inputs=(InputSpec("input", "Compressed bytes, 1-D uint8."),),
+    args=(
+        ArgSpec("algorithm", "str", "LZ4", "Decompression algorithm (only LZ4).", choices=("LZ4",)),
+        ArgSpec("shape", "int_vec", None, "Shape of one inflated chunk (required).", True),
+        ArgSpec("dtype", "dtype", DataType.UINT8, "Type of the inflated data."),
+        ArgSpec("chunk_offsets", "int_vec", None, "Where the chunks begin in a sample.", True),
+        ArgSpec("chunk_sizes", "int_vec", None, "Sizes of the compressed chunks.", True),
+        ArgSpec("layout", "layout", "", "Layout of one inflated chunk."),
+        ArgSpec("sequence_axis_name", "layout", "F", "Name of the chunk axis (several chunks)."),
+        ArgSpec(
+            "check_output_size",
+            "bool",
+            False,
+            "Validate the output size first (the CPU kernel always checks it).",
+        ),
+    ),
+    random=False,
+)
+
+SCHEMAS = (FILE_READ, DECODERS_NUMPY, DECODERS_INFLATE)
 KERNELS = {
-    "io.file.read": f"{_KERNELS}:FileReadKernel",
-    "decoders.numpy": f"{_KERNELS}:NumpyDecodeKernel",
+    "io.file.read": f"{_KERNELS}.kernels:FileReadKernel",
+    "decoders.numpy": f"{_KERNELS}.kernels:NumpyDecodeKernel",
+    "decoders.inflate": f"{_KERNELS}.inflate:InflateKernel",
 }
 
 
