@@ -161,7 +161,9 @@ EXAMPLES: dict[str, OperatorExample] = {
     "warp_affine": OperatorExample(IMAGES, HWC, {"matrix": [1.0, 0.2, 0.0, 0.1, 1.0, 0.0]}),
 }
 EXAMPLES.update(CATALOGUE_EXAMPLES)
-EXAMPLES.update({old: EXAMPLES[current] for old, current in SPELLINGS.items()})
+EXAMPLES.update(
+    {old: EXAMPLES[current] for old, current in SPELLINGS.items() if current in EXAMPLES}
+)
 if HAS_AV:
     EXAMPLES["decoders.video"] = OperatorExample([_videos()], args={"sequence_length": 3})
 
@@ -169,10 +171,12 @@ if HAS_LZ4:
     EXAMPLES["decoders.inflate"] = OperatorExample(
         [_lz4_blocks()], args={"shape": [3, 4], "dtype": types.INT16}
     )
+    EXAMPLES["experimental.inflate"] = EXAMPLES["decoders.inflate"]
 
 SKIPPED = {} if HAS_AV else {"decoders.video": "PyAV (the 'av' package) is not installed"}
 if not HAS_LZ4:
     SKIPPED["decoders.inflate"] = "the 'lz4' package (feedline[lz4]) is not installed"
+    SKIPPED["experimental.inflate"] = SKIPPED["decoders.inflate"]
 """Operators whose example cannot be built here, with the reason."""
 
 """Readers are checked by ``check_reader`` (and run here only through their schema checks)."""

@@ -5,7 +5,8 @@ Kernels (imported on first use): :mod:`.sequences` (``per_frame``, ``element_ext
 ``sequence_rearrange``), :mod:`.batch_order` (``permute_batch``, ``batch_permutation``),
 :mod:`.values` (``lookup_table``, ``reinterpret``) and :mod:`.properties` (``shapes``,
 ``get_property``). DALI's older spellings (``SPELLINGS``: ``experimental.peek_image_shape``,
-``experimental.resize``, ``experimental.decoders.image*``, ``image_decoder*``) get the current
+``experimental.resize``, ``experimental.inflate``, ``experimental.decoders.image*``,
+``image_decoder*``) get the current
 operator's schema and kernels, registered once that operator exists.
 """
 
@@ -276,6 +277,7 @@ KERNELS = {
 SPELLINGS = {
     "experimental.peek_image_shape": "peek_image_shape",
     "experimental.resize": "resize",
+    "experimental.inflate": "decoders.inflate",
     **{
         f"{old}{kind}": f"decoders.image{kind}"
         for old in ("experimental.decoders.image", "image_decoder")
