@@ -23,6 +23,11 @@ Cases (``CASES``):
   ``transforms.combine`` and applied with ``coord_transform``. The per-sample parameters come
   from external sources (drawn once with NumPy), so that the random operators' own cost is not
   part of the figure.
+* ``ssd_random_crop``: 64 HWC uint8 images (300 x 300 x 3), each with 8 random ``ltrb`` boxes
+  and int32 labels, ``num_attempts=50``.
+* ``multi_paste``: 64 HWC uint8 images (256 x 256 x 3); each output gets 4 regions (32-127
+  pixels a side) of random other samples at random places (per-sample ``in_ids``, anchors and
+  shapes).
 
 Measured on 2026-11-28 on the shared 2-core VM (load average 12-15 from other jobs, so wall
 times swing by 2-3x between runs; DALI 2.4 CPU, ``--rounds 3 --iterations 30``), best round:
@@ -31,6 +36,13 @@ transforms 3.5-4.0 ms vs DALI 1.2-5.1 ms with 1.2 vs 1.0-1.4 CPU-ms. On the tran
 feedline's own operators take about 0.2 ms per batch; most of its wall time is the pipelined
 executor handing ten small operators between threads (2.0 ms wall, 0.55 CPU-ms with
 ``exec_pipelined=False``).
+
+ssd_random_crop (same VM, ``--rounds 2 --iterations 20``): 73-107 ms vs DALI 35-40 ms
+(0.4-0.5x), 26-28 vs 14-15 CPU-ms per batch. SLOWER than DALI: the window search runs in NumPy
+per sample (about 15 small NumPy calls per sample, 4 rounds at once), where DALI loops in C++;
+a compiled or batch-vectorised search is still to do. multi_paste (same settings): 25.6 ms
+vs DALI 20.3 ms wall (0.79x) with 7.9 vs 9.9 CPU-ms per batch: feedline does less work, the
+wall-clock gap is the pool hand-over on the loaded host.
 
 Usage: ``python benchmarks/operators.py [--cases reductions transforms] [--threads 2]
 [--rounds 3] [--iterations 30] [--dali-python PATH]``
@@ -49,7 +61,7 @@ from typing import Any
 
 import numpy as np
 
-BATCHES = {"reductions": 64, "transforms": 256}
+BATCHES = {"reductions": 64, "transforms": 256, "ssd_random_crop": 64, "multi_paste": 64}
 
 
 def _reduction_data() -> tuple[np.ndarray, np.ndarray]:
@@ -94,10 +106,49 @@ def _transforms(fn: Any, types: Any) -> tuple:
     return matrix, fn.coord_transform(feed(points_data), MT=matrix)
 
 
+def _ssd_random_crop(fn: Any, types: Any) -> tuple:
+    rng = np.random.default_rng(2)
+    size = BATCHES["ssd_random_crop"]
+    images_data = rng.integers(0, 256, (size, 300, 300, 3), dtype=np.uint8)
+    corners = rng.uniform(0.0, 0.6, (size, 8, 2))
+    extents = rng.uniform(0.1, 0.4, (size, 8, 2))
+    boxes_data = np.concatenate([corners, corners + extents], axis=2).astype(np.float32)
+    labels_data = rng.integers(1, 81, (size, 8), dtype=np.int32)
+    images = fn.external_source(source=lambda: images_data, batch=True, layout="HWC")
+    boxes = fn.external_source(source=lambda: boxes_data, batch=True)
+    labels = fn.external_source(source=lambda: labels_data, batch=True)
+    return tuple(fn.ssd_random_crop(images, boxes, labels, num_attempts=50))
+
+
+def _multi_paste(fn: Any, types: Any) -> tuple:
+    rng = np.random.default_rng(3)
+    size = BATCHES["multi_paste"]
+    images_data = rng.integers(0, 256, (size, 256, 256, 3), dtype=np.uint8)
+    ids_data = rng.integers(0, size, (size, 4), dtype=np.int32)
+    shapes_data = rng.integers(32, 128, (size, 4, 2), dtype=np.int32)
+    in_data = (rng.uniform(0, 1, (size, 4, 2)) * (256 - shapes_data)).astype(np.int32)
+    out_data = (rng.uniform(0, 1, (size, 4, 2)) * (256 - shapes_data)).astype(np.int32)
+
+    def feed(data: np.ndarray, layout: str | None = None) -> Any:
+        return fn.external_source(source=lambda: data, batch=True, layout=layout)
+
+    return (
+        fn.multi_paste(
+            feed(images_data, "HWC"),
+            in_ids=feed(ids_data),
+            in_anchors=feed(in_data),
+            shapes=feed(shapes_data),
+            out_anchors=feed(out_data),
+        ),
+    )
+
+
 #: Case name → the graph, written against the shared ``fn`` / ``types`` API.
 CASES: dict[str, Callable[[Any, Any], tuple]] = {
     "reductions": _reductions,
     "transforms": _transforms,
+    "ssd_random_crop": _ssd_random_crop,
+    "multi_paste": _multi_paste,
 }
 
 

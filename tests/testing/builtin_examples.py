@@ -10,6 +10,7 @@ import numpy as np
 from PIL import Image
 
 from feedline import types
+from feedline.operators.cpu.manipulation.schemas import SPELLINGS
 from feedline.testing import OperatorExample
 from tests.testing.catalogue_examples import CATALOGUE_EXAMPLES
 from tests.testing.image_operator_examples import IMAGE_EXAMPLES
@@ -68,6 +69,17 @@ IMAGES, HWC = [_images()], ["HWC"]
 LTRB = _ltrb()
 FLOATS = [_floats()]
 HAS_AV = importlib.util.find_spec("av") is not None
+HAS_LZ4 = importlib.util.find_spec("lz4") is not None
+
+
+def _lz4_blocks() -> list[np.ndarray]:
+    import lz4.block
+
+    data = [np.arange(12, dtype=np.int16) + i for i in range(3)]
+    return [
+        np.frombuffer(lz4.block.compress(d.tobytes(), store_size=False), np.uint8) for d in data
+    ]
+
 
 EXAMPLES: dict[str, OperatorExample] = {
     "bb_flip": OperatorExample([_boxes()]),
@@ -152,9 +164,19 @@ EXAMPLES: dict[str, OperatorExample] = {
 EXAMPLES.update(CATALOGUE_EXAMPLES)
 EXAMPLES["experimental.peek_image_shape"] = EXAMPLES["peek_image_shape"]
 EXAMPLES.update(IMAGE_EXAMPLES)
+EXAMPLES.update(
+    {old: EXAMPLES[current] for old, current in SPELLINGS.items() if current in EXAMPLES}
+)
 if HAS_AV:
     EXAMPLES["decoders.video"] = OperatorExample([_videos()], args={"sequence_length": 3})
     EXAMPLES["experimental.decoders.video"] = EXAMPLES["decoders.video"]
+
+if HAS_LZ4:
+    EXAMPLES["decoders.inflate"] = OperatorExample(
+        [_lz4_blocks()], args={"shape": [3, 4], "dtype": types.INT16}
+    )
+    EXAMPLES["experimental.inflate"] = EXAMPLES["decoders.inflate"]
+
 
 HAS_SOUNDFILE = importlib.util.find_spec("soundfile") is not None
 
@@ -197,6 +219,9 @@ SKIPPED = {} if HAS_AV else {"decoders.video": "PyAV (the 'av' package) is not i
 if not HAS_SOUNDFILE:
     SKIPPED |= {name: "soundfile is not installed" for name in ("decoders.audio", "audio_decoder")}
 SKIPPED["optical_flow"] = "needs NVIDIA's optical-flow hardware; refuses to build by design"
+if not HAS_LZ4:
+    SKIPPED["decoders.inflate"] = "the 'lz4' package (feedline[lz4]) is not installed"
+    SKIPPED["experimental.inflate"] = SKIPPED["decoders.inflate"]
 """Operators whose example cannot be built here, with the reason."""
 
 """Readers are checked by ``check_reader`` (and run here only through their schema checks)."""

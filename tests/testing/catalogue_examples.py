@@ -1,7 +1,10 @@
-"""Example calls of the catalogue families (reductions, transforms, constants, manipulation)
-for ``check_operator``; merged into ``builtin_examples.EXAMPLES``."""
+"""Example calls of the catalogue families (reductions, transforms, constants, manipulation,
+crops, ``random.beta``) for ``check_operator``; merged into ``builtin_examples.EXAMPLES``."""
 
 from __future__ import annotations
+
+import io
+from pathlib import Path
 
 import numpy as np
 
@@ -21,6 +24,12 @@ def _reduction(name: str) -> OperatorExample:
 _SEQUENCES = [np.arange(24, dtype=np.float32).reshape(4, 3, 2) + i for i in range(3)]
 _INT16 = [[np.arange(8, dtype=np.int16).reshape(2, 4) * (i + 1) for i in range(3)]]
 _MATRICES = [_RNG.normal(size=(2, 3)).astype(np.float32) for _ in range(3)]
+_THIS_FILE = np.frombuffer(str(Path(__file__)).encode("utf-8"), np.uint8)
+_NPY = io.BytesIO()
+np.save(_NPY, np.arange(6, dtype=np.int16).reshape(2, 3))
+_SSD_IMAGES = [_RNG.integers(0, 256, (20 + i, 16, 3), dtype=np.uint8) for i in range(3)]
+_SSD_BOXES = [np.array([[0.1, 0.1, 0.5, 0.6], [0.2, 0.3, 0.9, 0.9]], np.float32)] * 3
+_SSD_LABELS = [np.array([1, 2], np.int32)] * 3
 
 CATALOGUE_EXAMPLES: dict[str, OperatorExample] = {
     **{
@@ -48,4 +57,30 @@ CATALOGUE_EXAMPLES: dict[str, OperatorExample] = {
     "reinterpret": OperatorExample(_INT16, ["HW"], {"dtype": types.UINT8}),
     "shapes": OperatorExample([_SEQUENCES]),
     "get_property": OperatorExample(_INT16, ["HW"], {"key": "layout"}),
+    "random.beta": OperatorExample(args={"alpha": 2.0, "shape": [3]}),
+    "random_crop_generator": OperatorExample(
+        [[np.array([40, 30 + i], np.int64) for i in range(3)]]
+    ),
+    "roi_random_crop": OperatorExample(
+        args={"crop_shape": [4, 4], "roi_start": [2, 2], "roi_shape": [8, 1]}
+    ),
+    "bbox_rotate": OperatorExample([_SSD_BOXES], args={"angle": 45.0, "input_shape": [40, 60]}),
+    "multi_paste": OperatorExample(
+        [_SSD_IMAGES], ["HWC"], {"in_ids": [1, 0], "output_size": [8, 8], "shapes": [4, 4, 2, 2]}
+    ),
+    "segmentation.select_masks": OperatorExample(
+        [
+            [np.array([1, 0], np.int32)] * 3,
+            [np.array([[0, 0, 2], [1, 2, 3]], np.int32)] * 3,
+            [np.arange(6, dtype=np.float32).reshape(3, 2)] * 3,
+        ]
+    ),
+    "segmentation.random_mask_pixel": OperatorExample(
+        [[_RNG.integers(0, 3, (6, 7), dtype=np.uint8) for _ in range(3)]], args={"foreground": 1}
+    ),
+    "io.file.read": OperatorExample([[_THIS_FILE] * 3]),
+    "decoders.numpy": OperatorExample([[np.frombuffer(_NPY.getvalue(), np.uint8)] * 3]),
+    "ssd_random_crop": OperatorExample(
+        [_SSD_IMAGES, _SSD_BOXES, _SSD_LABELS], ["HWC", "", ""], {"num_attempts": 5}
+    ),
 }

@@ -9,8 +9,10 @@ from feedline.operators.cpu.arrays import schemas as arrays
 from feedline.operators.cpu.color import schemas as color
 from feedline.operators.cpu.conditional import schemas as conditional
 from feedline.operators.cpu.constants import schemas as constants
+from feedline.operators.cpu.crops import schemas as crops
 from feedline.operators.cpu.distortions import schemas as distortions
 from feedline.operators.cpu.effects import schemas as effects
+from feedline.operators.cpu.files import schemas as files
 from feedline.operators.cpu.filters import schemas as filters
 from feedline.operators.cpu.geometry import schemas as geometry
 from feedline.operators.cpu.histogram import schemas as histogram
@@ -20,6 +22,7 @@ from feedline.operators.cpu.math import schemas as math
 from feedline.operators.cpu.python import schemas as python
 from feedline.operators.cpu.random import schemas as random
 from feedline.operators.cpu.reductions import schemas as reductions
+from feedline.operators.cpu.segmentation import schemas as segmentation
 from feedline.operators.cpu.tensor import schemas as tensor
 from feedline.operators.cpu.transforms import schemas as transforms
 from feedline.operators.cpu.video import schemas as video
@@ -46,6 +49,9 @@ FAMILIES: dict[str, ModuleType] = {
     "histogram": histogram,
     "warps": warps,
     "distortions": distortions,
+    "crops": crops,
+    "segmentation": segmentation,
+    "files": files,
 }
 
 

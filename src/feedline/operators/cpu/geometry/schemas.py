@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BBOX_PASTE",
+    "BBOX_ROTATE",
     "BB_FLIP",
     "BOX_ENCODER",
     "COORD_FLIP",
@@ -383,6 +384,45 @@ COORD_FLIP = OpSchema(
     random=False,
 )
 
+BBOX_ROTATE = OpSchema(
+    name="bbox_rotate",
+    doc=(
+        "Moves bounding boxes the way ``rotate`` moves their image, so they stay on the same "
+        "objects (call it with the original image shape, before or beside ``rotate``).\n\n"
+        "Box corners are rotated about the image centre onto ``rotate``'s canvas (``size``, "
+        "else the input size with ``keep_size``, else the rotated bounding size). ``mode``: "
+        "``expand`` encloses the rotated box, ``fixed`` keeps the original width and height "
+        "centred on the rotated centre, ``halfway`` lies between. With ``keep_size`` boxes are "
+        "clipped to the canvas and dropped, with their labels, when less than "
+        "``remove_threshold`` of their area stays. Boxes: float32 ``[N, 4]``."
+    ),
+    inputs=(
+        InputSpec("bboxes", "Boxes, float32 ``[N, 4]`` in ``bbox_layout``."),
+        InputSpec(
+            "labels", "Labels, ``[N]`` or ``[N, 1]``, removed with their boxes.", optional=True
+        ),
+    ),
+    outputs=lambda args, num_inputs=1: ("bboxes", "labels")[:num_inputs],
+    args=(
+        ArgSpec("angle", "float", REQUIRED, "Rotation angle in degrees.", tensor=True),
+        ArgSpec("input_shape", "int_vec", REQUIRED, "Shape of the original image.", True),
+        ArgSpec("shape_layout", "layout", "HW", "Meaning of the ``input_shape`` dimensions."),
+        ArgSpec("bbox_layout", "layout", "xyXY", "``xyWH`` or ``xyXY``."),
+        ArgSpec("bbox_normalized", "bool", True, "Boxes are relative ([0, 1]), else pixels."),
+        ArgSpec("keep_size", "bool", False, "The canvas keeps the input size (as ``rotate``)."),
+        ArgSpec("mode", "str", "expand", "``expand``, ``fixed`` or ``halfway``."),
+        ArgSpec(
+            "remove_threshold",
+            "float",
+            0.1,
+            "With ``keep_size``: the least fraction of a box's area that must stay on the "
+            "canvas, in [0, 1].",
+        ),
+        ArgSpec("size", "float_vec", (), "The output canvas size given to ``rotate``.", True),
+    ),
+    random=False,
+)
+
 SCHEMAS = (
     FLIP,
     ROTATE,
@@ -394,6 +434,7 @@ SCHEMAS = (
     BOX_ENCODER,
     COORD_TRANSFORM,
     COORD_FLIP,
+    BBOX_ROTATE,
 )
 
 _KERNELS = "feedline.operators.cpu.geometry"
@@ -408,6 +449,7 @@ KERNELS = {
     "box_encoder": f"{_KERNELS}.box_encoder:BoxEncoderKernel",
     "coord_transform": f"{_KERNELS}.coords:CoordTransformKernel",
     "coord_flip": f"{_KERNELS}.coords:CoordFlipKernel",
+    "bbox_rotate": f"{_KERNELS}.bbox_rotate:BBoxRotateKernel",
 }
 
 

@@ -22,6 +22,7 @@ from feedline.operators.cpu.image.windows import (
 __all__ = [
     "RESIZE_LAYOUTS",
     "VOLUME_LAYOUTS",
+    "RandomCropGeneratorKernel",
     "RandomResizedCropKernel",
     "ResizeKernel",
     "check_resample_input",
@@ -227,3 +228,30 @@ class RandomResizedCropKernel(SampleKernel):
         y, x, h, w = rrc_window(args, height, width, sample.rng)
         source = ((float(y), float(y + h)), (float(x), float(x + w)))
         return resample_layout(image, layout, self._size, source, args, out_type)
+
+
+class RandomCropGeneratorKernel(SampleKernel):
+    """``random_crop_generator``: the window of ``decoders.image_random_crop`` for a shape."""
+
+    def setup(self) -> None:
+        """Validate the static arguments once."""
+        check_rrc_args(self.args)
+
+    def output_layouts(self, input_layouts: tuple[str, ...]) -> tuple[str, ...]:
+        """No layout on either output."""
+        return ("", "")
+
+    def run_sample(
+        self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Draw one window from the sample's generator."""
+        shape = inputs[0]
+        if not np.issubdtype(shape.dtype, np.integer):
+            raise TypeError(f"Only integer types are supported. Got: {shape.dtype}")
+        if shape.ndim != 1 or shape.size not in (2, 3):
+            raise ValueError(
+                "Expected a 1D tensor with 2 or 3 values representing an input shape (HW or "
+                f"HWC), got shape {shape.shape}"
+            )
+        y, x, h, w = rrc_window(args, int(shape[0]), int(shape[1]), sample.rng)
+        return np.array([y, x], np.int32), np.array([h, w], np.int32)

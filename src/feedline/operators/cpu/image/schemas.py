@@ -441,7 +441,19 @@ FUSED_SLICE_RESIZE = OpSchema(
     hidden=True,
 )
 
+RANDOM_CROP_GENERATOR = OpSchema(
+    "random_crop_generator",
+    "Produces the random window ``decoders.image_random_crop`` (with the same seed) would cut "
+    "from an image of the given shape.\n\n"
+    "The input is a 1-D integer tensor holding the image shape (``HW`` or ``HWC``). Outputs: "
+    "the window's anchor ``(y, x)`` and shape ``(h, w)``, int32, ready for ``slice``.",
+    inputs=(InputSpec("input", "The image shape, ``HW`` or ``HWC`` (an integer type)."),),
+    outputs=("anchor", "shape"),
+    args=_RANDOM_WINDOW_ARGS,
+)
+
 SCHEMAS = (
+    RANDOM_CROP_GENERATOR,
     DECODERS_IMAGE,
     DECODERS_IMAGE_CROP,
     DECODERS_IMAGE_RANDOM_CROP,
@@ -466,6 +478,7 @@ KERNELS = {
     "peek_image_shape": f"{_KERNELS}.decoders:PeekImageShapeKernel",
     "resize": f"{_KERNELS}.resize:ResizeKernel",
     "random_resized_crop": f"{_KERNELS}.resize:RandomResizedCropKernel",
+    "random_crop_generator": f"{_KERNELS}.resize:RandomCropGeneratorKernel",
     "crop": f"{_KERNELS}.crop:CropKernel",
     "crop_mirror_normalize": f"{_KERNELS}.cmn:CropMirrorNormalizeKernel",
     "decoders._image_random_resized_crop": f"{_FUSED}:FusedDecodeRandomResizedCropKernel",

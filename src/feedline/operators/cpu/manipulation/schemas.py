@@ -4,8 +4,10 @@ operators, with DALI's arguments.
 Kernels (imported on first use): :mod:`.sequences` (``per_frame``, ``element_extract``,
 ``sequence_rearrange``), :mod:`.batch_order` (``permute_batch``, ``batch_permutation``),
 :mod:`.values` (``lookup_table``, ``reinterpret``) and :mod:`.properties` (``shapes``,
-``get_property``). ``experimental.peek_image_shape`` is DALI's older spelling of
-``peek_image_shape``: the same schema and kernels, registered once that operator exists.
+``get_property``). DALI's older spellings (``SPELLINGS``: ``experimental.peek_image_shape``,
+``experimental.resize``, ``experimental.inflate``, ``experimental.decoders.image*``,
+``image_decoder*``) get the current
+operator's schema and kernels, registered once that operator exists.
 """
 
 from __future__ import annotations
@@ -272,7 +274,16 @@ KERNELS = {
 }
 
 #: DALI's older spellings of operators other families own: ``{old name: current name}``.
-SPELLINGS = {"experimental.peek_image_shape": "peek_image_shape"}
+SPELLINGS = {
+    "experimental.peek_image_shape": "peek_image_shape",
+    "experimental.resize": "resize",
+    "experimental.inflate": "decoders.inflate",
+    **{
+        f"{old}{kind}": f"decoders.image{kind}"
+        for old in ("experimental.decoders.image", "image_decoder")
+        for kind in ("", "_crop", "_random_crop", "_slice")
+    },
+}
 
 
 @hookimpl

@@ -1,5 +1,5 @@
 """Random number generators: ``random.uniform``, ``random.normal``, ``random.coin_flip``,
-``random.choice``.
+``random.choice``, ``random.beta``.
 
 Every value comes from the sample's own generator (``SampleContext.rng``, derived from the
 operator seed, the iteration and the sample index), so results are identical for any
@@ -21,6 +21,7 @@ from feedline.core.types import DataType, to_numpy_dtype
 from feedline.operators.cpu.tensor.basic import cast_array
 
 __all__ = [
+    "BetaKernel",
     "ChoiceKernel",
     "CoinFlipKernel",
     "NormalKernel",
@@ -28,6 +29,8 @@ __all__ = [
     "output_shape",
 ]
 
+
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
 
 #: Draws of at most this many values per sample (and no ``shape_like`` input) run serially
 #: (see ``SampleKernel.serial``).
@@ -145,6 +148,28 @@ class CoinFlipKernel(_RandomKernel):
             raise ValueError(f"probability must lie in [0, 1], got {probability}")
         drawn = sample.rng.random(size=shape) < probability
         return drawn.astype(self.np_dtype)  # 0 and 1 are exact in every type
+
+
+class BetaKernel(_RandomKernel):
+    """``random.beta``: beta distribution with ``alpha`` and ``beta`` (float32/float64 only)."""
+
+    def run_sample(
+        self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
+    ) -> np.ndarray:
+        if self.dtype not in (DataType.FLOAT, DataType.FLOAT64):
+            raise TypeError(
+                f"Data type {np.dtype(self.np_dtype).name} is not supported. Supported types "
+                "are: float, double"
+            )
+        shape = output_shape(args["shape"], _shape_like(inputs, 0))
+        for name in ("alpha", "beta"):
+            value = float(args[name])
+            if not (0 < value <= _FLOAT32_MAX):
+                raise ValueError(
+                    f"The `{name}` must be a positive float32, got `{args[name]}` for sample at "
+                    f"index {sample.index}"
+                )
+        return sample.rng.beta(args["alpha"], args["beta"], size=shape).astype(self.np_dtype)
 
 
 class ChoiceKernel(SampleKernel):

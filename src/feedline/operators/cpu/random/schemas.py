@@ -1,8 +1,8 @@
 """Family ``random``: schemas and registration of the operators that draw random numbers.
 
-``random.uniform``, ``random.normal``, ``random.coin_flip``, ``random.choice`` and
-``noise.gaussian``. Every value comes from the sample's own generator. Kernels (imported on
-first use): :mod:`.distributions` and :mod:`.noise`.
+``random.uniform``, ``random.normal``, ``random.coin_flip``, ``random.choice``,
+``random.beta`` and ``noise.gaussian``. Every value comes from the sample's own generator.
+Kernels (imported on first use): :mod:`.distributions` and :mod:`.noise`.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 __all__ = [
     "KERNELS",
     "NOISE_GAUSSIAN",
+    "RANDOM_BETA",
     "RANDOM_CHOICE",
     "RANDOM_COIN_FLIP",
     "RANDOM_NORMAL",
@@ -87,6 +88,20 @@ RANDOM_CHOICE = OpSchema(
     ),
 )
 
+RANDOM_BETA = OpSchema(
+    name="random.beta",
+    doc=(
+        "Generates random numbers in ``[0, 1]`` following the beta distribution with parameters "
+        "``alpha`` and ``beta``. Output types: float32 and float64." + _RANDOM_NOTE
+    ),
+    inputs=(_SHAPE_LIKE,),
+    args=(
+        ArgSpec("alpha", "float", 1.0, "The alpha parameter, a positive finite float.", True),
+        ArgSpec("beta", "float", 1.0, "The beta parameter, a positive finite float.", True),
+        _SHAPE,
+        ArgSpec("dtype", "dtype", None, "Output type (FLOAT or FLOAT64); None means FLOAT."),
+    ),
+)
 
 NOISE_GAUSSIAN = OpSchema(
     name="noise.gaussian",
@@ -102,7 +117,14 @@ NOISE_GAUSSIAN = OpSchema(
     ),
 )
 
-SCHEMAS = (RANDOM_UNIFORM, RANDOM_NORMAL, RANDOM_COIN_FLIP, RANDOM_CHOICE, NOISE_GAUSSIAN)
+SCHEMAS = (
+    RANDOM_UNIFORM,
+    RANDOM_NORMAL,
+    RANDOM_COIN_FLIP,
+    RANDOM_CHOICE,
+    RANDOM_BETA,
+    NOISE_GAUSSIAN,
+)
 
 _KERNELS = "feedline.operators.cpu.random"
 KERNELS = {
@@ -110,6 +132,7 @@ KERNELS = {
     "random.normal": f"{_KERNELS}.distributions:NormalKernel",
     "random.coin_flip": f"{_KERNELS}.distributions:CoinFlipKernel",
     "random.choice": f"{_KERNELS}.distributions:ChoiceKernel",
+    "random.beta": f"{_KERNELS}.distributions:BetaKernel",
     "noise.gaussian": f"{_KERNELS}.noise:GaussianNoiseKernel",
 }
 

@@ -1,0 +1,1 @@
+"""Family ``files``: ``io.file.read`` and ``decoders.numpy``."""

@@ -1,0 +1,1 @@
+"""Family ``segmentation``: ``segmentation.select_masks`` and ``segmentation.random_mask_pixel``."""

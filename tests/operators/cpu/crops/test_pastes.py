@@ -1,0 +1,150 @@
+"""``multi_paste``: regions from ``in_ids`` or several inputs, relative forms, bounds, errors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from feedline import OperatorError, fn, types
+from feedline.operators.cpu.crops.pastes import paste_regions, source_names
+from feedline.testing import OperatorExample, check_operator
+from tests.operators.cpu.catalogue_testing import build, feed
+
+_A = (np.arange(16).reshape(4, 4, 1) + 1).astype(np.uint8)
+_B = (np.arange(16).reshape(4, 4, 1) + 100).astype(np.uint8)
+
+
+def _ints(value: Any) -> Any:
+    return feed([np.array(value, np.int32)] * 2)
+
+
+def _first(graph: Any) -> np.ndarray:
+    ((samples, layout),) = build(graph)
+    assert layout == "HWC"
+    return samples[0]
+
+
+def test_in_ids_paste_regions_of_other_samples_in_order() -> None:
+    out = _first(
+        lambda: fn.multi_paste(
+            feed([_A, _A + 50], "HWC"),
+            in_ids=_ints([1, 0]),
+            in_anchors=_ints([[0, 0], [2, 2]]),
+            shapes=_ints([[2, 2], [2, 2]]),
+            out_anchors=_ints([[0, 0], [1, 1]]),
+        )
+    )
+    expected = [[51, 52, 0, 0], [55, 11, 12, 0], [0, 15, 16, 0], [0, 0, 0, 0]]
+    assert out[..., 0].tolist() == expected
+
+
+def test_several_inputs_with_output_size_and_default_shapes() -> None:
+    out = _first(
+        lambda: fn.multi_paste(
+            feed([_A, _A], "HWC"),
+            feed([_B, _B], "HWC"),
+            in_anchors=_ints([[0, 0], [2, 2]]),
+            out_anchors=_ints([[0, 0], [1, 1]]),
+            output_size=[5, 6],
+            shapes=_ints([[2, 2], [2, 2]]),
+        )
+    )
+    assert out.shape == (5, 6, 1)
+    assert out[..., 0].tolist()[:3] == [
+        [1, 2, 0, 0, 0, 0],
+        [5, 110, 111, 0, 0, 0],
+        [0, 114, 115, 0, 0, 0],
+    ]
+    full = _first(
+        lambda: fn.multi_paste(
+            feed([_A, _A], "HWC"),
+            feed([_B, _B], "HWC"),
+            in_anchors=_ints([[0, 0], [2, 2]]),
+            out_anchors=_ints([[0, 0], [1, 1]]),
+        )
+    )
+    assert full[..., 0].tolist() == [
+        [1, 2, 3, 4],
+        [5, 110, 111, 8],
+        [9, 114, 115, 12],
+        [13, 14, 15, 16],
+    ]
+
+
+def test_relative_forms_and_dtype() -> None:
+    def floats(value: Any) -> Any:
+        return feed([np.array(value, np.float32)] * 2)
+
+    out = _first(
+        lambda: fn.multi_paste(
+            feed([_A, _A], "HWC"),
+            in_ids=[0],
+            in_anchors_rel=floats([[0.5, 0.5]]),
+            shapes_rel=floats([[0.5, 0.5]]),
+            out_anchors_rel=floats([[0.25, 0.25]]),
+            dtype=types.FLOAT,
+        )
+    )
+    assert out.dtype == np.float32
+    assert out[..., 0].tolist() == [[0, 0, 0, 0], [0, 11, 12, 0], [0, 15, 16, 0], [0, 0, 0, 0]]
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(0, 4), st.integers(0, 4), st.integers(0, 4), st.integers(0, 4))
+def test_paste_regions_copies_exactly_the_region(y: int, x: int, h: int, w: int) -> None:
+    source = np.arange(100, dtype=np.int32).reshape(10, 10, 1)
+    canvas = np.full((6, 6, 1), -1, np.int32)
+    region = np.array([[h, w]])
+    paste_regions(canvas, [source], np.array([[y, x]]), region, np.array([[1, 2]]), 0)
+    np.testing.assert_array_equal(canvas[1 : 1 + h, 2 : 2 + w], source[y : y + h, x : x + w])
+    assert (canvas == -1).sum() == 36 - h * w
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"in_ids": [0], "out_anchors": [3, 3]}, "must be within output bounds"),
+        (
+            {"in_ids": [0], "in_anchors": [3, 3], "shapes": [2, 2]},
+            "must be within the input sample",
+        ),
+        ({"in_ids": [5]}, r"in_ids must lie in \[0, 1\]"),
+        ({"in_ids": [0, 1], "in_anchors": [0, 0]}, "must be a 2 x 2 tensor"),
+        ({"in_ids": [0], "in_anchors": [0, 0], "in_anchors_rel": [0.0, 0.0]}, "cannot be given"),
+    ],
+)
+def test_errors(kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises((OperatorError, ValueError, IndexError), match=message):
+        build(lambda: fn.multi_paste(feed([_A, _A], "HWC"), **kwargs))
+
+
+def test_input_checks() -> None:
+    with pytest.raises((OperatorError, ValueError), match="exactly one input batch"):
+        build(lambda: fn.multi_paste(feed([_A, _A], "HWC"), feed([_B, _B], "HWC"), in_ids=[0]))
+    with pytest.raises((OperatorError, ValueError), match="HWC or FHWC"):
+        build(lambda: fn.multi_paste(feed([_A[..., 0]] * 2, "HW"), in_ids=[0]))
+    with pytest.raises((OperatorError, ValueError), match="same shape"):
+        build(lambda: fn.multi_paste(feed([_A, _A[:3]], "HWC"), in_ids=[0]))
+    wide = np.zeros((4, 4, 3), np.uint8)
+    with pytest.raises((OperatorError, ValueError), match="same number of channels"):
+        build(lambda: fn.multi_paste(feed([_A, _A], "HWC"), feed([wide, wide], "HWC")))
+
+
+def test_check_operator() -> None:
+    example = OperatorExample([[_A, _A + 1, _A + 2]], ["HWC"], {"in_ids": [2, 0]})
+    assert "threads" in check_operator("multi_paste", example)
+
+
+def test_source_info_names_the_pasted_samples() -> None:
+    infos = [["a.png", "b.png"], ["c.png", "d.png"]]
+    assert source_names([1, 1, 0], 0, infos) == ["b.png", "b.png", "a.png"]
+    assert source_names(None, 1, infos) == ["b.png", "d.png"]
+
+
+def test_relative_values_must_lie_in_the_unit_range() -> None:
+    with pytest.raises(OperatorError, match=r"values must be floats in \[0, 1\] range"):
+        build(lambda: fn.multi_paste(feed([_A, _A], "HWC"), in_ids=[0], shapes_rel=[1.5, 0.5]))

@@ -1,0 +1,110 @@
+"""``ssd_random_crop``: the window rules, kept boxes and labels, errors and reproducibility."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from feedline import OperatorError, fn
+from feedline.operators.cpu.crops.ssd import ssd_window
+from feedline.testing import OperatorExample, check_operator
+from tests.operators.cpu.catalogue_testing import build, feed
+
+_BOXES = np.array([[0.1, 0.1, 0.5, 0.6], [0.2, 0.3, 0.9, 0.9]], np.float32)
+_LABELS = np.array([1, 2], np.int32)
+
+
+def _boxes_strategy() -> Any:
+    corner = st.tuples(
+        st.floats(0.0, 0.5), st.floats(0.0, 0.5), st.floats(0.05, 0.5), st.floats(0.05, 0.5)
+    )
+    return st.lists(corner, min_size=1, max_size=5).map(
+        lambda c: np.array([[x, y, x + w, y + h] for x, y, w, h in c])
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(_boxes_strategy(), st.integers(1, 5), st.integers(0, 2**32))
+def test_window_rules(boxes: np.ndarray, attempts: int, seed: int) -> None:
+    found = ssd_window(boxes, attempts, np.random.default_rng(seed))
+    if found is None:
+        return
+    window, kept = found
+    w, h = window[2:] - window[:2]
+    assert 0.3 <= w < 1.0 and 0.3 <= h < 1.0 and 0.5 <= w / h <= 2.0
+    assert window[0] >= 0.0 and window[2] <= 1.0 and window[1] >= 0.0 and window[3] <= 1.0
+    centres = (boxes[kept, :2] + boxes[kept, 2:]) / 2
+    assert kept.size and np.all((centres >= window[:2]) & (centres <= window[2:]))
+
+
+def test_crop_outputs_match_the_window() -> None:
+    ys, xs = np.mgrid[:30, :40]
+    image = np.repeat((ys * 100 + xs)[:, :, None], 3, axis=2).astype(np.int32)
+    images, boxes, labels = build(
+        lambda: tuple(
+            fn.ssd_random_crop(feed([image] * 8, "HWC"), feed([_BOXES] * 8), feed([_LABELS] * 8))
+        ),
+        batch_size=8,
+    )
+    assert images[1] == "HWC"
+    for crop, out_boxes, out_labels in zip(images[0], boxes[0], labels[0], strict=True):
+        assert crop.dtype == np.int32 and crop.shape[2] == 3
+        assert out_boxes.dtype == np.float32 and out_boxes.shape == (out_labels.size, 4)
+        assert np.all((out_boxes >= 0) & (out_boxes <= 1))
+        assert set(out_labels.tolist()) <= {1, 2}
+        if crop.shape == image.shape:
+            np.testing.assert_array_equal(out_boxes, _BOXES)
+        top, left = divmod(int(crop[0, 0, 0]), 100)
+        height, width = crop.shape[:2]
+        np.testing.assert_array_equal(crop, image[top : top + height, left : left + width])
+
+
+def test_no_crop_passes_everything_through() -> None:
+    image = np.zeros((10, 10, 3), np.uint8)
+    # boxes whose centre no window holds end by the "no crop" option
+    degenerate = np.array([[0.0, 0.0, 0.0, 0.0]], np.float32)
+    images, boxes, _ = build(
+        lambda: tuple(
+            fn.ssd_random_crop(feed([image] * 4), feed([degenerate] * 4), feed([_LABELS[:1]] * 4))
+        ),
+        batch_size=4,
+    )
+    assert all(i.shape == image.shape for i in images[0])
+    assert all(b.tolist() == degenerate.tolist() for b in boxes[0])
+
+
+@pytest.mark.parametrize(
+    ("image", "boxes", "labels", "message"),
+    [
+        (np.zeros((5, 5), np.uint8), _BOXES, _LABELS, "HWC"),
+        (np.zeros((5, 5, 3), np.uint8), _BOXES.astype(np.float64), _LABELS, "float32"),
+        (np.zeros((5, 5, 3), np.uint8), _BOXES, _LABELS[:1], "one entry per box"),
+    ],
+)
+def test_errors(image: np.ndarray, boxes: np.ndarray, labels: np.ndarray, message: str) -> None:
+    with pytest.raises((OperatorError, ValueError), match=message):
+        build(
+            lambda: tuple(
+                fn.ssd_random_crop(feed([image] * 2), feed([boxes] * 2), feed([labels] * 2))
+            )
+        )
+
+
+def test_warns_that_it_is_deprecated() -> None:
+    image = np.zeros((5, 5, 3), np.uint8)
+    with pytest.warns(DeprecationWarning, match="random_bbox_crop"):
+        build(
+            lambda: tuple(
+                fn.ssd_random_crop(feed([image] * 2), feed([_BOXES] * 2), feed([_LABELS] * 2))
+            )
+        )
+
+
+def test_check_operator() -> None:
+    image = np.arange(20 * 16 * 3, dtype=np.uint8).reshape(20, 16, 3)
+    example = OperatorExample([[image] * 4, [_BOXES] * 4, [_LABELS] * 4], ["HWC", "", ""])
+    assert "threads" in check_operator("ssd_random_crop", example)
