@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from feedline.core.native import FAST_PATH_HINT, NativeLibrary, native_enabled
+from feedline.core.native import FAST_PATH_HINT, NativeLibrary, native_enabled, open_library
 from feedline.core.native import prebuilt as prebuilt_module
 from feedline.core.native.prebuilt import cpu_features, find_prebuilt
 
@@ -115,3 +115,36 @@ def test_without_prebuilt_or_compiler_the_status_and_warning_say_how_to_get_the_
     status = library.status()
     assert status.startswith("unavailable — using the NumPy/Pillow path, about 3x slower")
     assert "C compiler" in status
+
+
+@pytest.mark.slow
+def test_the_wheel_script_prebuilds_every_library_for_this_machine(
+    environment: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """tools/build_wheels.py's compile step: every variant of every library, a manifest whose
+    digests match the sources here, and the libraries open from it with no compiler on PATH."""
+    import importlib.util
+    import platform
+
+    script = Path(__file__).resolve().parents[3] / "tools" / "build_wheels.py"
+    spec = importlib.util.spec_from_file_location("build_wheels", script)
+    build_wheels = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build_wheels)
+    machine = platform.machine().lower()
+    if COMPILER is None or machine not in build_wheels.VARIANTS:
+        pytest.skip(f"needs a C compiler and one of {sorted(build_wheels.VARIANTS)}")
+    monkeypatch.setenv("PATH", COMPILER_ENV["PATH"])
+    try:
+        manifest = build_wheels.compile_prebuilt(environment, machine, COMPILER)
+    except subprocess.CalledProcessError as error:
+        pytest.skip(f"the kernels do not compile here (libjpeg's headers?): {error}")
+    monkeypatch.setenv("PATH", str(environment / "no-bin"))
+    for library in build_wheels._libraries():
+        entry = manifest["libraries"][library.name]
+        assert [v["target"] for v in entry["variants"]] == [
+            target for target, _ in build_wheels.VARIANTS[machine]
+        ]
+        found = find_prebuilt(library.name, library.digest())
+        assert found is not None and found.path.parent == environment
+        assert found.target in [target for target, _ in build_wheels.VARIANTS[machine]]
+        open_library(library.name, library.header, lambda path=found.path: path)
