@@ -50,6 +50,9 @@ def _print_status() -> int:
             print(f"    {line.strip()}")
     if missing and native_enabled():
         print(f"hint: {FAST_PATH_HINT}")
+    from feedline.operators.gpu.build import cuda_library_status
+
+    print(f"feedline_gpu: {cuda_library_status()}")
     return EXIT_OK
 
 
@@ -73,7 +76,8 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         "--status",
         action="store_true",
         help="print, per library, whether it runs prebuilt, compiled here, or is unavailable "
-        "(the NumPy/Pillow fallback runs); compiles what a first use would",
+        "(the NumPy/Pillow fallback runs); compiles the C kernels a first use would, never "
+        "the CUDA ones",
     )
 
 
