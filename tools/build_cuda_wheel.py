@@ -4,14 +4,19 @@ Usage::
 
     python tools/build_cuda_wheel.py [--out dist] [--archs 75,90]
 
-One fat binary (``nvcc -shared``, CUDA runtime linked statically, the same flags as the
-first-use build of ``feedline.operators.gpu.build``) with SASS for every architecture this nvcc
-supports from sm_75 up (``--archs`` or ``FEEDLINE_CUDA_ARCHS`` for fewer) plus PTX of the
-newest, packaged from the template ``packaging/feedline-cuda/`` as ``feedline-cuda<MAJOR>``
+One fat binary (``nvcc -shared``, CUDA runtime linked statically: the first-use build of
+``feedline.operators.gpu.build``, through its cache, so a rerun does not compile again) with
+SASS for every architecture this nvcc supports from sm_75 up (``--archs`` or
+``FEEDLINE_CUDA_ARCHS`` for fewer) plus PTX of the newest, packaged from the template
+``packaging/feedline-cuda/`` as ``feedline-cuda<MAJOR>``
 (MAJOR: the nvcc's CUDA major version). Before packaging, the library is checked: every
 launcher the header declares is exported (``nm -D``), and ``cuobjdump`` lists an ELF for every
 requested architecture and the PTX. The wheel is tagged ``py3-none-linux_<arch>`` and repaired
 by ``auditwheel`` (a manylinux tag); its path is printed last.
+
+cuobjdump is looked for beside nvcc, on ``PATH``, then in this interpreter's
+``nvidia-cuda-cuobjdump`` package (``pip install nvidia-cuda-cuobjdump``, for toolkits installed
+without it).
 """
 
 from __future__ import annotations
@@ -49,11 +54,25 @@ def _output(argv: list[str]) -> str:
     return subprocess.run(argv, check=True, env=env, capture_output=True, text=True).stdout
 
 
+def find_cuobjdump(nvcc: str) -> str:
+    """cuobjdump: beside nvcc, on PATH, or from the ``nvidia-cuda-cuobjdump`` package."""
+    beside = Path(nvcc).resolve().with_name("cuobjdump")
+    packaged = sorted((Path(sysconfig.get_path("purelib")) / "nvidia").glob("cu*/bin/cuobjdump"))
+    found = [str(beside)] if beside.is_file() else []
+    found += [shutil.which("cuobjdump") or "", *map(str, packaged)]
+    for candidate in found:
+        if candidate:
+            return candidate
+    raise SystemExit(
+        "no cuobjdump (install the CUDA toolkit's, or pip install nvidia-cuda-cuobjdump)"
+    )
+
+
 def verify(library: Path, nvcc: str, archs: tuple[int, ...]) -> None:
     """Raise SystemExit unless every launcher is exported and every architecture is inside."""
     exported = set(re.findall(r" T (\w+)$", _output(["nm", "-D", str(library)]), re.MULTILINE))
     missing = [name for name in launchers() if name not in exported]
-    cuobjdump = str(Path(nvcc).with_name("cuobjdump"))
+    cuobjdump = find_cuobjdump(nvcc)
     elves = set(re.findall(r"sm_(\d+)", _output([cuobjdump, "--list-elf", str(library)])))
     ptx = set(re.findall(r"sm_(\d+)", _output([cuobjdump, "--list-ptx", str(library)])))
     absent = [a for a in archs if str(a) not in elves]
@@ -61,10 +80,22 @@ def verify(library: Path, nvcc: str, archs: tuple[int, ...]) -> None:
     problems += [f"no SASS for sm_{a}" for a in absent]
     if str(archs[-1]) not in ptx:
         problems.append(f"no PTX for compute_{archs[-1]}")
+    kernels = {
+        arch: set(re.findall(r"Function (\w+):", _output(
+            [cuobjdump, "--dump-resource-usage", "-arch", f"sm_{arch}", str(library)])))
+        for arch in archs
+    }  # fmt: skip
+    launched = [name for name in launchers() if any(name in k for k in kernels[archs[0]])]
+    for arch in archs:
+        if kernels[arch] != kernels[archs[0]] or not kernels[arch]:
+            problems.append(f"sm_{arch} holds other kernels than sm_{archs[0]}")
     if problems:
         raise SystemExit(f"{library}: " + "; ".join(problems))
+    host_only = sorted(set(launchers()) - set(launched))
     print(f"verified: {len(launchers())} launchers exported; SASS for "
-          f"{', '.join(f'sm_{a}' for a in archs)}; PTX compute_{archs[-1]}")  # fmt: skip
+          f"{', '.join(f'sm_{a}' for a in archs)} ({len(kernels[archs[0]])} kernels each, "
+          f"those of {len(launched)} launchers; host-only: {', '.join(host_only)}); "
+          f"PTX compute_{archs[-1]}")  # fmt: skip
 
 
 def build(out: Path, scratch: Path) -> Path:
@@ -82,8 +113,10 @@ def build(out: Path, scratch: Path) -> Path:
         (tree / name).write_text(text.replace("@VERSION@", __version__))
     library = package / "feedline_gpu.so"
     started = time.monotonic()
-    _output(gpu_build.nvcc_command(nvcc, archs, str(library)))
-    print(f"nvcc: {time.monotonic() - started:.0f} s for {len(archs)} architectures")
+    os.environ["FEEDLINE_PREBUILT"] = "0"  # build, never reuse an installed feedline-cuda
+    os.environ.pop("FEEDLINE_CUDA_LIB", None)
+    shutil.copy2(gpu_build.cuda_library_path(), library)  # the first-use build, cached
+    print(f"nvcc (or the cache): {time.monotonic() - started:.0f} s for {len(archs)} archs")
     verify(library, nvcc, archs)
     info = {
         "digest": gpu_build.kernel_digest(),
