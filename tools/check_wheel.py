@@ -41,14 +41,17 @@ def _wheel(given: Path) -> Path:
     return wheels[0]
 
 
-def _worker(python: str, env: dict, args: argparse.Namespace, framework: str) -> float:
-    """img/s of one train worker run."""
+def _worker(
+    python: str, env: dict, args: argparse.Namespace, framework: str
+) -> tuple[float, float]:
+    """(img/s, CPU-ms per image) of one train worker run."""
     command = [python, str(BENCHMARK), "--worker", framework, "--modes", "train", "--threads",
                "2", "--seconds", str(args.seconds), "--data", str(args.data)]  # fmt: skip
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
     if done.returncode != 0:
         raise SystemExit(f"{framework} worker failed:\n{done.stderr[-3000:]}")
-    return float(json.loads(done.stdout.strip().splitlines()[-1])["img_s"])
+    row = json.loads(done.stdout.strip().splitlines()[-1])
+    return float(row["img_s"]), float(row["cpu_ms"])
 
 
 def check(wheel: Path, args: argparse.Namespace, scratch: Path) -> None:
@@ -84,21 +87,28 @@ def check(wheel: Path, args: argparse.Namespace, scratch: Path) -> None:
     python = str(bin_dir / "python")
     fallback_env = {**env, "FEEDLINE_NATIVE": "0"}
     dali_env = {"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(ROOT / "src")}
-    rows: dict[str, list[float]] = {"prebuilt": [], "FEEDLINE_NATIVE=0": [], "DALI": []}
+    rows: dict[str, list[tuple[float, float]]] = {
+        "prebuilt": [],
+        "FEEDLINE_NATIVE=0": [],
+        "DALI": [],
+    }
     for _ in range(args.rounds):
         rows["prebuilt"].append(_worker(python, env, args, "feedline"))
         rows["FEEDLINE_NATIVE=0"].append(_worker(python, fallback_env, args, "feedline"))
         if args.dali_python:
             rows["DALI"].append(_worker(args.dali_python, dali_env, args, "dali"))
-    best = {name: max(values) for name, values in rows.items() if values}
+    best = {name: max(v[0] for v in values) for name, values in rows.items() if values}
+    cpu = {name: min(v[1] for v in values) for name, values in rows.items() if values}
     print(f"train pipeline, 2 threads, batch 64, best of {args.rounds} x {args.seconds:g} s:")
     for name, value in best.items():
-        print(
-            f"  {name:18} {value:7.0f} img/s   (runs: {', '.join(f'{v:.0f}' for v in rows[name])})"
-        )
-    print(f"prebuilt / FEEDLINE_NATIVE=0: {best['prebuilt'] / best['FEEDLINE_NATIVE=0']:.2f}x")
-    if "DALI" in best:
-        print(f"prebuilt / DALI CPU: {best['prebuilt'] / best['DALI']:.2f}x")
+        runs = ", ".join(f"{v[0]:.0f}" for v in rows[name])
+        print(f"  {name:18} {value:7.0f} img/s {cpu[name]:6.2f} CPU-ms/img   (img/s: {runs})")
+    for other in ("FEEDLINE_NATIVE=0", "DALI"):
+        if other in best:
+            print(
+                f"prebuilt vs {other}: {best['prebuilt'] / best[other]:.2f}x the img/s, "
+                f"{cpu[other] / cpu['prebuilt']:.2f}x less CPU per image"
+            )
 
 
 def main() -> None:
