@@ -37,3 +37,27 @@ def test_build_kernels_reports_a_missing_compiler(
     err = capsys.readouterr().err
     assert "no-such-cc" in err
     assert "note: GPU kernels skipped: FEEDLINE_NVCC=" in err
+
+
+def test_status_names_the_path_of_every_library(
+    tmp_path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from feedline.core.native import native_enabled
+
+    monkeypatch.setenv("FEEDLINE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("FEEDLINE_NVCC", str(tmp_path / "no-nvcc"))
+    monkeypatch.setenv("FEEDLINE_NATIVE", "0")
+    monkeypatch.setenv("FEEDLINE_PREBUILT", "0")
+    native_enabled.cache_clear()
+    try:
+        assert main(["build-kernels", "--status"]) == 0
+    finally:
+        native_enabled.cache_clear()
+    lines = capsys.readouterr().out.splitlines()
+    names = [line.split(":", 1)[0] for line in lines]
+    assert names == ["feedline_cpu", "feedline_jpeg", "feedline_coco", "feedline_gpu"]
+    for line in lines[:3]:
+        assert "unavailable — using the NumPy/Pillow path, about " in line
+        assert "FEEDLINE_NATIVE=0" in line
+    assert lines[3].startswith("feedline_gpu: unavailable — ") and "feedline-cuda13" in lines[3]
+    assert not list(tmp_path.glob("*.so"))  # --status never compiles the CUDA kernels

@@ -61,7 +61,10 @@ def one_arch(monkeypatch: pytest.MonkeyPatch) -> None:
 @needs_nvcc
 @pytest.mark.slow
 @pytest.mark.usefixtures("one_arch")
-def test_nvcc_builds_a_library_that_cffi_opens_with_every_launcher() -> None:
+def test_nvcc_builds_a_library_that_cffi_opens_with_every_launcher(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("FEEDLINE_PREBUILT", "0")  # build even beside an installed feedline-cuda
     path = build.cuda_library_path()
     assert path.is_file() and path.name.startswith("feedline_gpu-")
     symbols = subprocess.run(

@@ -9,6 +9,8 @@ environment variables and one error type.
   command line through the same cache (:func:`cached_build`).
 - :mod:`~feedline.core.native.library`: :class:`NativeLibrary`, a library built on first use and
   opened with cffi (:func:`open_library`), with a fallback when it cannot be.
+- :mod:`~feedline.core.native.prebuilt`: the libraries a binary wheel carries prebuilt, chosen
+  for this CPU's features.
 
 Importing this package loads only the standard library (cffi is imported when a library opens).
 It sits in the core's bottom layer: it imports nothing else from feedline.
@@ -23,10 +25,22 @@ from feedline.core.native.build import (
     cached_build,
     cached_path,
 )
-from feedline.core.native.library import NativeLibrary, native_enabled, open_library
+from feedline.core.native.library import (
+    COMPILED,
+    FAST_PATH_HINT,
+    PREBUILT,
+    UNAVAILABLE,
+    NativeLibrary,
+    native_enabled,
+    open_library,
+)
 
 __all__ = [
+    "COMPILED",
     "C_COMPILER",
+    "FAST_PATH_HINT",
+    "PREBUILT",
+    "UNAVAILABLE",
     "Compiler",
     "NativeBuildError",
     "NativeLibrary",

@@ -46,6 +46,7 @@ __all__ = [
     "cache_dir",
     "cached_build",
     "cached_path",
+    "cpu_c_flags",
     "cpu_signature",
     "cpu_target",
     "library_path",
@@ -135,7 +136,9 @@ def cpu_target() -> str:
     return os.environ.get("FEEDLINE_CPU_TARGET", "").strip() or "native"
 
 
-def _cpu_c_flags(target: str) -> tuple[str, ...]:
+def cpu_c_flags(target: str) -> tuple[str, ...]:
+    """The C kernels' compiler flags for ``-march=<target>`` (``tools/build_wheels.py`` builds
+    the wheels' prebuilt libraries with them too)."""
     flags = ("-O3", f"-march={target}", "-ffp-contract=off", "-fno-math-errno", "-shared", "-fPIC")
     if platform.machine().lower() in ("x86_64", "amd64"):
         # Full-width AVX-512 where the CPU has it (gcc defaults to 256 bits): the resampler's
@@ -150,7 +153,7 @@ C_COMPILER = Compiler(
     "C compiler",
     ("cc", "gcc", "clang"),
     env="CC",
-    flags=_cpu_c_flags(cpu_target()),
+    flags=cpu_c_flags(cpu_target()),
     link_flags=("-lm",),
     fingerprint=cpu_signature if cpu_target() == "native" else None,
 )

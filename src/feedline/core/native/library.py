@@ -9,9 +9,15 @@ where parsing the header with cffi's C parser takes 30-50 ms in every process. C
 pure-Python path (the CPU kernels, the COCO reader) call :meth:`NativeLibrary.try_load` and
 take that path when it returns None.
 
+A binary wheel carries the libraries prebuilt (:mod:`~feedline.core.native.prebuilt`): a
+:class:`NativeLibrary` opens the prebuilt one for this CPU when there is one and compiles only
+otherwise. :attr:`NativeLibrary.origin` and :meth:`NativeLibrary.status` say which path runs
+(``feedline build-kernels --status`` prints them).
+
 Environment:
     ``FEEDLINE_NATIVE=0``: :meth:`NativeLibrary.try_load` never builds or opens a library (the
     CPU kernels and the COCO reader use their pure-Python paths).
+    ``FEEDLINE_PREBUILT=0``: compile even where a prebuilt library is installed.
 """
 
 from __future__ import annotations
@@ -36,8 +42,33 @@ from feedline.core.native.build import (
     cache_dir,
     library_path,
 )
+from feedline.core.native.prebuilt import Prebuilt, find_prebuilt, source_digest
 
-__all__ = ["NativeLibrary", "declarations", "native_enabled", "open_library"]
+__all__ = [
+    "COMPILED",
+    "FAST_PATH_HINT",
+    "PREBUILT",
+    "UNAVAILABLE",
+    "NativeLibrary",
+    "declarations",
+    "native_enabled",
+    "open_library",
+]
+
+#: :attr:`NativeLibrary.origin` of a library opened from the installed package's ``_prebuilt``.
+PREBUILT = "prebuilt"
+#: :attr:`NativeLibrary.origin` of a library compiled on this machine (now or before, cached).
+COMPILED = "compiled here"
+#: :meth:`NativeLibrary.status` of a library that cannot be built or opened here.
+UNAVAILABLE = "unavailable"
+#: How a user whose kernels fall back gets the compiled ones.
+FAST_PATH_HINT = (
+    "for the compiled kernels install feedline's binary wheel "
+    "(pip install --only-binary feedline feedline; Linux x86-64 and AArch64), or a C compiler "
+    "and libjpeg-turbo's headers (e.g. apt install gcc libjpeg-dev) and run "
+    "`feedline build-kernels`; `feedline build-kernels --status` shows which path each "
+    "library runs"
+)
 
 _LOG = logging.getLogger("feedline")
 
@@ -137,6 +168,8 @@ class NativeLibrary:
         compiler: what builds it (default: the system C compiler, for this CPU).
         includes: other headers the sources include (their content is part of the cache key).
         override_env: a variable that, when set, names a prebuilt library to open instead.
+        fallback: what running without it costs, for :meth:`status` and the fallback warning
+            (e.g. ``"the train pipeline runs about 2× slower"``).
     """
 
     def __init__(
@@ -150,6 +183,7 @@ class NativeLibrary:
         compiler: Compiler = C_COMPILER,
         includes: Sequence[Path] = (),
         override_env: str | None = None,
+        fallback: str = "",
     ) -> None:
         self.name = name
         self.sources = tuple(sources)
@@ -159,10 +193,34 @@ class NativeLibrary:
         self.compiler = compiler
         self.headers = (header, *includes)
         self.override_env = override_env
+        self.fallback = fallback
+        self.origin: str | None = None  # PREBUILT or COMPILED once opened
         self._lock = threading.Lock()
         self._loaded: tuple[Any, Any] | None = None
         self._failure: str | None = None  # the first build's error message
         self._warned = False
+
+    def digest(self) -> str:
+        """The sha256 of the sources and headers: what a prebuilt library must be built from."""
+        return source_digest((*self.sources, *self.headers))
+
+    def prebuilt(self) -> Prebuilt | None:
+        """The installed package's prebuilt library for this CPU, if it has one for these
+        sources (and neither an override variable nor ``FEEDLINE_PREBUILT=0`` says otherwise)."""
+        if self.override_env and os.environ.get(self.override_env):
+            return None
+        return find_prebuilt(self.name, self.digest())
+
+    def locate(self) -> tuple[Path, str]:
+        """``(path, origin)``: the prebuilt library for this CPU, else :meth:`build`'s.
+
+        Raises:
+            NativeBuildError: there is no prebuilt library and building failed.
+        """
+        found = self.prebuilt()
+        if found is not None:
+            return found.path, PREBUILT
+        return self.build(), COMPILED
 
     def path(self) -> Path:
         """Where this library is (or will be) cached for this compiler.
@@ -214,7 +272,40 @@ class NativeLibrary:
             return self._loaded
 
     def _open(self) -> tuple[Any, Any]:
-        return open_library(self.name, self.header, self.build)
+        origin = COMPILED
+
+        def locate() -> Path:
+            nonlocal origin
+            path, origin = self.locate()
+            return path
+
+        loaded = open_library(self.name, self.header, locate)
+        self.origin = origin
+        return loaded
+
+    def status(self) -> str:
+        """Which path this library's callers run, in words: ``"prebuilt (x86-64-v3)"``,
+        ``"compiled here (<path>)"``, or ``"unavailable — ..."`` naming what the fallback costs.
+
+        Opens the library (so it compiles, as on first use, when there is no prebuilt one).
+        """
+        if not native_enabled():
+            return f"{UNAVAILABLE} — {self._cost()}; disabled by FEEDLINE_NATIVE=0"
+        try:
+            self.load()
+        except NativeBuildError as error:
+            return f"{UNAVAILABLE} — {self._cost()}; {error}"
+        if self.origin == PREBUILT:
+            found = self.prebuilt()
+            return f"{PREBUILT} ({found.target})" if found else PREBUILT
+        try:
+            return f"{COMPILED} ({self.path()})"
+        except NativeBuildError:  # opened through the override variable, no compiler
+            return COMPILED
+
+    def _cost(self) -> str:
+        cost = f", {self.fallback}" if self.fallback else ""
+        return f"using the NumPy/Pillow path{cost}"
 
     def try_load(self) -> tuple[Any, Any] | None:
         """Like :meth:`load`, but None when the library is disabled with ``FEEDLINE_NATIVE=0``
@@ -240,9 +331,11 @@ class NativeLibrary:
                 level = logging.INFO if self.optional else logging.WARNING
                 _LOG.log(
                     level,
-                    "%s falls back to slower kernels for the rest of this process, as with "
-                    "FEEDLINE_NATIVE=0 (which also silences this message): %s",
+                    "%s falls back to slower kernels for the rest of this process%s, as with "
+                    "FEEDLINE_NATIVE=0 (which also silences this message); %s. Cause: %s",
                     self.name,
+                    f" ({self.fallback})" if self.fallback else "",
+                    FAST_PATH_HINT,
                     error,
                 )
             return None

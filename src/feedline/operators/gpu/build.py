@@ -11,8 +11,14 @@ declarations, which cffi reads in ABI mode) are compiled in two ways, both throu
   kernel runs on the CPU over the whole grid. Tests use it to compare every GPU kernel's
   arithmetic with the CPU kernels on machines without a GPU.
 
+The CUDA library is looked for in this order (:func:`cuda_library_path`): ``FEEDLINE_CUDA_LIB``;
+a prebuilt one from an installed ``feedline-cuda12`` / ``feedline-cuda13`` distribution
+(:func:`prebuilt_cuda_library`: a ``feedline.plugins`` entry point named ``gpu-kernels…``,
+built from the same kernel sources); else nvcc builds it into the cache.
+
 Environment:
     ``FEEDLINE_CUDA_LIB``: a prebuilt CUDA library to open instead of building one.
+    ``FEEDLINE_PREBUILT=0``: ignore installed ``feedline-cuda*`` distributions.
     ``FEEDLINE_NVCC``: the nvcc to use (default: ``nvcc`` on ``PATH``, then
     ``$CUDA_HOME/bin/nvcc``, ``$CUDA_PATH/bin/nvcc``, ``/usr/local/cuda/bin/nvcc``).
     ``FEEDLINE_CUDA_ARCHS``: compute capabilities to build, e.g. ``75,90`` (default: all the
@@ -31,22 +37,31 @@ import shutil
 import subprocess
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from feedline.core.native import NativeBuildError, cached_build, open_library
+from feedline.core.native import NativeBuildError, cached_build, cached_path, open_library
+from feedline.core.native.prebuilt import prebuilt_enabled, source_digest
+from feedline.core.plugins import ENTRY_POINT_GROUP
 
 __all__ = [
     "HEADER",
+    "KERNELS_ENTRY_POINT_PREFIX",
     "SOURCES",
     "GpuUnavailableError",
+    "PrebuiltCuda",
     "cuda_archs",
     "cuda_library",
     "cuda_library_path",
+    "cuda_library_status",
     "find_nvcc",
     "host_library",
     "host_library_path",
+    "kernel_digest",
     "nvcc_command",
+    "prebuilt_cuda_library",
 ]
 
 KERNELS = Path(__file__).resolve().parent / "kernels"
@@ -75,6 +90,8 @@ _HOST_FLAGS = (
 )
 _MIN_ARCH = 75
 DEFAULT_NVCC = Path("/usr/local/cuda/bin/nvcc")
+#: ``feedline.plugins`` entry points whose name starts with this hold prebuilt CUDA kernels.
+KERNELS_ENTRY_POINT_PREFIX = "gpu-kernels"
 
 
 class GpuUnavailableError(NativeBuildError):
@@ -175,9 +192,91 @@ def nvcc_command(nvcc: str, archs: tuple[int, ...], output: str) -> list[str]:
     ]
 
 
+def kernel_digest() -> str:
+    """The sha256 of the kernel sources and headers: what a prebuilt library must match."""
+    return source_digest(_INPUTS)
+
+
+@dataclass(frozen=True)
+class PrebuiltCuda:
+    """A prebuilt CUDA library from an installed ``feedline-cuda*`` distribution.
+
+    Attributes:
+        path: the library.
+        distribution: the distribution's name (``feedline-cuda13``).
+        build: its ``build.json`` (``cuda_major``, ``archs``, ``ptx``, ``nvcc``, ``digest``).
+    """
+
+    path: Path
+    distribution: str
+    build: dict
+
+
+def _driver_major() -> int | None:
+    """The CUDA major version the driver supports (through CuPy), None where unknown."""
+    try:
+        import cupy
+
+        return int(cupy.cuda.runtime.driverGetVersion()) // 1000
+    except Exception:  # no CuPy, no driver: any prebuilt library may be chosen
+        return None
+
+
+def prebuilt_cuda_library() -> PrebuiltCuda | None:
+    """The installed prebuilt CUDA library built from these kernel sources, if any.
+
+    Among several (``feedline-cuda12`` and ``-cuda13``), the newest CUDA major the driver
+    supports (every one where the driver cannot be asked). None with ``FEEDLINE_PREBUILT=0``.
+    """
+    if not prebuilt_enabled():
+        return None
+    digest, found = kernel_digest(), []
+    for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
+        if not entry.name.startswith(KERNELS_ENTRY_POINT_PREFIX):
+            continue
+        try:
+            module = entry.load()
+            build, path = dict(module.BUILD), Path(module.LIBRARY)
+        except Exception:  # a broken distribution: the plugin system reports it too
+            continue
+        if build.get("digest") == digest and path.is_file():
+            dist = entry.dist.metadata["Name"] if entry.dist is not None else entry.value
+            found.append(PrebuiltCuda(path, dist, build))
+    driver = _driver_major() if len(found) > 1 else None
+    usable = [p for p in found if driver is None or int(p.build.get("cuda_major", 0)) <= driver]
+    return max(usable, key=lambda p: int(p.build.get("cuda_major", 0)), default=None)
+
+
+def cuda_library_status() -> str:
+    """Which CUDA library the GPU operators would open, in words, without building it."""
+    configured = os.environ.get("FEEDLINE_CUDA_LIB")
+    if configured:
+        return f"FEEDLINE_CUDA_LIB ({configured})"
+    prebuilt = prebuilt_cuda_library()
+    if prebuilt is not None:
+        archs = ", ".join(f"sm_{a}" for a in prebuilt.build.get("archs", []))
+        return f"prebuilt ({prebuilt.distribution}: {archs} + PTX compute_{prebuilt.build['ptx']})"
+    try:
+        nvcc = find_nvcc()
+        path = cached_path("feedline_gpu", _INPUTS, _cuda_key(nvcc, cuda_archs(nvcc)))
+    except NativeBuildError as error:
+        return (
+            "unavailable — GPU operators cannot run; install the prebuilt kernels "
+            f"(pip install feedline-cuda13, or feedline-cuda12 for CUDA 12 drivers): {error}"
+        )
+    if path.is_file():
+        return f"compiled here ({path})"
+    return f"not built yet — nvcc ({nvcc}) compiles it on first use (minutes)"
+
+
+def _cuda_key(nvcc: str, archs: tuple[int, ...]) -> list[str]:
+    return [_nvcc_version(nvcc), " ".join(_NVCC_FLAGS), " ".join(map(str, archs))]
+
+
 def cuda_library_path() -> Path:
-    """The CUDA library: ``FEEDLINE_CUDA_LIB``, else built with nvcc into the cache (minutes
-    the first time: one compilation per architecture).
+    """The CUDA library: ``FEEDLINE_CUDA_LIB``, else an installed prebuilt one
+    (:func:`prebuilt_cuda_library`), else built with nvcc into the cache (minutes the first
+    time: one compilation per architecture).
 
     Raises:
         GpuUnavailableError: ``FEEDLINE_CUDA_LIB`` names no file, or there is no nvcc.
@@ -189,11 +288,17 @@ def cuda_library_path() -> Path:
         if not path.is_file():
             raise GpuUnavailableError(f"FEEDLINE_CUDA_LIB={configured} is not a file")
         return path
+    prebuilt = prebuilt_cuda_library()
+    if prebuilt is not None:
+        return prebuilt.path
     nvcc = find_nvcc()
     archs = cuda_archs(nvcc)
-    key = [_nvcc_version(nvcc), " ".join(_NVCC_FLAGS), " ".join(map(str, archs))]
     return cached_build(
-        "feedline_gpu", _INPUTS, key, lambda out: nvcc_command(nvcc, archs, out), timeout=3600
+        "feedline_gpu",
+        _INPUTS,
+        _cuda_key(nvcc, archs),
+        lambda out: nvcc_command(nvcc, archs, out),
+        timeout=3600,
     )
 
 
