@@ -11,13 +11,15 @@ differs from what it declared, and a graph node of the wrong element type all fa
 from __future__ import annotations
 
 import inspect
+import warnings
 import weakref
 from collections.abc import Sequence
 from typing import Any
 
 from feedline.core.graph import DataNode
 from feedline.plugins.structured.inputs import CallableBase, IterableBase
-from feedline.plugins.structured.paths import format_path
+from feedline.plugins.structured.passthrough_copy import InsertCopyForPassthrough
+from feedline.plugins.structured.paths import Name, Path, format_path
 from feedline.plugins.structured.sample_data_group import SampleDataGroup
 from feedline.plugins.structured.steps.base import FormatError, PipelineStepBase
 
@@ -41,6 +43,23 @@ class _Reiterable:
         return iter(self.iterable)
 
 
+def _create(pipeline_def: Any, define: Any, kwargs: dict[str, Any]) -> Any:
+    """Create the pipeline; ``enable_conditionals=True`` where the core does not support it yet.
+
+    ACCV-Lab pipelines always pass ``enable_conditionals=True``. feedline's own steps never
+    branch on graph nodes, and a step that does fails loudly (a graph node has no truth value),
+    so without core support the pipeline is created without the flag.
+    """
+    try:
+        return pipeline_def(define)(**kwargs)
+    except ValueError as exc:
+        if not kwargs.get("enable_conditionals") or "enable_conditionals" not in str(exc):
+            raise
+        return pipeline_def(define)(
+            **{k: v for k, v in kwargs.items() if k != "enable_conditionals"}
+        )
+
+
 class PipelineDefinition:
     """A structured pipeline: where samples come from and the steps they go through.
 
@@ -54,6 +73,16 @@ class PipelineDefinition:
         prefetch_queue_depth: batches the workers prepare ahead (parallel loading only).
         print_sample_data_group_format: print the format before and after every step when the
             pipeline is created.
+        copy_external_source_passthrough_outputs: put ``fn.copy`` on output leaves (ACCV-Lab's
+            workaround for a DALI defect feedline does not have; kept so ported pipelines keep
+            their meaning). ``None`` (default) warns and copies every output, ``True`` copies the
+            selected outputs (every output without selectors), ``False`` copies none.
+        passthrough_copy_field_names: output leaves to copy, by name.
+        passthrough_copy_field_names_scope_paths: groups that restrict the names.
+        passthrough_copy_branch_paths: output paths to copy (a group: every leaf under it).
+
+    Raises:
+        ValueError: copy selectors without ``copy_external_source_passthrough_outputs=True``.
     """
 
     def __init__(
@@ -64,6 +93,10 @@ class PipelineDefinition:
         use_parallel_external_source: bool = True,
         prefetch_queue_depth: int = 2,
         print_sample_data_group_format: bool = False,
+        copy_external_source_passthrough_outputs: bool | None = None,
+        passthrough_copy_field_names: Sequence[Name] | None = None,
+        passthrough_copy_field_names_scope_paths: Sequence[Path] | None = None,
+        passthrough_copy_branch_paths: Sequence[Path] | None = None,
     ) -> None:
         source = data_loading_callable_iterable
         if not isinstance(source, CallableBase | IterableBase):
@@ -94,6 +127,29 @@ class PipelineDefinition:
         self._parallel = bool(use_parallel_external_source)
         self._prefetch = prefetch_queue_depth
         self._print = bool(print_sample_data_group_format)
+        selectors = {
+            "field_names": passthrough_copy_field_names,
+            "field_names_scope_paths": passthrough_copy_field_names_scope_paths,
+            "branch_paths": passthrough_copy_branch_paths,
+        }
+        given = {k: v for k, v in selectors.items() if v is not None}
+        if given and copy_external_source_passthrough_outputs is not True:
+            raise ValueError(
+                "PipelineDefinition: the passthrough_copy_* selectors need "
+                "copy_external_source_passthrough_outputs=True (got "
+                f"{copy_external_source_passthrough_outputs!r})"
+            )
+        if copy_external_source_passthrough_outputs is None:
+            warnings.warn(
+                "PipelineDefinition: Copying all final pipeline outputs by default "
+                "(copy_external_source_passthrough_outputs=None); pass False to skip the copies "
+                "(feedline does not need them) or True to select outputs",
+                UserWarning,
+                stacklevel=2,
+            )
+        self._copy: dict[str, Any] | None = (
+            None if copy_external_source_passthrough_outputs is False else given
+        )
 
     @property
     def input_data_structure(self) -> SampleDataGroup:
@@ -105,6 +161,11 @@ class PipelineDefinition:
                 f"{type(blueprint).__name__}, not a SampleDataGroup"
             )
         return blueprint.get_empty_like_self()
+
+    @property
+    def checks_data_format(self) -> bool:
+        """Whether element types are checked (``check_data_format``)."""
+        return self._check
 
     @property
     def length(self) -> int | None:
@@ -124,7 +185,18 @@ class PipelineDefinition:
                 data_format = step.check_input_data_format_and_set_output_data_format(data_format)
             except FormatError as exc:
                 raise FormatError(f"step {index} ({step!r}) does not fit its input: {exc}") from exc
+        self._copy_plan(data_format)
         return data_format
+
+    def _copy_plan(self, output_format: SampleDataGroup) -> InsertCopyForPassthrough | None:
+        if self._copy is None:
+            return None
+        try:
+            return InsertCopyForPassthrough(output_format, **self._copy)
+        except ValueError as exc:
+            raise ValueError(
+                f"Invalid pass-through output copy configuration for final output format: {exc}"
+            ) from exc
 
     def _define(self) -> tuple[Any, ...]:
         from feedline import fn
@@ -171,6 +243,9 @@ class PipelineDefinition:
                 )
         data.ensure_uniform_size_in_batch_for_all_strings()
         declared = self.check_and_get_output_data_structure()
+        copy = self._copy_plan(declared)
+        if copy is not None:
+            data = copy(data)
         difference = declared.describe_difference(data)
         if difference is not None:
             raise FormatError(f"the pipeline output differs from the declared format: {difference}")
@@ -199,7 +274,7 @@ class PipelineDefinition:
                 raise TypeError(f"get_dali_pipeline: {name!r} given twice")
             kwargs[name] = value
         self.check_and_get_output_data_structure()
-        pipe = pipeline_def(self._define)(**kwargs)
+        pipe = _create(pipeline_def, self._define, kwargs)
         _BUILT_BY[pipe] = self
         return pipe
 
