@@ -226,13 +226,14 @@ def test_types_unknown_at_build_are_checked_on_the_first_batch() -> None:
         next(it)
 
 
-def test_enable_conditionals_is_refused_like_pipeline_def() -> None:
+def test_enable_conditionals_is_accepted_as_ported_pipelines_pass_it() -> None:
     definition = PipelineDefinition(
         ShuffledShardedInputCallable(CountingProvider(8), BATCH),
         use_parallel_external_source=False,
     )
-    with pytest.raises(ValueError, match="enable_conditionals"):
-        definition.get_dali_pipeline(batch_size=2, num_threads=1, enable_conditionals=True)
+    pipe = definition.get_dali_pipeline(batch_size=2, num_threads=1, enable_conditionals=True)
+    pipe.build()
+    assert [int(np.asarray(x).ravel()[0]) for x in pipe.run()[0]] == [0, 1]
     with pytest.raises(TypeError, match="given twice"):
         definition.get_dali_pipeline(2, batch_size=2)
     assert definition.get_pipeline == definition.get_dali_pipeline

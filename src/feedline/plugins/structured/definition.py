@@ -184,7 +184,7 @@ class PipelineDefinition:
             try:
                 data_format = step.check_input_data_format_and_set_output_data_format(data_format)
             except FormatError as exc:
-                raise FormatError(f"step {index} ({step!r}) does not fit its input: {exc}") from exc
+                raise type(exc)(f"step {index} ({step!r}) does not fit its input: {exc}") from exc
         self._copy_plan(data_format)
         return data_format
 
@@ -229,7 +229,7 @@ class PipelineDefinition:
             try:
                 data = step(data)
             except FormatError as exc:
-                raise FormatError(f"step {index} ({step!r}): {exc}") from exc
+                raise type(exc)(f"step {index} ({step!r}): {exc}") from exc
             except TypeError as exc:
                 exc.add_note(f"while adding step {index} ({step!r}) to the graph")
                 raise

@@ -28,7 +28,11 @@ from feedline.plugins.structured.values import (
 )
 from feedline.types import DataType
 
-__all__ = ["SampleDataGroup"]
+__all__ = ["EmptyPathError", "SampleDataGroup"]
+
+
+class EmptyPathError(ValueError, AssertionError):
+    """An empty path where a field is needed (an ``AssertionError`` too, as upstream raises)."""
 
 
 class SampleDataGroup(GroupViews):
@@ -192,7 +196,8 @@ class SampleDataGroup(GroupViews):
 
     def remove_field(self, name: Name) -> None:
         """Remove the direct child ``name`` (and its mapping). Raises KeyError if missing."""
-        self._child(name)
+        if name not in self._types:
+            raise KeyError(f"Cannot delete field {name!r}: there is no such field")
         self._own_format()
         self._names.remove(name)
         self._layout = None
@@ -220,7 +225,7 @@ class SampleDataGroup(GroupViews):
         """
         names = as_path(path)
         if not names:
-            raise ValueError("change_type_of_data_and_remove_data needs a non-empty path")
+            raise EmptyPathError("change_type_of_data_and_remove_data needs a non-empty path")
         parent = self.get_parent_of_path(names)
         name = names[-1]
         parent._child(name)
@@ -392,7 +397,7 @@ class SampleDataGroup(GroupViews):
         """Assign ``value`` at ``path`` (same rules as ``obj[name] = value``)."""
         names = as_path(path)
         if not names:
-            raise ValueError("set_item_in_path needs a non-empty path")
+            raise EmptyPathError("set_item_in_path needs a non-empty path")
         parent = self.get_parent_of_path(names)
         if names[-1] not in parent._types:
             raise KeyError(f"path {format_path(names)!r} does not exist")
@@ -407,16 +412,17 @@ class SampleDataGroup(GroupViews):
         """
         names = as_path(path)
         if not names:
-            raise ValueError("an empty path has no parent")
+            raise EmptyPathError("an empty path has no parent")
         if len(names) == 1:
-            self._child(names[0])
+            if names[0] not in self._types:
+                raise KeyError(f"No element {names[0]!r} is present in this group")
             return self
         item: Any = self
         for depth, name in enumerate(names[:-1]):
             if not isinstance(item, SampleDataGroup) or name not in item._types:
                 raise KeyError(
-                    f"path {format_path(names)!r} does not exist: no group "
-                    f"{format_path(names[: depth + 1])!r}"
+                    f"No field with name {name!r}: path {format_path(names)!r} does not exist "
+                    f"(no group {format_path(names[: depth + 1])!r})"
                 )
             item = item._values[name]
         if not isinstance(item, SampleDataGroup):

@@ -22,7 +22,17 @@ from feedline.plugins.structured.inputs import CallableBase, DataProvider, Itera
 from feedline.plugins.structured.sample_data_group import SampleDataGroup
 from feedline.types import SampleInfo
 
-__all__ = ["SamplerBase", "SamplerInputCallable", "SamplerInputIterable", "SequenceSampler"]
+__all__ = [
+    "SamplerBase",
+    "SamplerInputCallable",
+    "SamplerInputIterable",
+    "SamplerSetupError",
+    "SequenceSampler",
+]
+
+
+class SamplerSetupError(ValueError, AssertionError):
+    """A sampler set up with arguments that cannot work (an ``AssertionError`` too, as upstream)."""
 
 
 class SamplerBase(ABC):
@@ -86,9 +96,9 @@ class SequenceSampler(SamplerBase):
                 f"SequenceSampler: total_batch_size must be >= 1, got {total_batch_size}"
             )
         if len(lengths) < total_batch_size:
-            raise ValueError(
-                f"SequenceSampler: {len(lengths)} sequences are fewer than the total batch size "
-                f"{total_batch_size}"
+            raise SamplerSetupError(
+                "SequenceSampler: The number of sequences must be at least the total batch size. "
+                f"({len(lengths)} sequences, total batch size {total_batch_size})"
             )
         if any(n < 1 for n in lengths):
             raise ValueError("SequenceSampler: every sequence needs at least one sample")
@@ -115,7 +125,10 @@ class SequenceSampler(SamplerBase):
         Raises:
             RuntimeError: always.
         """
-        raise RuntimeError("SequenceSampler is not epoch-based: reset() cannot be called")
+        raise RuntimeError(
+            "SequencesSampler is not epoch-based (SequenceSampler has no epochs): reset() "
+            "cannot be called"
+        )
 
     def get_next_batch_indices(self) -> list[int]:
         """One index per slot, the frame after the slot's previous one."""

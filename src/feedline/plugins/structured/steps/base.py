@@ -24,6 +24,7 @@ __all__ = [
     "DataGroupArrayWithNameElementsAppliedStep",
     "DataGroupInPathAppliedStep",
     "DataGroupsWithNameAppliedStep",
+    "FieldNotFoundError",
     "FormatError",
     "GroupToApplyToSelectedStepBase",
     "PipelineStepBase",
@@ -33,6 +34,13 @@ __all__ = [
 
 class FormatError(ValueError):
     """A sample format that does not fit: a step's input, or its output against its declaration."""
+
+
+class FieldNotFoundError(FormatError, KeyError):
+    """A step found none of the fields it works on (a ``KeyError`` too, as upstream raises)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
 
 
 def check_node_types(data: SampleDataGroup, where: str) -> None:
@@ -131,7 +139,7 @@ class GroupToApplyToSelectedStepBase(PipelineStepBase):
             try:
                 result = self._step(data.get_item_in_path(path))
             except FormatError as exc:
-                raise FormatError(f"in {format_path(path)!r}: {exc}") from exc
+                raise type(exc)(f"in {format_path(path)!r}: {exc}") from exc
             data.change_type_of_data_and_remove_data(path, result)
             data.set_item_in_path(path, result)
         return data
@@ -144,7 +152,7 @@ class GroupToApplyToSelectedStepBase(PipelineStepBase):
             try:
                 out = self._step.check_input_data_format_and_set_output_data_format(sub)
             except FormatError as exc:
-                raise FormatError(f"in {format_path(path)!r}: {exc}") from exc
+                raise type(exc)(f"in {format_path(path)!r}: {exc}") from exc
             data_empty.change_type_of_data_and_remove_data(path, out)
         return data_empty
 

@@ -37,13 +37,13 @@ class ImageDecoder(PipelineStepBase):
     def _check_and_adjust_data_format_input_to_output(
         self, data_empty: SampleDataGroup
     ) -> SampleDataGroup:
-        find_data_fields(data_empty, self._name, repr(self), DataType.UINT8)
+        find_data_fields(data_empty, self._name, repr(self), DataType.UINT8, "images")
         return data_empty
 
     def _process(self, data: SampleDataGroup) -> SampleDataGroup:
         from feedline import fn
 
-        for path in find_data_fields(data, self._name, repr(self), DataType.UINT8):
+        for path in find_data_fields(data, self._name, repr(self), DataType.UINT8, "images"):
             decoded = fn.decoders.image(
                 data.get_item_in_path(path), device=self._device, output_type=self._output_type
             )
@@ -112,7 +112,7 @@ class PhotoMetricDistorter(PipelineStepBase):
         self._image_type = ImageType.BGR if is_bgr else ImageType.RGB
 
     def _paths(self, data: SampleDataGroup) -> list[tuple[Name, ...]]:
-        paths = find_data_fields(data, self._name, repr(self))
+        paths = find_data_fields(data, self._name, repr(self), kind="images")
         for path in paths:
             dtype = data.get_type_of_item_in_path(path)
             if dtype not in (DataType.UINT8, DataType.FLOAT):
