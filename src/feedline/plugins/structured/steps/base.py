@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from typing import Any
 
 from feedline.core.graph import DataNode
 from feedline.plugins.structured.dtypes import node_dtype
@@ -160,6 +161,17 @@ class GroupToApplyToSelectedStepBase(PipelineStepBase):
         return f"{type(self).__name__}({self._step!r})"
 
 
+_UNSET: Any = object()
+
+
+def _either(owner: str, upstream: tuple[str, Any], alias: tuple[str, Any]) -> Any:
+    """The value of a parameter given under upstream's name or feedline's alias (not both)."""
+    given = [(name, value) for name, value in (upstream, alias) if value is not _UNSET]
+    if len(given) != 1:
+        raise TypeError(f"{owner}: give exactly one of {upstream[0]!r} and {alias[0]!r}")
+    return given[0][1]
+
+
 def _names(names: Name | Sequence[Name], what: str) -> tuple[Name, ...]:
     result = (names,) if is_single_name(names) else tuple(names)  # type: ignore[arg-type]
     if not result:
@@ -188,11 +200,17 @@ class DataGroupsWithNameAppliedStep(GroupToApplyToSelectedStepBase):
     def __init__(
         self,
         processing_step_to_apply: PipelineStepBase,
-        names: Name | Sequence[Name],
+        names_of_groups_to_apply_to: Name | Sequence[Name] = _UNSET,
         check_minimum_one_name_match: bool = True,
+        *,
+        names: Name | Sequence[Name] = _UNSET,
     ) -> None:
         super().__init__(processing_step_to_apply)
-        self._names = _names(names, type(self).__name__)
+        owner = type(self).__name__
+        chosen = _either(
+            owner, ("names_of_groups_to_apply_to", names_of_groups_to_apply_to), ("names", names)
+        )
+        self._names = _names(chosen, owner)
         self._check = bool(check_minimum_one_name_match)
 
     def _check_and_get_paths_to_apply_to(self, data: SampleDataGroup) -> list[tuple[Name, ...]]:
@@ -217,9 +235,20 @@ def _elements(data: SampleDataGroup, path: tuple[Name, ...], what: str) -> list[
 class DataGroupArrayInPathElementsAppliedStep(GroupToApplyToSelectedStepBase):
     """Applies the step to each element of the group array at ``path_to_array``."""
 
-    def __init__(self, processing_step_to_apply: PipelineStepBase, path_to_array: Path) -> None:
+    def __init__(
+        self,
+        processing_step_to_apply: PipelineStepBase,
+        path_to_array_to_apply_to: Path = _UNSET,
+        *,
+        path_to_array: Path = _UNSET,
+    ) -> None:
         super().__init__(processing_step_to_apply)
-        self._path = as_path(path_to_array)
+        chosen = _either(
+            type(self).__name__,
+            ("path_to_array_to_apply_to", path_to_array_to_apply_to),
+            ("path_to_array", path_to_array),
+        )
+        self._path = as_path(chosen)
 
     def _check_and_get_paths_to_apply_to(self, data: SampleDataGroup) -> list[tuple[Name, ...]]:
         if not data.path_exists_and_is_data_group_field(self._path):
@@ -233,11 +262,17 @@ class DataGroupArrayWithNameElementsAppliedStep(GroupToApplyToSelectedStepBase):
     def __init__(
         self,
         processing_step_to_apply: PipelineStepBase,
-        name: Name,
+        name_of_arrays_to_apply_to: Name = _UNSET,
         check_minimum_one_name_match: bool = True,
+        *,
+        name: Name = _UNSET,
     ) -> None:
         super().__init__(processing_step_to_apply)
-        self._name = name
+        self._name = _either(
+            type(self).__name__,
+            ("name_of_arrays_to_apply_to", name_of_arrays_to_apply_to),
+            ("name", name),
+        )
         self._check = bool(check_minimum_one_name_match)
 
     def _check_and_get_paths_to_apply_to(self, data: SampleDataGroup) -> list[tuple[Name, ...]]:
