@@ -2,12 +2,16 @@
 
 from feedline.plugins.structured.steps import (
     AffineTransformer,
+    AxesLayoutSetter,
     DataGroupArrayInPathElementsAppliedStep,
     DataGroupArrayWithNameElementsAppliedStep,
     DataGroupInPathAppliedStep,
     DataGroupsWithNameAppliedStep,
     GroupToApplyToSelectedStepBase,
     ImageDecoder,
+    ImageMeanStdDevNormalizer,
+    ImageRange01Normalizer,
+    ImageToTileSizePadder,
     PaddingToUniform,
     PhotoMetricDistorter,
     PipelineStepBase,
@@ -16,12 +20,16 @@ from feedline.plugins.structured.steps import (
 
 __all__ = [
     "AffineTransformer",
+    "AxesLayoutSetter",
     "DataGroupArrayInPathElementsAppliedStep",
     "DataGroupArrayWithNameElementsAppliedStep",
     "DataGroupInPathAppliedStep",
     "DataGroupsWithNameAppliedStep",
     "GroupToApplyToSelectedStepBase",
     "ImageDecoder",
+    "ImageMeanStdDevNormalizer",
+    "ImageRange01Normalizer",
+    "ImageToTileSizePadder",
     "PaddingToUniform",
     "PhotoMetricDistorter",
     "PipelineStepBase",

@@ -12,10 +12,17 @@ from feedline.plugins.structured.steps.base import (
     PipelineStepBase,
 )
 from feedline.plugins.structured.steps.image import ImageDecoder, PhotoMetricDistorter
+from feedline.plugins.structured.steps.normalize import (
+    AxesLayoutSetter,
+    ImageMeanStdDevNormalizer,
+    ImageRange01Normalizer,
+    ImageToTileSizePadder,
+)
 from feedline.plugins.structured.steps.structural import PaddingToUniform, UnneededFieldRemover
 
 __all__ = [
     "AffineTransformer",
+    "AxesLayoutSetter",
     "DataGroupArrayInPathElementsAppliedStep",
     "DataGroupArrayWithNameElementsAppliedStep",
     "DataGroupInPathAppliedStep",
@@ -24,6 +31,9 @@ __all__ = [
     "FormatError",
     "GroupToApplyToSelectedStepBase",
     "ImageDecoder",
+    "ImageMeanStdDevNormalizer",
+    "ImageRange01Normalizer",
+    "ImageToTileSizePadder",
     "PaddingToUniform",
     "PhotoMetricDistorter",
     "PipelineStepBase",
