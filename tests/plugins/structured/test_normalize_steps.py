@@ -104,3 +104,25 @@ def test_bad_arguments_are_rejected() -> None:
         ImageToTileSizePadder("image", 0)
     with pytest.raises(TypeError, match="not both"):
         PhotoMetricDistorter("image", prob_hue_aug=0.1, prob_hue=0.2)
+
+
+def test_condition_eval_adds_a_logical_mask_per_annotation_group() -> None:
+    from feedline.plugins.structured.steps import AnnotationElementConditionEval
+
+    annotation = SampleDataGroup()
+    annotation.add_data_field("lidar", types.INT32)
+    annotation.add_data_field("vis", types.INT32)
+    blueprint = SampleDataGroup()
+    blueprint.add_data_group_field("annotation", annotation)
+    sample = blueprint.get_empty_like_self()
+    sample["annotation"]["lidar"] = [0, 2, 1, 4]
+    sample["annotation"]["vis"] = [1, 1, 0, 2]
+    step = AnnotationElementConditionEval("annotation", "keep = lidar and not vis < 1", True)
+    output_format = step.check_input_data_format_and_set_output_data_format(blueprint)
+    assert output_format["annotation"].contained_top_level_field_names == ("keep",)
+    (mask,) = run(blueprint, sample, [step])
+    assert mask.as_array()[0].tolist() == [False, True, False, True]
+    with pytest.raises(KeyError, match="No occurrences of annotations"):
+        AnnotationElementConditionEval(
+            "boxes", "x = a > 1"
+        ).check_input_data_format_and_set_output_data_format(blueprint)

@@ -11,8 +11,8 @@ Used by the condition-evaluation step. Grammar (``or`` binds weakest, operators 
 
 :class:`Lexer` turns text into :class:`Token` objects, :class:`Parser` builds the tree of
 :class:`AST` nodes; ``str(tree)`` shows the structure with explicit grouping, and
-``tree.evaluate(values)`` computes it with ``&``, ``|``, ``~``, unary ``-`` and comparisons, so
-it works on numpy arrays and graph nodes alike.
+``tree.evaluate(values)`` computes it with comparisons, unary ``-`` and logical
+``and``/``or``/``not`` (non-zero is true), so it works on numpy arrays and graph nodes alike.
 """
 
 from __future__ import annotations
@@ -120,6 +120,11 @@ class Lexer:
         raise ValueError(f"condition {text!r}: unexpected character {char!r} at position {start}")
 
 
+def _truth(value: Any) -> Any:
+    """A value as a truth value (non-zero), so ``and``/``or`` are logical, never bitwise."""
+    return value if isinstance(value, bool) else value != 0
+
+
 class AST:
     """A node of the syntax tree."""
 
@@ -205,9 +210,9 @@ class Or(AST):
         return "{" + " or ".join(str(c) for c in self.conditions) + "}"
 
     def evaluate(self, values: Mapping[str, Any]) -> Any:
-        result = self.conditions[0].evaluate(values)
+        result = _truth(self.conditions[0].evaluate(values))
         for condition in self.conditions[1:]:
-            result = result | condition.evaluate(values)
+            result = result | _truth(condition.evaluate(values))
         return result
 
 
@@ -221,9 +226,9 @@ class And(AST):
         return "{" + " and ".join(str(c) for c in self.conditions) + "}"
 
     def evaluate(self, values: Mapping[str, Any]) -> Any:
-        result = self.conditions[0].evaluate(values)
+        result = _truth(self.conditions[0].evaluate(values))
         for condition in self.conditions[1:]:
-            result = result & condition.evaluate(values)
+            result = result & _truth(condition.evaluate(values))
         return result
 
 
@@ -237,8 +242,7 @@ class Not(AST):
         return f"not [{self.condition}]"
 
     def evaluate(self, values: Mapping[str, Any]) -> Any:
-        value = self.condition.evaluate(values)
-        return value == 0 if not isinstance(value, bool) else not value
+        return _truth(self.condition.evaluate(values)) == 0
 
 
 class Assignment(AST):

@@ -2,6 +2,7 @@
 
 from feedline.plugins.structured.steps import (
     AffineTransformer,
+    AnnotationElementConditionEval,
     AxesLayoutSetter,
     DataGroupArrayInPathElementsAppliedStep,
     DataGroupArrayWithNameElementsAppliedStep,
@@ -20,6 +21,7 @@ from feedline.plugins.structured.steps import (
 
 __all__ = [
     "AffineTransformer",
+    "AnnotationElementConditionEval",
     "AxesLayoutSetter",
     "DataGroupArrayInPathElementsAppliedStep",
     "DataGroupArrayWithNameElementsAppliedStep",

@@ -11,6 +11,7 @@ from feedline.plugins.structured.steps.base import (
     GroupToApplyToSelectedStepBase,
     PipelineStepBase,
 )
+from feedline.plugins.structured.steps.conditions import AnnotationElementConditionEval
 from feedline.plugins.structured.steps.image import ImageDecoder, PhotoMetricDistorter
 from feedline.plugins.structured.steps.normalize import (
     AxesLayoutSetter,
@@ -22,6 +23,7 @@ from feedline.plugins.structured.steps.structural import PaddingToUniform, Unnee
 
 __all__ = [
     "AffineTransformer",
+    "AnnotationElementConditionEval",
     "AxesLayoutSetter",
     "DataGroupArrayInPathElementsAppliedStep",
     "DataGroupArrayWithNameElementsAppliedStep",
