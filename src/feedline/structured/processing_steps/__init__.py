@@ -4,6 +4,7 @@ from feedline.plugins.structured.steps import (
     AffineTransformer,
     AnnotationElementConditionEval,
     AxesLayoutSetter,
+    CoordinateCropper,
     DataGroupArrayInPathElementsAppliedStep,
     DataGroupArrayWithNameElementsAppliedStep,
     DataGroupInPathAppliedStep,
@@ -16,6 +17,7 @@ from feedline.plugins.structured.steps import (
     PaddingToUniform,
     PhotoMetricDistorter,
     PipelineStepBase,
+    PointsInRangeCheck,
     UnneededFieldRemover,
 )
 
@@ -23,6 +25,7 @@ __all__ = [
     "AffineTransformer",
     "AnnotationElementConditionEval",
     "AxesLayoutSetter",
+    "CoordinateCropper",
     "DataGroupArrayInPathElementsAppliedStep",
     "DataGroupArrayWithNameElementsAppliedStep",
     "DataGroupInPathAppliedStep",
@@ -35,5 +38,6 @@ __all__ = [
     "PaddingToUniform",
     "PhotoMetricDistorter",
     "PipelineStepBase",
+    "PointsInRangeCheck",
     "UnneededFieldRemover",
 ]

@@ -19,12 +19,14 @@ from feedline.plugins.structured.steps.normalize import (
     ImageRange01Normalizer,
     ImageToTileSizePadder,
 )
+from feedline.plugins.structured.steps.points import CoordinateCropper, PointsInRangeCheck
 from feedline.plugins.structured.steps.structural import PaddingToUniform, UnneededFieldRemover
 
 __all__ = [
     "AffineTransformer",
     "AnnotationElementConditionEval",
     "AxesLayoutSetter",
+    "CoordinateCropper",
     "DataGroupArrayInPathElementsAppliedStep",
     "DataGroupArrayWithNameElementsAppliedStep",
     "DataGroupInPathAppliedStep",
@@ -39,5 +41,6 @@ __all__ = [
     "PaddingToUniform",
     "PhotoMetricDistorter",
     "PipelineStepBase",
+    "PointsInRangeCheck",
     "UnneededFieldRemover",
 ]
