@@ -58,3 +58,27 @@ def test_point_steps_check_their_arguments_and_fields() -> None:
     twice = PointsInRangeCheck("centers", "centers", LOW, HIGH)
     with pytest.raises(ValueError, match="Cannot add is_inside flag"):
         twice.check_input_data_format_and_set_output_data_format(blueprint)
+
+
+def test_element_remover_keeps_the_masked_rows_of_every_listed_field() -> None:
+    from feedline.plugins.structured.steps import ConditionalElementRemover
+
+    annotation = SampleDataGroup()
+    annotation.add_data_field("boxes", types.FLOAT)
+    annotation.add_data_field("ids", types.INT32)
+    annotation.add_data_field("keep", types.BOOL)
+    blueprint = SampleDataGroup()
+    blueprint.add_data_group_field("annotation", annotation)
+    sample = blueprint.get_empty_like_self()
+    boxes = np.arange(12, dtype=np.float32).reshape(4, 3)
+    sample["annotation"]["boxes"] = boxes.T  # elements along axis 1
+    sample["annotation"]["ids"] = [5, 6, 7, 8]
+    sample["annotation"]["keep"] = [True, False, False, True]
+    step = ConditionalElementRemover("annotation", "keep", ["boxes", "ids"], [1, 0], [2, 1], True)
+    output_format = step.check_input_data_format_and_set_output_data_format(blueprint)
+    assert output_format["annotation"].contained_top_level_field_names == ("boxes", "ids")
+    kept_boxes, kept_ids = run(blueprint, sample, [step])
+    assert np.array_equal(np.asarray(kept_boxes[0]), boxes[[0, 3]].T)
+    assert np.asarray(kept_ids[0]).tolist() == [5, 8]
+    with pytest.raises(ValueError, match="one entry per field"):
+        ConditionalElementRemover("annotation", "keep", ["boxes"], [0, 1], [2], False)

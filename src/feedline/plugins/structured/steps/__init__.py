@@ -20,12 +20,14 @@ from feedline.plugins.structured.steps.normalize import (
     ImageToTileSizePadder,
 )
 from feedline.plugins.structured.steps.points import CoordinateCropper, PointsInRangeCheck
+from feedline.plugins.structured.steps.removal import ConditionalElementRemover
 from feedline.plugins.structured.steps.structural import PaddingToUniform, UnneededFieldRemover
 
 __all__ = [
     "AffineTransformer",
     "AnnotationElementConditionEval",
     "AxesLayoutSetter",
+    "ConditionalElementRemover",
     "CoordinateCropper",
     "DataGroupArrayInPathElementsAppliedStep",
     "DataGroupArrayWithNameElementsAppliedStep",
