@@ -13,6 +13,8 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from feedline.core.graph import DataNode
 from feedline.plugins.structured.dtypes import node_dtype
 from feedline.plugins.structured.group_views import GroupViews
@@ -28,7 +30,21 @@ from feedline.plugins.structured.values import (
 )
 from feedline.types import DataType
 
-__all__ = ["EmptyPathError", "SampleDataGroup"]
+__all__ = ["EmptyPathError", "FieldTypeError", "SampleDataGroup"]
+
+
+def _numpy_name(dtype: DataType) -> str:
+    try:
+        return np.dtype(numpy_type(dtype)).name
+    except ValueError:
+        return dtype.name
+
+
+class FieldTypeError(TypeError, RuntimeError):
+    """A graph node of the wrong element type assigned to a field.
+
+    A ``RuntimeError`` too: ACCV-Lab reports the mismatch as one (when the first batch runs).
+    """
 
 
 class EmptyPathError(ValueError, AssertionError):
@@ -372,10 +388,12 @@ class SampleDataGroup(GroupViews):
             actual = node_dtype(node)
             expected = flat_type(dtype)
             if actual is not None and actual is not expected:
-                raise TypeError(
+                raise FieldTypeError(
                     f"field {name!r} is declared {dtype.name}"
                     f"{' (carried as UINT8)' if dtype is DataType.STRING else ''} but the "
-                    f"assigned node {node.name!r} has type {actual.name}"
+                    f"assigned node {node.name!r} has type {actual.name}: Expected type "
+                    f"({_numpy_name(expected)}) and actual data type "
+                    f"({_numpy_name(actual)}) do not match for {name!r}"
                 )
         return node
 
