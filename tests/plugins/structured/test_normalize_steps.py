@@ -126,3 +126,18 @@ def test_condition_eval_adds_a_logical_mask_per_annotation_group() -> None:
         AnnotationElementConditionEval(
             "boxes", "x = a > 1"
         ).check_input_data_format_and_set_output_data_format(blueprint)
+
+
+def test_tensor_size_adder_adds_height_and_width_beside_each_tensor() -> None:
+    from feedline.structured.processing_steps.tensor_size_adder import TensorSizeAdder
+
+    step = TensorSizeAdder("image", "_hw", types.INT64)
+    blueprint, sample = one_image(IMAGE)
+    output_format = step.check_input_data_format_and_set_output_data_format(blueprint)
+    assert output_format.contained_top_level_field_names == ("image", "image_hw")
+    _, size = run(blueprint, sample, [step])
+    assert size.as_array()[0].tolist() == [4, 5] and size.as_array().dtype == np.int64
+    with pytest.raises(KeyError, match="No occurrences of tensors"):
+        TensorSizeAdder("depth", "_hw").check_input_data_format_and_set_output_data_format(
+            blueprint
+        )

@@ -18,6 +18,7 @@ from feedline.plugins.structured.steps.normalize import (
     ImageMeanStdDevNormalizer,
     ImageRange01Normalizer,
     ImageToTileSizePadder,
+    TensorSizeAdder,
 )
 from feedline.plugins.structured.steps.points import CoordinateCropper, PointsInRangeCheck
 from feedline.plugins.structured.steps.removal import ConditionalElementRemover
@@ -44,5 +45,6 @@ __all__ = [
     "PhotoMetricDistorter",
     "PipelineStepBase",
     "PointsInRangeCheck",
+    "TensorSizeAdder",
     "UnneededFieldRemover",
 ]

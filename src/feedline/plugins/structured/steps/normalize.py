@@ -17,6 +17,7 @@ __all__ = [
     "ImageMeanStdDevNormalizer",
     "ImageRange01Normalizer",
     "ImageToTileSizePadder",
+    "TensorSizeAdder",
 ]
 
 
@@ -202,3 +203,57 @@ class AxesLayoutSetter(PipelineStepBase):
 
     def __repr__(self) -> str:
         return f"AxesLayoutSetter({self._names!r}, {self._layout!r})"
+
+
+class TensorSizeAdder(PipelineStepBase):
+    """Adds, beside every field named ``tensor_name``, its height and width (axes -3 and -2).
+
+    The new sibling is named ``tensor_name + size_postfix`` and holds ``[height, width]``.
+
+    Args:
+        tensor_name: the name of the (HWC or ...HWC) fields.
+        size_postfix: appended to ``tensor_name`` to name the size field.
+        store_size_as_type: the size field's element type.
+    """
+
+    def __init__(
+        self, tensor_name: str, size_postfix: str, store_size_as_type: DataType = DataType.INT32
+    ) -> None:
+        self._name = tensor_name
+        self._size_name = f"{tensor_name}{size_postfix}"
+        self._type = store_size_as_type
+        self._np_type = numpy_type(store_size_as_type)
+
+    def _check_and_adjust_data_format_input_to_output(
+        self, data_empty: SampleDataGroup
+    ) -> SampleDataGroup:
+        for path in _tensors(data_empty, self._name, self):
+            data_empty.get_parent_of_path(path).add_data_field(self._size_name, self._type)
+        return data_empty
+
+    def _process(self, data: SampleDataGroup) -> SampleDataGroup:
+        from feedline import fn
+
+        np_type = self._np_type
+
+        def height_width(tensor: np.ndarray) -> np.ndarray:
+            return np.asarray(tensor.shape[-3:-1], dtype=np_type)
+
+        for path in _tensors(data, self._name, self):
+            size = fn.python_function(data.get_item_in_path(path), function=height_width)
+            parent = data.get_parent_of_path(path)
+            parent.add_data_field(self._size_name, self._type)
+            parent[self._size_name] = size
+        return data
+
+    def __repr__(self) -> str:
+        return f"TensorSizeAdder({self._name!r}, {self._size_name!r})"
+
+
+def _tensors(data: SampleDataGroup, name: Name, step: PipelineStepBase) -> list[tuple[Name, ...]]:
+    paths = data.find_all_occurrences(name)
+    if not paths:
+        raise FieldNotFoundError(
+            f"{step!r}: No occurrences of tensors found (no field named {name!r})"
+        )
+    return paths
