@@ -46,6 +46,7 @@ class FnNamespace(_pytypes.ModuleType):
     def __init__(self, prefix: str = "") -> None:
         super().__init__(f"feedline.fn{'.' + prefix if prefix else ''}")
         self._prefix = prefix
+        self._subspaces: dict[str, FnNamespace] = {}
         self.__doc__ = __doc__ if not prefix else f"Operators under ``fn.{prefix}``."
 
     def _names(self) -> tuple[dict[str, OperatorEntry], set[str]]:
@@ -72,7 +73,9 @@ class FnNamespace(_pytypes.ModuleType):
             return make_function(ops[attr])
         full = f"{self._prefix}.{attr}" if self._prefix else attr
         if attr in subspaces or any(name.startswith(full + ".") for name in _all_operator_names()):
-            return FnNamespace(full)
+            # One object per sub-namespace, so ``fn.random is fn.random`` and a replaced
+            # ``fn.random.uniform`` stays replaced.
+            return self._subspaces.setdefault(attr, FnNamespace(full))
         resolve_schema(full)
         raise AttributeError(full)
 

@@ -260,7 +260,7 @@ def test_ready_steps_reject_unfit_formats() -> None:
         (PhotoMetricDistorter("tag"), "UINT8 or FLOAT"),
         (AffineTransformer((8, 8), image_field_names="tag"), "UINT8 or FLOAT"),
         (AffineTransformer((8, 8), box_field_names="cls"), "has type INT32, expected FLOAT"),
-        (PaddingToUniform("zzz"), "no field named"),
+        (PaddingToUniform("zzz"), "No fields to be padded with name .zzz."),
     ]
     for step, message in cases:
         with pytest.raises(FormatError, match=message):

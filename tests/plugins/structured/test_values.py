@@ -115,7 +115,7 @@ def test_numpy_type_table() -> None:
     assert get(types.FLOAT) is np.float32 and get(types.FLOAT16) is np.float16
     assert get(types.UINT64) is np.uint64 and get(types.INT8) is np.int8
     for bad in (types.STRING, types.DataType.NO_TYPE, "float"):
-        with pytest.raises(ValueError, match="no NumPy type"):
+        with pytest.raises(ValueError, match="does not have a corresponding numpy type"):
             get(bad)
 
 

@@ -11,13 +11,15 @@ differs from what it declared, and a graph node of the wrong element type all fa
 from __future__ import annotations
 
 import inspect
+import warnings
 import weakref
 from collections.abc import Sequence
 from typing import Any
 
 from feedline.core.graph import DataNode
 from feedline.plugins.structured.inputs import CallableBase, IterableBase
-from feedline.plugins.structured.paths import format_path
+from feedline.plugins.structured.passthrough_copy import InsertCopyForPassthrough
+from feedline.plugins.structured.paths import Name, Path, format_path
 from feedline.plugins.structured.sample_data_group import SampleDataGroup
 from feedline.plugins.structured.steps.base import FormatError, PipelineStepBase
 
@@ -54,6 +56,16 @@ class PipelineDefinition:
         prefetch_queue_depth: batches the workers prepare ahead (parallel loading only).
         print_sample_data_group_format: print the format before and after every step when the
             pipeline is created.
+        copy_external_source_passthrough_outputs: put ``fn.copy`` on output leaves (ACCV-Lab's
+            workaround for a DALI defect feedline does not have; kept so ported pipelines keep
+            their meaning). ``None`` (default) warns and copies every output, ``True`` copies the
+            selected outputs (every output without selectors), ``False`` copies none.
+        passthrough_copy_field_names: output leaves to copy, by name.
+        passthrough_copy_field_names_scope_paths: groups that restrict the names.
+        passthrough_copy_branch_paths: output paths to copy (a group: every leaf under it).
+
+    Raises:
+        ValueError: copy selectors without ``copy_external_source_passthrough_outputs=True``.
     """
 
     def __init__(
@@ -64,6 +76,10 @@ class PipelineDefinition:
         use_parallel_external_source: bool = True,
         prefetch_queue_depth: int = 2,
         print_sample_data_group_format: bool = False,
+        copy_external_source_passthrough_outputs: bool | None = None,
+        passthrough_copy_field_names: Sequence[Name] | None = None,
+        passthrough_copy_field_names_scope_paths: Sequence[Path] | None = None,
+        passthrough_copy_branch_paths: Sequence[Path] | None = None,
     ) -> None:
         source = data_loading_callable_iterable
         if not isinstance(source, CallableBase | IterableBase):
@@ -94,6 +110,29 @@ class PipelineDefinition:
         self._parallel = bool(use_parallel_external_source)
         self._prefetch = prefetch_queue_depth
         self._print = bool(print_sample_data_group_format)
+        selectors = {
+            "field_names": passthrough_copy_field_names,
+            "field_names_scope_paths": passthrough_copy_field_names_scope_paths,
+            "branch_paths": passthrough_copy_branch_paths,
+        }
+        given = {k: v for k, v in selectors.items() if v is not None}
+        if given and copy_external_source_passthrough_outputs is not True:
+            raise ValueError(
+                "PipelineDefinition: the passthrough_copy_* selectors need "
+                "copy_external_source_passthrough_outputs=True (got "
+                f"{copy_external_source_passthrough_outputs!r})"
+            )
+        if copy_external_source_passthrough_outputs is None:
+            warnings.warn(
+                "PipelineDefinition: Copying all final pipeline outputs by default "
+                "(copy_external_source_passthrough_outputs=None); pass False to skip the copies "
+                "(feedline does not need them) or True to select outputs",
+                UserWarning,
+                stacklevel=2,
+            )
+        self._copy: dict[str, Any] | None = (
+            None if copy_external_source_passthrough_outputs is False else given
+        )
 
     @property
     def input_data_structure(self) -> SampleDataGroup:
@@ -105,6 +144,11 @@ class PipelineDefinition:
                 f"{type(blueprint).__name__}, not a SampleDataGroup"
             )
         return blueprint.get_empty_like_self()
+
+    @property
+    def checks_data_format(self) -> bool:
+        """Whether element types are checked (``check_data_format``)."""
+        return self._check
 
     @property
     def length(self) -> int | None:
@@ -123,8 +167,19 @@ class PipelineDefinition:
             try:
                 data_format = step.check_input_data_format_and_set_output_data_format(data_format)
             except FormatError as exc:
-                raise FormatError(f"step {index} ({step!r}) does not fit its input: {exc}") from exc
+                raise type(exc)(f"step {index} ({step!r}) does not fit its input: {exc}") from exc
+        self._copy_plan(data_format)
         return data_format
+
+    def _copy_plan(self, output_format: SampleDataGroup) -> InsertCopyForPassthrough | None:
+        if self._copy is None:
+            return None
+        try:
+            return InsertCopyForPassthrough(output_format, **self._copy)
+        except ValueError as exc:
+            raise ValueError(
+                f"Invalid pass-through output copy configuration for final output format: {exc}"
+            ) from exc
 
     def _define(self) -> tuple[Any, ...]:
         from feedline import fn
@@ -157,7 +212,7 @@ class PipelineDefinition:
             try:
                 data = step(data)
             except FormatError as exc:
-                raise FormatError(f"step {index} ({step!r}): {exc}") from exc
+                raise type(exc)(f"step {index} ({step!r}): {exc}") from exc
             except TypeError as exc:
                 exc.add_note(f"while adding step {index} ({step!r}) to the graph")
                 raise
@@ -171,6 +226,9 @@ class PipelineDefinition:
                 )
         data.ensure_uniform_size_in_batch_for_all_strings()
         declared = self.check_and_get_output_data_structure()
+        copy = self._copy_plan(declared)
+        if copy is not None:
+            data = copy(data)
         difference = declared.describe_difference(data)
         if difference is not None:
             raise FormatError(f"the pipeline output differs from the declared format: {difference}")

@@ -49,7 +49,7 @@ class GroupViews:
             return self._values[name]
         except (KeyError, TypeError):
             shown = ", ".join(repr(n) for n in self._names) or "none"
-            raise KeyError(f"no field {name!r} (fields: {shown})") from None
+            raise KeyError(f"No field with name {name!r} (fields: {shown})") from None
 
     def is_data_field(self, name: Name) -> bool:
         """Whether child ``name`` is a data field (a leaf). Raises KeyError if it is missing."""

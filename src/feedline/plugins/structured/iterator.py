@@ -133,7 +133,10 @@ class StructuredOutputIterator:
         self._dataset = contained_dataset
         self._to_dict = bool(convert_sample_data_group_to_dict)
         self._post = post_process_func
-        self._check_types = True
+        definition = definition_of(pipeline)
+        # ``check_data_format=False`` turns every element-type check off, this one included.
+        self._checks_types = definition is None or definition.checks_data_format
+        self._check_types = self._checks_types
         self._inner = dali_generic_iterator_class(pipeline, list(self._names))
 
     def _check(self, values: list[Any]) -> None:
@@ -165,7 +168,7 @@ class StructuredOutputIterator:
     def reset(self) -> None:
         """Start over at the next epoch (iterators made by ``iter()`` follow)."""
         self._inner.reset()
-        self._check_types = True
+        self._check_types = self._checks_types
 
     def __len__(self) -> int:
         if self._num_batches is None:

@@ -13,6 +13,8 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import numpy as np
+
 from feedline.core.graph import DataNode
 from feedline.plugins.structured.dtypes import node_dtype
 from feedline.plugins.structured.group_views import GroupViews
@@ -28,7 +30,25 @@ from feedline.plugins.structured.values import (
 )
 from feedline.types import DataType
 
-__all__ = ["SampleDataGroup"]
+__all__ = ["EmptyPathError", "FieldTypeError", "SampleDataGroup"]
+
+
+def _numpy_name(dtype: DataType) -> str:
+    try:
+        return np.dtype(numpy_type(dtype)).name
+    except ValueError:
+        return dtype.name
+
+
+class FieldTypeError(TypeError, RuntimeError):
+    """A graph node of the wrong element type assigned to a field.
+
+    A ``RuntimeError`` too: ACCV-Lab reports the mismatch as one (when the first batch runs).
+    """
+
+
+class EmptyPathError(ValueError, AssertionError):
+    """An empty path where a field is needed (an ``AssertionError`` too, as upstream raises)."""
 
 
 class SampleDataGroup(GroupViews):
@@ -192,7 +212,8 @@ class SampleDataGroup(GroupViews):
 
     def remove_field(self, name: Name) -> None:
         """Remove the direct child ``name`` (and its mapping). Raises KeyError if missing."""
-        self._child(name)
+        if name not in self._types:
+            raise KeyError(f"Cannot delete field {name!r}: there is no such field")
         self._own_format()
         self._names.remove(name)
         self._layout = None
@@ -220,7 +241,7 @@ class SampleDataGroup(GroupViews):
         """
         names = as_path(path)
         if not names:
-            raise ValueError("change_type_of_data_and_remove_data needs a non-empty path")
+            raise EmptyPathError("change_type_of_data_and_remove_data needs a non-empty path")
         parent = self.get_parent_of_path(names)
         name = names[-1]
         parent._child(name)
@@ -367,10 +388,12 @@ class SampleDataGroup(GroupViews):
             actual = node_dtype(node)
             expected = flat_type(dtype)
             if actual is not None and actual is not expected:
-                raise TypeError(
+                raise FieldTypeError(
                     f"field {name!r} is declared {dtype.name}"
                     f"{' (carried as UINT8)' if dtype is DataType.STRING else ''} but the "
-                    f"assigned node {node.name!r} has type {actual.name}"
+                    f"assigned node {node.name!r} has type {actual.name}: Expected type "
+                    f"({_numpy_name(expected)}) and actual data type "
+                    f"({_numpy_name(actual)}) do not match for {name!r}"
                 )
         return node
 
@@ -392,7 +415,7 @@ class SampleDataGroup(GroupViews):
         """Assign ``value`` at ``path`` (same rules as ``obj[name] = value``)."""
         names = as_path(path)
         if not names:
-            raise ValueError("set_item_in_path needs a non-empty path")
+            raise EmptyPathError("set_item_in_path needs a non-empty path")
         parent = self.get_parent_of_path(names)
         if names[-1] not in parent._types:
             raise KeyError(f"path {format_path(names)!r} does not exist")
@@ -407,16 +430,17 @@ class SampleDataGroup(GroupViews):
         """
         names = as_path(path)
         if not names:
-            raise ValueError("an empty path has no parent")
+            raise EmptyPathError("an empty path has no parent")
         if len(names) == 1:
-            self._child(names[0])
+            if names[0] not in self._types:
+                raise KeyError(f"No element {names[0]!r} is present in this group")
             return self
         item: Any = self
         for depth, name in enumerate(names[:-1]):
             if not isinstance(item, SampleDataGroup) or name not in item._types:
                 raise KeyError(
-                    f"path {format_path(names)!r} does not exist: no group "
-                    f"{format_path(names[: depth + 1])!r}"
+                    f"No field with name {name!r}: path {format_path(names)!r} does not exist "
+                    f"(no group {format_path(names[: depth + 1])!r})"
                 )
             item = item._values[name]
         if not isinstance(item, SampleDataGroup):

@@ -58,7 +58,8 @@ def numpy_type(dtype: DataType) -> Any:
         return _NUMPY_TYPES[dtype]
     except (KeyError, TypeError):
         raise ValueError(
-            f"{dtype!r} has no NumPy type: only numeric and boolean data types do "
+            f"{dtype!r} does not have a corresponding numpy type: only numeric and boolean "
+            "data types do "
             "(strings are stored as uint8 bytes)"
         ) from None
 

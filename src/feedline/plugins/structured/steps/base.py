@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
+from typing import Any
 
 from feedline.core.graph import DataNode
 from feedline.plugins.structured.dtypes import node_dtype
@@ -24,6 +25,7 @@ __all__ = [
     "DataGroupArrayWithNameElementsAppliedStep",
     "DataGroupInPathAppliedStep",
     "DataGroupsWithNameAppliedStep",
+    "FieldNotFoundError",
     "FormatError",
     "GroupToApplyToSelectedStepBase",
     "PipelineStepBase",
@@ -33,6 +35,13 @@ __all__ = [
 
 class FormatError(ValueError):
     """A sample format that does not fit: a step's input, or its output against its declaration."""
+
+
+class FieldNotFoundError(FormatError, KeyError):
+    """A step found none of the fields it works on (a ``KeyError`` too, as upstream raises)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
 
 
 def check_node_types(data: SampleDataGroup, where: str) -> None:
@@ -131,7 +140,7 @@ class GroupToApplyToSelectedStepBase(PipelineStepBase):
             try:
                 result = self._step(data.get_item_in_path(path))
             except FormatError as exc:
-                raise FormatError(f"in {format_path(path)!r}: {exc}") from exc
+                raise type(exc)(f"in {format_path(path)!r}: {exc}") from exc
             data.change_type_of_data_and_remove_data(path, result)
             data.set_item_in_path(path, result)
         return data
@@ -144,12 +153,23 @@ class GroupToApplyToSelectedStepBase(PipelineStepBase):
             try:
                 out = self._step.check_input_data_format_and_set_output_data_format(sub)
             except FormatError as exc:
-                raise FormatError(f"in {format_path(path)!r}: {exc}") from exc
+                raise type(exc)(f"in {format_path(path)!r}: {exc}") from exc
             data_empty.change_type_of_data_and_remove_data(path, out)
         return data_empty
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._step!r})"
+
+
+_UNSET: Any = object()
+
+
+def _either(owner: str, upstream: tuple[str, Any], alias: tuple[str, Any]) -> Any:
+    """The value of a parameter given under upstream's name or feedline's alias (not both)."""
+    given = [(name, value) for name, value in (upstream, alias) if value is not _UNSET]
+    if len(given) != 1:
+        raise TypeError(f"{owner}: give exactly one of {upstream[0]!r} and {alias[0]!r}")
+    return given[0][1]
 
 
 def _names(names: Name | Sequence[Name], what: str) -> tuple[Name, ...]:
@@ -180,11 +200,17 @@ class DataGroupsWithNameAppliedStep(GroupToApplyToSelectedStepBase):
     def __init__(
         self,
         processing_step_to_apply: PipelineStepBase,
-        names: Name | Sequence[Name],
+        names_of_groups_to_apply_to: Name | Sequence[Name] = _UNSET,
         check_minimum_one_name_match: bool = True,
+        *,
+        names: Name | Sequence[Name] = _UNSET,
     ) -> None:
         super().__init__(processing_step_to_apply)
-        self._names = _names(names, type(self).__name__)
+        owner = type(self).__name__
+        chosen = _either(
+            owner, ("names_of_groups_to_apply_to", names_of_groups_to_apply_to), ("names", names)
+        )
+        self._names = _names(chosen, owner)
         self._check = bool(check_minimum_one_name_match)
 
     def _check_and_get_paths_to_apply_to(self, data: SampleDataGroup) -> list[tuple[Name, ...]]:
@@ -209,9 +235,20 @@ def _elements(data: SampleDataGroup, path: tuple[Name, ...], what: str) -> list[
 class DataGroupArrayInPathElementsAppliedStep(GroupToApplyToSelectedStepBase):
     """Applies the step to each element of the group array at ``path_to_array``."""
 
-    def __init__(self, processing_step_to_apply: PipelineStepBase, path_to_array: Path) -> None:
+    def __init__(
+        self,
+        processing_step_to_apply: PipelineStepBase,
+        path_to_array_to_apply_to: Path = _UNSET,
+        *,
+        path_to_array: Path = _UNSET,
+    ) -> None:
         super().__init__(processing_step_to_apply)
-        self._path = as_path(path_to_array)
+        chosen = _either(
+            type(self).__name__,
+            ("path_to_array_to_apply_to", path_to_array_to_apply_to),
+            ("path_to_array", path_to_array),
+        )
+        self._path = as_path(chosen)
 
     def _check_and_get_paths_to_apply_to(self, data: SampleDataGroup) -> list[tuple[Name, ...]]:
         if not data.path_exists_and_is_data_group_field(self._path):
@@ -225,11 +262,17 @@ class DataGroupArrayWithNameElementsAppliedStep(GroupToApplyToSelectedStepBase):
     def __init__(
         self,
         processing_step_to_apply: PipelineStepBase,
-        name: Name,
+        name_of_arrays_to_apply_to: Name = _UNSET,
         check_minimum_one_name_match: bool = True,
+        *,
+        name: Name = _UNSET,
     ) -> None:
         super().__init__(processing_step_to_apply)
-        self._name = name
+        self._name = _either(
+            type(self).__name__,
+            ("name_of_arrays_to_apply_to", name_of_arrays_to_apply_to),
+            ("name", name),
+        )
         self._check = bool(check_minimum_one_name_match)
 
     def _check_and_get_paths_to_apply_to(self, data: SampleDataGroup) -> list[tuple[Name, ...]]:

@@ -6,14 +6,18 @@ from collections.abc import Sequence
 
 from feedline.plugins.structured.paths import Name, format_path
 from feedline.plugins.structured.sample_data_group import SampleDataGroup
-from feedline.plugins.structured.steps.base import FormatError, PipelineStepBase
+from feedline.plugins.structured.steps.base import FieldNotFoundError, FormatError, PipelineStepBase
 from feedline.types import DataType
 
 __all__ = ["PaddingToUniform", "UnneededFieldRemover", "find_data_fields"]
 
 
 def find_data_fields(
-    data: SampleDataGroup, name: Name, what: str, dtype: DataType | None = None
+    data: SampleDataGroup,
+    name: Name,
+    what: str,
+    dtype: DataType | None = None,
+    kind: str = "fields",
 ) -> list[tuple[Name, ...]]:
     """Paths of the data fields named ``name`` (groups of that name are skipped).
 
@@ -26,7 +30,9 @@ def find_data_fields(
         if not data.path_exists_and_is_data_group_field(p)
     ]
     if not paths:
-        raise FormatError(f"{what}: no data field named {name!r}")
+        raise FieldNotFoundError(
+            f"{what}: No occurrences of {kind} found (no data field named {name!r})"
+        )
     for path in paths:
         actual = data.get_type_of_item_in_path(path)
         if dtype is not None and actual is not dtype:
@@ -90,7 +96,10 @@ class PaddingToUniform(PipelineStepBase):
             return [data]
         found = [p for name in self._names for p in data.find_all_occurrences(name)]
         if not found:
-            raise FormatError(f"{self!r}: no field named any of {self._names}")
+            raise FieldNotFoundError(
+                f"{self!r}: No fields to be padded with name "
+                f"{', '.join(repr(n) for n in self._names)} were found"
+            )
         return found
 
     def _check_and_adjust_data_format_input_to_output(

@@ -1,0 +1,3 @@
+"""Operator functions used by the processing steps."""
+
+__all__: list[str] = []
