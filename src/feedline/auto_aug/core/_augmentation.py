@@ -262,8 +262,9 @@ class Augmentation:
             raise Exception(
                 f"The `mag_to_param` callback of `{self.name}` augmentation returned `DataNode`, "
                 f"i.e. an output of a pipelined operator, which is not supported there. "
-                f"The callback must return a `np.ndarray` or a value directly convertible to "
-                f"`np.ndarray`, so that all parameters can be computed once in advance.\n\n"
+                f"Instead, the `mag_to_param` callback must return parameter that is `np.ndarray` "
+                f"or is directly convertible to `np.ndarray`, so that all parameters can "
+                f"be precomputed and reused across iterations.\n\n"
                 f"Error in augmentation: {self}."
             )
         return np.array(param)
