@@ -284,7 +284,7 @@ class Augmentation:
                 )
         return np.array(params)
 
-    def _magnitudes(self, num_magnitude_bins: int | None) -> Any:
+    def _get_magnitudes(self, num_magnitude_bins: int | None) -> Any:
         mag_range = self.mag_range
         if mag_range is None:
             return None
@@ -318,7 +318,7 @@ class Augmentation:
         num_magnitude_bins: int | None,
         device: str,
     ) -> DataNode | None:
-        magnitudes = self._magnitudes(num_magnitude_bins)
+        magnitudes = self._get_magnitudes(num_magnitude_bins)
         if magnitudes is None:
             return None
         if magnitude_bin is None:
