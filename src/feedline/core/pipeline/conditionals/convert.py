@@ -36,9 +36,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 _CONVERTED = runtime.CONVERTED
 _DO_NOT_CONVERT = "_feedline_do_not_convert"
-#: feedline's own modules whose functions are transformed (as DALI converts its ``auto_aug``):
-#: their augmentations choose per sample with ``if``.
-CONVERTED_MODULES = ("feedline.auto_aug.",)
+#: feedline's own modules whose functions are transformed. None: ``feedline.auto_aug`` chooses
+#: per sample through the conditionals runtime directly, without the transformation.
+CONVERTED_MODULES: tuple[str, ...] = ()
 _SKIPPED_PACKAGES = frozenset({"feedline", "nvidia", "numpy", "cupy", "torch", "jax", "PIL"})
 _UNCONVERTIBLE_FLAGS = (
     inspect.CO_GENERATOR

@@ -190,7 +190,9 @@ class _Reduction(Kernel):
         """Reduce every sample."""
         data, extra = batch.inputs[0], batch.inputs[1:]
         layout, sources = data.layout(), data.source_infos()
-        axes = reduced_axes(self.op, data.ndim, layout, self.args["axes"], self.args["axis_names"])
+        # An empty batch (a conditional branch no sample takes) knows its rank from its layout.
+        ndim = data.ndim if len(data) or not layout else len(layout)
+        axes = reduced_axes(self.op, ndim, layout, self.args["axes"], self.args["axis_names"])
         out_layout = output_layout(layout, axes, self.args["keep_dims"])
         if not len(data):
             return [TensorListCPU.from_samples([], out_layout)]

@@ -212,7 +212,10 @@ class _ParametricTransform(_BatchTransform):
         params[name] = np.repeat(values, ndim, axis=1)
 
     def run(self, batch: Batch) -> list[TensorListCPU]:
-        """The transforms of every sample (and frame)."""
+        """The transforms of every sample (and frame); none for an empty batch (e.g. the
+        branch of a conditional that no sample takes)."""
+        if batch.size == 0:
+            return self._output(np.zeros((0, 2, 3)), _Frames([], False))
         inputs = [self._input(data, i) for i, data in enumerate(batch.inputs)]
         args = {name: self._argument(batch, name) for name in self.vector_args}
         frames = self._frames(batch.size, inputs, args)
