@@ -14,11 +14,15 @@ Shutting down never runs queued work: :meth:`IterationQueue.close` cancels the i
 started yet and waits only for the one being computed (or for none, with ``wait=False``), and a
 consumer interrupted while it waits (Ctrl-C) cancels them too. The background thread is a daemon
 that holds the queue only weakly between iterations, so neither a dropped pipeline nor
-interpreter exit waits for it.
+interpreter exit waits for more than the iteration it is computing: at exit every live runner is
+closed (an ``atexit`` hook), so no kernel is still running when the interpreter finalizes — a
+thread stopped there inside C++ code (OpenCV's bindings catch every exception) aborts the
+process with "FATAL: exception not rethrown".
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import threading
 import weakref
@@ -30,6 +34,16 @@ from feedline.core.errors import PipelineError
 from feedline.core.execution.executor import EndOfData, IterationResult
 
 __all__ = ["IterationQueue"]
+
+_LIVE_RUNNERS: weakref.WeakSet[_Runner] = weakref.WeakSet()
+
+
+@atexit.register
+def _finish_before_exit() -> None:
+    """Let every background iteration in progress finish, and cancel the queued ones, before
+    the interpreter finalizes."""
+    for runner in list(_LIVE_RUNNERS):
+        runner.close(wait=True)
 
 
 class _Runner:
@@ -47,6 +61,7 @@ class _Runner:
         self._closed = False
         self._thread = threading.Thread(target=self._loop, name="feedline-pipeline", daemon=True)
         self._thread.start()
+        _LIVE_RUNNERS.add(self)
 
     def submit(self) -> Future[IterationResult]:
         """Request the next iteration; its future completes when it is computed."""
