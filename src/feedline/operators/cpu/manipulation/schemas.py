@@ -6,7 +6,7 @@ Kernels (imported on first use): :mod:`.sequences` (``per_frame``, ``element_ext
 :mod:`.values` (``lookup_table``, ``reinterpret``) and :mod:`.properties` (``shapes``,
 ``get_property``). DALI's older spellings (``SPELLINGS``: ``experimental.peek_image_shape``,
 ``experimental.resize``, ``experimental.inflate``, ``experimental.decoders.image*``,
-``image_decoder*``) get the current
+``image_decoder*``, ``coco_reader``, ``file_reader``, ``coin_flip``, ``uniform``…) get the current
 operator's schema and kernels, registered once that operator exists.
 """
 
@@ -283,6 +283,12 @@ SPELLINGS = {
         for old in ("experimental.decoders.image", "image_decoder")
         for kind in ("", "_crop", "_random_crop", "_slice")
     },
+    # the names DALI's operators had before its readers and random numbers got their modules
+    **{f"{name}_reader": f"readers.{name}" for name in ("coco", "file", "numpy", "tfrecord")},
+    "coin_flip": "random.coin_flip",
+    "uniform": "random.uniform",
+    "normal_distribution": "random.normal",
+    "transform_translation": "transforms.translation",
 }
 
 
