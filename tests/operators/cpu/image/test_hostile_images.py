@@ -70,7 +70,7 @@ def photo_jpeg(height: int, width: int) -> bytes:
 
 
 _CHILD = """
-import json, resource, sys
+import json, sys
 from feedline import fn, pipeline_def, types
 files, batch, graph = sys.argv[1].split(","), int(sys.argv[2]), sys.argv[3]
 kwargs = json.loads(sys.argv[4])
@@ -98,7 +98,10 @@ try:
     shape = list(out.as_array().shape) if batch > 1 else list(out.at(0).shape)
 except Exception as exc:
     error = str(exc)
-rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+# VmHWM, not ru_maxrss: Linux carries ru_maxrss over from the parent through fork and exec, so
+# a test process that has grown would be counted as the child's peak.
+with open("/proc/self/status") as status:
+    rss = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:")) * 1024
 print(json.dumps({"error": error, "shape": shape, "peak_rss": rss}))
 """
 
