@@ -14,10 +14,11 @@ Shutting down never runs queued work: :meth:`IterationQueue.close` cancels the i
 started yet and waits only for the one being computed (or for none, with ``wait=False``), and a
 consumer interrupted while it waits (Ctrl-C) cancels them too. The background thread is a daemon
 that holds the queue only weakly between iterations, so neither a dropped pipeline nor
-interpreter exit waits for more than the iteration it is computing: at exit every live runner is
-closed (an ``atexit`` hook), so no kernel is still running when the interpreter finalizes — a
-thread stopped there inside C++ code (OpenCV's bindings catch every exception) aborts the
-process with "FATAL: exception not rethrown".
+interpreter exit waits for more than the calls running: at exit (an ``atexit`` hook) the thread
+pools hand out no further item and every live runner is closed once the calls in hand end, so no
+kernel is still running when the interpreter finalizes — a thread stopped there inside C++ code
+(OpenCV's bindings catch every exception) aborts the process with "FATAL: exception not
+rethrown".
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from concurrent.futures import CancelledError, Future
 
 from feedline.core.errors import PipelineError
 from feedline.core.execution.executor import EndOfData, IterationResult
+from feedline.core.execution.threads import abort_all_pools
 
 __all__ = ["IterationQueue"]
 
@@ -40,8 +42,9 @@ _LIVE_RUNNERS: weakref.WeakSet[_Runner] = weakref.WeakSet()
 
 @atexit.register
 def _finish_before_exit() -> None:
-    """Let every background iteration in progress finish, and cancel the queued ones, before
-    the interpreter finalizes."""
+    """Before the interpreter finalizes: start no further item, let the calls running end (the
+    iteration they belong to then stops) and cancel the queued iterations."""
+    abort_all_pools()
     for runner in list(_LIVE_RUNNERS):
         runner.close(wait=True)
 

@@ -21,7 +21,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any, Generic, TypeVar
 
-__all__ = ["Job", "ThreadPool"]
+__all__ = ["Job", "ThreadPool", "abort_all_pools"]
 
 T = TypeVar("T")
 
@@ -172,6 +172,7 @@ class ThreadPool:
         for thread in self._threads:
             thread.start()
         weakref.finalize(self, self._shared.close)
+        _LIVE_POOLS.add(self)
 
     def open(self, fn: Callable[[int], T], n: int) -> Job[T]:
         """Queue ``fn(i)`` for ``i < n``; the helpers start on it once older jobs' items are
@@ -244,3 +245,13 @@ class ThreadPool:
         self._shared.close()
         for thread in self._threads:
             thread.join()
+
+
+_LIVE_POOLS: weakref.WeakSet[ThreadPool] = weakref.WeakSet()
+
+
+def abort_all_pools() -> None:
+    """Stop every live pool handing out items (the items running finish): the interpreter is
+    about to exit, and no iteration should start more work."""
+    for pool in list(_LIVE_POOLS):
+        pool.abort()
