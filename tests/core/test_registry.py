@@ -131,3 +131,18 @@ def test_core_operators_take_kernels_but_not_new_schemas() -> None:
     registry.add_kernel(TRANSFER_TO_GPU.name, "mixed", "m:T", owner="x")
     assert registry.operators[TRANSFER_TO_GPU.name].kernel_owners == {"mixed": "x"}
     assert registry.entry("nope") is None
+
+
+def test_an_alias_shares_the_kernels_added_to_its_operator_later() -> None:
+    registry = Registry()
+    registry.add_operator(OpSchema("op", "An operator."), {"cpu": "m:Cpu"}, owner="a")
+    registry.add_alias("old_op", "op", "The older name of op.", owner="b")
+    registry.add_kernel("op", "gpu", "m:Gpu", owner="c")
+    alias = registry.entry("old_op")
+    assert alias is not None and alias.schema.name == "old_op"
+    assert alias.schema.doc == "The older name of op."
+    assert alias.kernels == {"cpu": "m:Cpu", "gpu": "m:Gpu"}
+    with pytest.raises(ValueError, match="unknown operator 'nope'"):
+        registry.add_alias("other", "nope", "")
+    with pytest.raises(ValueError, match="'old_op' is registered by 'b'"):
+        registry.add_alias("old_op", "op", "", owner="d")

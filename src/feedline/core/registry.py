@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
@@ -163,6 +163,27 @@ class Registry:
         self._operators[schema.name] = entry
         for device, ref in (kernels or {}).items():
             self.add_kernel(schema.name, device, ref, owner=owner)
+
+    def add_alias(self, name: str, current: str, doc: str, *, owner: str | None = None) -> None:
+        """Register ``name`` as a second name of the registered operator ``current``: its schema
+        under ``name`` with the docstring ``doc``, sharing its kernels (also those another plugin
+        adds to ``current`` later, such as a GPU kernel).
+
+        Raises:
+            ValueError: ``current`` is not registered, or ``name`` is taken.
+        """
+        owner = owner or self.current_owner
+        entry = self._operators.get(current)
+        if entry is None:
+            raise ValueError(f"cannot alias unknown operator {current!r} as {name!r}")
+        existing = self._operators.get(name)
+        if existing is not None:
+            raise ValueError(
+                f"operator {name!r} is registered by {existing.owner!r}; {owner!r} cannot make "
+                f"it a second name of {current!r}"
+            )
+        schema = replace(entry.schema, name=name, doc=doc)
+        self._operators[name] = OperatorEntry(schema, owner, entry.kernels, entry.kernel_owners)
 
     def add_kernel(
         self,

@@ -12,7 +12,6 @@ operator's schema and kernels, registered once that operator exists.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -307,4 +306,4 @@ def feedline_register_kernels(registry: Registry) -> None:
         if entry is None or registry.entry(old) is not None:
             continue
         doc = f"{entry.schema.doc}\n\n    DALI's older spelling of ``{current}`` (the same kernel)."
-        registry.add_operator(dataclasses.replace(entry.schema, name=old, doc=doc), entry.kernels)
+        registry.add_alias(old, current, doc)
