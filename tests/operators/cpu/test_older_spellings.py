@@ -1,6 +1,7 @@
-"""DALI's names from before its readers, random numbers and transforms had their own modules
-(``fn.file_reader``, ``fn.coin_flip``, ``fn.transform_translation``…) are the current operators
-under a second name: the same schema and kernels, registered with every plugin loaded."""
+"""DALI's older spellings (``fn.experimental.resize``, ``fn.image_decoder``, and the names from
+before its readers, random numbers and transforms had their own modules: ``fn.file_reader``,
+``fn.coin_flip``, ``fn.transform_translation``…) are the current operators under a second name:
+the same schema and kernels, registered with every plugin loaded."""
 
 from __future__ import annotations
 
@@ -15,6 +16,10 @@ from feedline.data import path as data_path
 @pytest.mark.parametrize(
     ("old", "current"),
     [
+        ("experimental.resize", "resize"),
+        ("experimental.decoders.image", "decoders.image"),
+        ("experimental.decoders.image_slice", "decoders.image_slice"),
+        ("image_decoder_random_crop", "decoders.image_random_crop"),
         ("coco_reader", "readers.coco"),
         ("file_reader", "readers.file"),
         ("numpy_reader", "readers.numpy"),

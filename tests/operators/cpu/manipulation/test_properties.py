@@ -12,7 +12,7 @@ from PIL import Image
 
 import feedline.readers.file as file_reader
 from feedline import fn, pipeline_def, types
-from feedline.core.plugins import PluginSystem, get_plugin_system
+from feedline.core.plugins import PluginSystem
 from feedline.testing import OperatorExample, check_operator
 from tests.operators.cpu.catalogue_testing import build, feed
 
@@ -100,24 +100,6 @@ def test_experimental_peek_image_shape_is_peek_image_shape() -> None:
 )
 def test_check_operator(name: str, example: OperatorExample) -> None:
     assert "threads" in check_operator(name, example)
-
-
-@pytest.mark.parametrize(
-    ("old", "current"),
-    [
-        ("experimental.resize", "resize"),
-        ("experimental.decoders.image", "decoders.image"),
-        ("experimental.decoders.image_slice", "decoders.image_slice"),
-        ("image_decoder_random_crop", "decoders.image_random_crop"),
-    ],
-)
-def test_older_spellings_share_the_current_schema_and_kernels(old: str, current: str) -> None:
-    registry = get_plugin_system().ensure_loaded()
-    old_entry, entry = registry.entry(old), registry.entry(current)
-    assert old_entry is not None and entry is not None
-    assert old_entry.kernels == entry.kernels
-    assert old_entry.schema.args == entry.schema.args
-    assert f"older spelling of ``{current}``" in old_entry.schema.doc
 
 
 def test_experimental_resize_runs_as_resize() -> None:
