@@ -136,3 +136,10 @@ def test_submodules_are_attributes_of_the_package(name: str) -> None:
         [sys.executable, "-c", script], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == f"feedline.{name}"
+
+
+def test_the_numba_path_imports_and_its_operator_refuses_clearly() -> None:
+    from feedline.plugin.numba.fn.experimental import numba_function
+
+    with pytest.raises(NotImplementedError, match="fn.python_function instead"):
+        numba_function(lambda x: x)

@@ -1,0 +1,1 @@
+"""``feedline.plugin.numba.fn``: DALI's ``nvidia.dali.plugin.numba.fn`` path."""
