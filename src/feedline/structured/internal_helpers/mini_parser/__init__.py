@@ -1,33 +1,7 @@
-"""The condition language: lexer, parser and syntax tree."""
+"""The condition language: lexer, parser and syntax tree (every public name of the structured
+plugin's ``conditions`` module, which is the one implementation)."""
 
-from feedline.plugins.structured.conditions import (
-    AST,
-    And,
-    Assignment,
-    Comparison,
-    Lexer,
-    Literal,
-    Not,
-    Or,
-    Parser,
-    Token,
-    TokenType,
-    UnaryMinus,
-    Variable,
-)
+from feedline.plugins.structured import conditions as _conditions
+from feedline.plugins.structured.conditions import *  # noqa: F403
 
-__all__ = [
-    "AST",
-    "And",
-    "Assignment",
-    "Comparison",
-    "Lexer",
-    "Literal",
-    "Not",
-    "Or",
-    "Parser",
-    "Token",
-    "TokenType",
-    "UnaryMinus",
-    "Variable",
-]
+__all__ = list(_conditions.__all__)
