@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 from structured_streampetr import BATCH as PETR_BATCH
-from structured_streampetr import samples_per_second
+from structured_streampetr import interleaved_rates, samples_per_second
 
 from feedline import fn, pipeline_def, types
 from feedline.plugins.pytorch import GenericIterator
@@ -218,15 +218,6 @@ def images_per_second(loader: Any, seconds: float) -> float:
     return count / (time.perf_counter() - start)
 
 
-def next_batch(loader: Any) -> None:
-    """Take one batch, starting the next epoch when one ends."""
-    try:
-        next(loader)
-    except StopIteration:
-        loader.reset()
-        next(loader)
-
-
 def interleaved(jpegs: list[np.ndarray], threads: int, batches: int) -> dict[str, float]:
     """Images per second of both pipelines run synchronously (no prefetching), one batch of
     each in turn, so both see the same load on a shared machine."""
@@ -235,15 +226,7 @@ def interleaved(jpegs: list[np.ndarray], threads: int, batches: int) -> dict[str
         "flat": flat_loader(jpegs, threads, **sync),
         "structured": structured_loader(jpegs, threads, **sync),
     }
-    spent = dict.fromkeys(loaders, 0.0)
-    for loader in loaders.values():
-        next_batch(loader)
-    for _ in range(batches):
-        for name, loader in loaders.items():
-            start = time.perf_counter()
-            next_batch(loader)
-            spent[name] += time.perf_counter() - start
-    return {name: batches * BATCH / seconds for name, seconds in spent.items()}
+    return interleaved_rates(loaders, batches, BATCH)
 
 
 # -- flattening ----------------------------------------------------------------------------

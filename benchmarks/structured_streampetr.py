@@ -207,6 +207,12 @@ def samples_per_second(threads: int, batches: int, count: int = 64) -> dict[str,
         "flat": flat_loader(samples, threads, **sync),
         "structured": structured_loader(samples, threads, **sync),
     }
+    return interleaved_rates(loaders, batches, BATCH)
+
+
+def interleaved_rates(loaders: dict[str, Any], batches: int, batch_size: int) -> dict[str, float]:
+    """Samples per second of each loader, taking one batch of each in turn (after one batch of
+    warm-up each), so all see the same load on a shared machine."""
     spent = dict.fromkeys(loaders, 0.0)
     for loader in loaders.values():
         next_batch(loader)
@@ -215,4 +221,4 @@ def samples_per_second(threads: int, batches: int, count: int = 64) -> dict[str,
             start = time.perf_counter()
             next_batch(loader)
             spent[name] += time.perf_counter() - start
-    return {name: batches * BATCH / seconds for name, seconds in spent.items()}
+    return {name: batches * batch_size / seconds for name, seconds in spent.items()}
