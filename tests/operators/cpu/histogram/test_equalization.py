@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -13,18 +13,24 @@ from tests.operators.cpu.image_samples import generated_image, run_op
 
 
 def equalized(channel: np.ndarray) -> np.ndarray:
-    """v -> round(255 * (cdf(v) - cdf_min) / (N - cdf_min)); a one-valued channel is kept."""
+    """v -> round(255 * (cdf(v) - cdf_min) / (N - cdf_min)); a one-valued channel is kept.
+
+    The scale ``255 / (N - cdf_min)`` and the product are single precision, as in OpenCV (and
+    so DALI): a tie such as 7 * 255 / 14 = 127.5 lands on 127.49999 in float32 and rounds down.
+    """
     counts = np.bincount(channel.ravel(), minlength=256)
     cdf = np.cumsum(counts)
     lowest = cdf[counts > 0][0]
     if lowest == channel.size:
         return channel.copy()
-    lut = np.rint(255.0 * (cdf - lowest) / (channel.size - lowest))
+    scale = np.float32(255.0) / np.float32(channel.size - lowest)
+    lut = np.rint((cdf - lowest).astype(np.float32) * scale)
     return np.clip(lut, 0, 255).astype(np.uint8)[channel]
 
 
 @settings(max_examples=40, deadline=None)
 @given(hnp.arrays(np.uint8, st.tuples(st.integers(1, 12), st.integers(1, 12), st.integers(1, 4))))
+@example(np.array([[2, 2, 2, 2, 2], [2, 0, 2, 1, 1], [1, 1, 1, 1, 1]], np.uint8)[:, :, None])
 def test_each_channel_follows_the_equalization_formula(image: np.ndarray) -> None:
     (out,), layout = run_op("equalize", [image], "HWC")
     assert layout == "HWC"
