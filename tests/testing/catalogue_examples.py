@@ -78,6 +78,10 @@ CATALOGUE_EXAMPLES: dict[str, OperatorExample] = {
     "segmentation.random_mask_pixel": OperatorExample(
         [[_RNG.integers(0, 3, (6, 7), dtype=np.uint8) for _ in range(3)]], args={"foreground": 1}
     ),
+    "segmentation.random_object_bbox": OperatorExample(
+        [[_RNG.integers(0, 4, (7, 6), dtype=np.uint8) for _ in range(3)]],
+        args={"format": "box", "output_class": True, "foreground_prob": 0.8, "k_largest": 2},
+    ),
     "io.file.read": OperatorExample([[_THIS_FILE] * 3]),
     "decoders.numpy": OperatorExample([[np.frombuffer(_NPY.getvalue(), np.uint8)] * 3]),
     "ssd_random_crop": OperatorExample(
