@@ -264,6 +264,15 @@ def test_input_errors(sample: np.ndarray, message: str) -> None:
         _run([sample])
 
 
+def test_ignore_class_refuses_per_sample_classes() -> None:
+    with pytest.raises(RuntimeError, match="cannot be used when ``ignore_class`` is True"):
+        build(
+            lambda: fn.segmentation.random_object_bbox(
+                feed([_MASK]), format="box", ignore_class=True, classes=feed([np.int32([1])])
+            )
+        )
+
+
 def test_check_operator() -> None:
     rng = np.random.default_rng(0)
     example = OperatorExample(

@@ -136,7 +136,9 @@ class RandomObjectBBoxKernel(SampleKernel):
         """Check the static arguments and start the object cache."""
         args, given = self.args, self.ctx.tensor_args
         if args["ignore_class"]:
-            clash = [n for n in ("classes", "class_weights") if args[n] is not None or n in given]
+            clash = [
+                n for n in ("classes", "class_weights") if args.get(n) is not None or n in given
+            ]
             if clash or args["output_class"]:
                 raise ArgumentError(
                     f"{_OP}: Class-related arguments ``classes``, ``class_weights`` and "
