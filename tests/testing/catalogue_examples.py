@@ -82,6 +82,10 @@ CATALOGUE_EXAMPLES: dict[str, OperatorExample] = {
         [[_RNG.integers(0, 4, (7, 6), dtype=np.uint8) for _ in range(3)]],
         args={"format": "box", "output_class": True, "foreground_prob": 0.8, "k_largest": 2},
     ),
+    "tensor_resize": OperatorExample(
+        [[_RNG.random((2, 5 + i, 6)).astype(np.float32) for i in range(3)]],
+        args={"scales": [1.5, 0.5], "axes": [1, 2], "interp_type": types.INTERP_CUBIC},
+    ),
     "io.file.read": OperatorExample([[_THIS_FILE] * 3]),
     "decoders.numpy": OperatorExample([[np.frombuffer(_NPY.getvalue(), np.uint8)] * 3]),
     "ssd_random_crop": OperatorExample(

@@ -165,13 +165,17 @@ def resample_reference(
     filters: Sequence[InterpType],
     antialias: bool,
     out_dtype: np.dtype,
+    axes: Sequence[int] | None = None,
 ) -> np.ndarray:
     """The NumPy implementation of :func:`resample` (any dtype), rows first, in float32.
 
     ``filters`` holds the filter of each axis, already chosen between the min and mag filters.
+    ``axes`` are the axes that ``out_size``, ``source`` and ``filters`` describe, resampled in
+    that order (default: the leading ones); any number of axes, in arrays of any rank.
     """
     work = image
-    for axis, ((start, end), n, interp) in enumerate(zip(source, out_size, filters, strict=True)):
+    axes = range(len(source)) if axes is None else axes
+    for axis, (start, end), n, interp in zip(axes, source, out_size, filters, strict=True):
         first, weights = axis_weights(work.shape[axis], int(n), start, end, interp, antialias)
         if interp == InterpType.INTERP_NN:
             work = np.take(work, first, axis=axis)

@@ -1,11 +1,12 @@
 """Family ``image``: schemas and registration of the image decoders, the codecs, ``resize``,
-``random_resized_crop``, ``crop``, ``crop_mirror_normalize`` and the decode-fusion graph pass.
+``tensor_resize`` (its schema in :mod:`.tensor_resize_schema`), ``random_resized_crop``,
+``crop``, ``crop_mirror_normalize`` and the decode-fusion graph pass.
 
 Only schemas live here (no Pillow, NumPy kernels or codecs are imported at plugin load); kernels,
 codecs and the graph pass are ``"module:attr"`` strings imported on first use: :mod:`.decoders`
-and :mod:`.codecs` (decoding), :mod:`.resize` with :mod:`.resample` and :mod:`.windows`
-(resizing), :mod:`.crop`, :mod:`.cmn`, :mod:`.fusion` (the fused decode operators and their
-graph pass) and :mod:`.bindings` (cffi bindings of the compiled kernels).
+and :mod:`.codecs` (decoding), :mod:`.resize` and :mod:`.tensor_resize` with :mod:`.resample`
+and :mod:`.windows` (resizing), :mod:`.crop`, :mod:`.cmn`, :mod:`.fusion` (the fused decode
+operators and their graph pass) and :mod:`.bindings` (cffi bindings of the compiled kernels).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from feedline.core.hookspecs import hookimpl
 from feedline.core.schema import REQUIRED, ArgSpec, InputSpec, OpSchema
 from feedline.core.types import DataType, ImageType, InterpType
 from feedline.operators.cpu.common.schemas import OUTPUT_DTYPE_ALIAS, register_cpu_operators
+from feedline.operators.cpu.image.tensor_resize_schema import TENSOR_RESIZE
 from feedline.operators.cpu.tensor.schemas import SLICE
 
 if TYPE_CHECKING:
@@ -454,6 +456,7 @@ RANDOM_CROP_GENERATOR = OpSchema(
 
 SCHEMAS = (
     RANDOM_CROP_GENERATOR,
+    TENSOR_RESIZE,
     DECODERS_IMAGE,
     DECODERS_IMAGE_CROP,
     DECODERS_IMAGE_RANDOM_CROP,
@@ -477,6 +480,7 @@ KERNELS = {
     "decoders.image_slice": f"{_KERNELS}.decoders:DecodeSliceKernel",
     "peek_image_shape": f"{_KERNELS}.decoders:PeekImageShapeKernel",
     "resize": f"{_KERNELS}.resize:ResizeKernel",
+    "tensor_resize": f"{_KERNELS}.tensor_resize:TensorResizeKernel",
     "random_resized_crop": f"{_KERNELS}.resize:RandomResizedCropKernel",
     "random_crop_generator": f"{_KERNELS}.resize:RandomCropGeneratorKernel",
     "crop": f"{_KERNELS}.crop:CropKernel",

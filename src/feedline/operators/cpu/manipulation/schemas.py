@@ -276,6 +276,7 @@ KERNELS = {
 SPELLINGS = {
     "experimental.peek_image_shape": "peek_image_shape",
     "experimental.resize": "resize",
+    "experimental.tensor_resize": "tensor_resize",
     "experimental.inflate": "decoders.inflate",
     **{
         f"{old}{kind}": f"decoders.image{kind}"
