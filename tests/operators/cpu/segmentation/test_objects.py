@@ -12,7 +12,12 @@ from hypothesis.extra import numpy as hnp
 
 from feedline import OperatorError, fn
 from feedline.operators.cpu.segmentation.blobs import blob_boxes
-from feedline.operators.cpu.segmentation.objects import class_table, pick_box, pick_class
+from feedline.operators.cpu.segmentation.objects import (
+    class_table,
+    distinct_values,
+    pick_box,
+    pick_class,
+)
 from feedline.testing import OperatorExample, check_operator
 from tests.operators.cpu.catalogue_testing import build, feed
 
@@ -50,6 +55,19 @@ def test_blobs_are_face_connected_components(mask: np.ndarray) -> None:
     boxes = blob_boxes(mask)
     assert boxes.dtype == np.int32 and boxes.shape[1] == 2 * mask.ndim
     assert sorted(map(tuple, boxes.tolist())) == sorted(_reference_boxes(mask))
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    hnp.arrays(
+        st.sampled_from([np.bool_, np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32]),
+        hnp.array_shapes(min_dims=1, max_dims=3, max_side=6),
+    )
+)
+def test_distinct_values_are_numpys_unique(data: np.ndarray) -> None:
+    values = distinct_values(data)
+    assert values.dtype == data.dtype
+    np.testing.assert_array_equal(values, np.unique(data))
 
 
 def test_diagonal_neighbours_are_separate_objects() -> None:
