@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
@@ -70,6 +71,13 @@ def test_distinct_values_are_numpys_unique(data: np.ndarray) -> None:
     np.testing.assert_array_equal(values, np.unique(data))
 
 
+def test_volumes_without_scipy_name_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "scipy", None)
+    with pytest.raises(ModuleNotFoundError, match=r"feedline\[segmentation\]"):
+        blob_boxes(np.ones((2, 2, 2), bool))
+    assert blob_boxes(np.ones((2, 3), bool)).tolist() == [[0, 0, 2, 3]]
+
+
 def test_diagonal_neighbours_are_separate_objects() -> None:
     mask = np.array([[1, 0, 0], [0, 1, 0], [0, 0, 1]], np.uint8)
     (boxes,) = _run([mask] * 6, format="box")
@@ -118,6 +126,9 @@ def test_three_and_one_dimensional_masks() -> None:
     assert _run([volume], format="box") == [[[0, 1, 2, 2, 3, 5]]]
     line = np.array([0, 2, 2, 0, 2], np.uint16)
     assert _run([line] * 4, format="box", k_largest=1) == [[[1, 3]] * 4]
+    six = np.zeros((2, 3, 2, 3, 2, 3), np.int8)
+    six[1, 1:3, :, 2, 1, 0:2] = -4
+    assert _run([six], format="box") == [[[1, 1, 0, 2, 1, 0, 2, 3, 2, 3, 2, 2]]]
 
 
 def test_no_foreground_covers_the_whole_input() -> None:
