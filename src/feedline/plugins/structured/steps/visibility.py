@@ -60,7 +60,8 @@ def minimum_size_mask(
     xs = np.clip(boxes[:, 0::2], np.float32(0), width)
     ys = np.clip(boxes[:, 1::2], np.float32(0), height)
     widths, heights = np.abs(xs[:, 1] - xs[:, 0]), np.abs(ys[:, 1] - ys[:, 0])
-    return (widths >= minimum_size) & (heights >= minimum_size)
+    minimum = np.float64(minimum_size)  # not rounded to float32 (a tiny minimum stays above 0)
+    return (widths.astype(np.float64) >= minimum) & (heights.astype(np.float64) >= minimum)
 
 
 class VisibleBboxSelector(PipelineStepBase):
