@@ -204,3 +204,10 @@ def test_format_errors_are_key_errors_with_upstreams_messages() -> None:
         check(center_opt_in_name="centers")
     with pytest.raises(KeyError, match="must not contain the field 'cls'"):
         check(is_active_opt_out_name="cls")
+
+
+def test_an_annotation_without_objects_gives_empty_results() -> None:
+    empty = np.zeros((0, 4), np.float32)
+    found = heatmap_geometry(empty, None, IMAGE_HW, np.zeros(0, np.int32), None, _rules())
+    assert found.active.shape == (0,) and found.centers.shape == (0, 2)
+    assert found.bboxes.shape == (0, 4) and found.radii.dtype == np.float32
