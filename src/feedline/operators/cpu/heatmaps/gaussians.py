@@ -156,7 +156,8 @@ def draw_gaussians(
         exponent = -(dx * dx + dy * dy).astype(_F32) * inverse[owner]
         values = k[owner] * np.exp(exponent)
     values = np.where(np.isnan(values), _F32(-np.inf), values)
-    np.maximum.at(planes, (class_ids[owner], ys, xs), values)
+    flat_index = (class_ids[owner] * height + ys) * width + xs
+    np.maximum.at(planes.reshape(-1), flat_index, values)
     return out
 
 
