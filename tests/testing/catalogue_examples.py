@@ -78,6 +78,25 @@ CATALOGUE_EXAMPLES: dict[str, OperatorExample] = {
     "segmentation.random_mask_pixel": OperatorExample(
         [[_RNG.integers(0, 3, (6, 7), dtype=np.uint8) for _ in range(3)]], args={"foreground": 1}
     ),
+    "draw_gaussians": OperatorExample(
+        [
+            [np.zeros((2, 6, 7), np.float32)] * 3,
+            [np.array([True, True]), np.array([True]), np.zeros(0, bool)],
+            [np.array([0, 1], np.int32), np.array([1], np.int32), np.zeros(0, np.int32)],
+            [
+                np.array([[1, 2], [6, 5]], np.int32),
+                np.array([[3, 3]], np.int32),
+                np.zeros((0, 2), np.int32),
+            ],
+            [
+                np.array([2.0, 1.5], np.float32),
+                np.array([3.0], np.float32),
+                np.zeros(0, np.float32),
+            ],
+        ],
+        args={"k_for_classes": [1.0, 0.5], "radius_to_sigma_factor": 0.4},
+        gpu_atol=1e-6,
+    ),
     "io.file.read": OperatorExample([[_THIS_FILE] * 3]),
     "decoders.numpy": OperatorExample([[np.frombuffer(_NPY.getvalue(), np.uint8)] * 3]),
     "ssd_random_crop": OperatorExample(
