@@ -86,6 +86,25 @@ CATALOGUE_EXAMPLES: dict[str, OperatorExample] = {
         [[_RNG.random((2, 5 + i, 6)).astype(np.float32) for i in range(3)]],
         args={"scales": [1.5, 0.5], "axes": [1, 2], "interp_type": types.INTERP_CUBIC},
     ),
+    "draw_gaussians": OperatorExample(
+        [
+            [np.zeros((2, 6, 7), np.float32)] * 3,
+            [np.array([True, True]), np.array([True]), np.zeros(0, bool)],
+            [np.array([0, 1], np.int32), np.array([1], np.int32), np.zeros(0, np.int32)],
+            [
+                np.array([[1, 2], [6, 5]], np.int32),
+                np.array([[3, 3]], np.int32),
+                np.zeros((0, 2), np.int32),
+            ],
+            [
+                np.array([2.0, 1.5], np.float32),
+                np.array([3.0], np.float32),
+                np.zeros(0, np.float32),
+            ],
+        ],
+        args={"k_for_classes": [1.0, 0.5], "radius_to_sigma_factor": 0.4},
+        gpu_atol=1e-6,
+    ),
     "io.file.read": OperatorExample([[_THIS_FILE] * 3]),
     "decoders.numpy": OperatorExample([[np.frombuffer(_NPY.getvalue(), np.uint8)] * 3]),
     "ssd_random_crop": OperatorExample(

@@ -15,6 +15,7 @@ from feedline.operators.cpu.effects import schemas as effects
 from feedline.operators.cpu.files import schemas as files
 from feedline.operators.cpu.filters import schemas as filters
 from feedline.operators.cpu.geometry import schemas as geometry
+from feedline.operators.cpu.heatmaps import schemas as heatmaps
 from feedline.operators.cpu.histogram import schemas as histogram
 from feedline.operators.cpu.image import schemas as image
 from feedline.operators.cpu.manipulation import schemas as manipulation
@@ -47,6 +48,7 @@ FAMILIES: dict[str, ModuleType] = {
     "manipulation": manipulation,
     "filters": filters,
     "histogram": histogram,
+    "heatmaps": heatmaps,
     "warps": warps,
     "distortions": distortions,
     "crops": crops,

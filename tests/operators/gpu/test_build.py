@@ -37,6 +37,7 @@ def test_the_header_declares_the_launchers_of_every_kernel_family() -> None:
         "flg_color_twist",
         "flg_bb_flip",
         "flg_coord_transform",
+        "flg_draw_gaussians",
         "flg_math",
         "flg_use_device",
     }

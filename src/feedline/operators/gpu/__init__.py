@@ -37,6 +37,7 @@ GPU_KERNELS: dict[str, str] = {
     "color_twist": f"{_COLOR}:ColorTwistGpu",
     "bb_flip": f"{_COLOR}:BbFlipGpu",
     "coord_transform": f"{_COLOR}:CoordTransformGpu",
+    "draw_gaussians": f"{_OPS}.gaussians_ops:DrawGaussiansGpu",
     "_tensor_subscript": f"{_OPS}.subscript_ops:TensorSubscriptGpu",
     "_subscript_dim_check": f"{_OPS}.subscript_ops:SubscriptDimCheckGpu",
 }

@@ -4,6 +4,8 @@ from feedline.plugins.structured.steps import (
     AffineTransformer,
     AnnotationElementConditionEval,
     AxesLayoutSetter,
+    BEVBBoxesTransformer3D,
+    BoundingBoxToHeatmapConverter,
     ConditionalElementRemover,
     CoordinateCropper,
     DataGroupArrayInPathElementsAppliedStep,
@@ -20,12 +22,15 @@ from feedline.plugins.structured.steps import (
     PipelineStepBase,
     PointsInRangeCheck,
     UnneededFieldRemover,
+    VisibleBboxSelector,
 )
 
 __all__ = [
     "AffineTransformer",
     "AnnotationElementConditionEval",
     "AxesLayoutSetter",
+    "BEVBBoxesTransformer3D",
+    "BoundingBoxToHeatmapConverter",
     "ConditionalElementRemover",
     "CoordinateCropper",
     "DataGroupArrayInPathElementsAppliedStep",
@@ -42,4 +47,5 @@ __all__ = [
     "PipelineStepBase",
     "PointsInRangeCheck",
     "UnneededFieldRemover",
+    "VisibleBboxSelector",
 ]

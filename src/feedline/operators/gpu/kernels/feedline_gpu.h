@@ -71,6 +71,15 @@ int flg_math(int op, int type, int arity, int ndim, int samples, int64_t max_ele
              const int64_t *desc, const void *const *operands, void *const *outputs, int *error,
              void *stream);
 
+/* draw_gaussians: out = heat_map with every active object's Gaussian drawn in (see
+ * gaussians.cu). desc row (int64, 4): slices, height, width, objects. Per sample: active (bool),
+ * class_ids (int32), centers (int32 [x, y] pairs), radii (float32); k: k_for_classes. */
+int flg_draw_gaussians(int samples, int64_t max_elements, const int64_t *desc,
+                       const float *const *inputs, float *const *outputs,
+                       const uint8_t *const *active, const int32_t *const *class_ids,
+                       const int32_t *const *centers, const float *const *radii, const float *k,
+                       float radius_to_sigma_factor, void *stream);
+
 /* Makes `device` the current device of the calling host thread for the launchers (the library
  * links its own CUDA runtime, whose current device is separate from CuPy's). */
 int flg_use_device(int device);

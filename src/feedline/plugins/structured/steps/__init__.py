@@ -11,7 +11,9 @@ from feedline.plugins.structured.steps.base import (
     GroupToApplyToSelectedStepBase,
     PipelineStepBase,
 )
+from feedline.plugins.structured.steps.bev import BEVBBoxesTransformer3D
 from feedline.plugins.structured.steps.conditions import AnnotationElementConditionEval
+from feedline.plugins.structured.steps.heatmap import BoundingBoxToHeatmapConverter
 from feedline.plugins.structured.steps.image import ImageDecoder, PhotoMetricDistorter
 from feedline.plugins.structured.steps.normalize import (
     AxesLayoutSetter,
@@ -23,11 +25,14 @@ from feedline.plugins.structured.steps.normalize import (
 from feedline.plugins.structured.steps.points import CoordinateCropper, PointsInRangeCheck
 from feedline.plugins.structured.steps.removal import ConditionalElementRemover
 from feedline.plugins.structured.steps.structural import PaddingToUniform, UnneededFieldRemover
+from feedline.plugins.structured.steps.visibility import VisibleBboxSelector
 
 __all__ = [
     "AffineTransformer",
     "AnnotationElementConditionEval",
     "AxesLayoutSetter",
+    "BEVBBoxesTransformer3D",
+    "BoundingBoxToHeatmapConverter",
     "ConditionalElementRemover",
     "CoordinateCropper",
     "DataGroupArrayInPathElementsAppliedStep",
@@ -47,4 +52,5 @@ __all__ = [
     "PointsInRangeCheck",
     "TensorSizeAdder",
     "UnneededFieldRemover",
+    "VisibleBboxSelector",
 ]

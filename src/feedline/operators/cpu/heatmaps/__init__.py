@@ -1,0 +1,1 @@
+"""Family ``heatmaps``: drawing object heatmaps (CenterNet-style Gaussians)."""

@@ -1,0 +1,5 @@
+"""The box visibility step (module path as upstream)."""
+
+from feedline.plugins.structured.steps import VisibleBboxSelector
+
+__all__ = ["VisibleBboxSelector"]
