@@ -196,6 +196,8 @@ def verify_wheel(wheel: Path, machine: str, scratch: Path) -> list[str]:
         found = elf_machine(path.read_bytes()[:20])
         if found != ELF_MACHINES[machine]:
             problems.append(f"{path.name}: ELF machine {found}, not {machine}")
+    if problems:
+        raise SystemExit(f"{wheel.name}: " + "; ".join(problems))
     for path in sorted((folder / "feedline" / "_prebuilt").glob("*.so")):
         needed = [n for n in _patchelf("--print-needed", path) if n.startswith("libjpeg")]
         if not needed:
