@@ -2,7 +2,7 @@
 
 Usage::
 
-    python tools/check_wheel_emulated.py WHEEL --sysroot DIR [--emulator qemu-aarch64]
+    python tools/check_wheel_emulated.py WHEEL_OR_FOLDER --sysroot DIR [--emulator qemu-aarch64]
 
 ``DIR`` holds the target's CPython (``DIR/usr/bin/python3.X``); the C libraries it needs come
 from ``DIR`` or, as qemu falls back to them, from this machine's multiarch folders. On Debian::
@@ -91,6 +91,11 @@ def emulated(args: argparse.Namespace, python: Path, env: dict, *argv: str) -> s
 def check(args: argparse.Namespace, scratch: Path) -> None:
     """Install the wheel under ``scratch`` and run the status and probe checks."""
     wheel = args.wheel.resolve()
+    if wheel.is_dir():
+        wheels = sorted(wheel.glob("feedline-*.whl"))
+        if len(wheels) != 1:
+            raise SystemExit(f"expected one feedline wheel in {wheel}, found {len(wheels)}")
+        wheel = wheels[0]
     machine, _ = wheel_platforms(wheel)
     python = sysroot_python(args.sysroot)
     site = scratch / "site"
@@ -132,7 +137,7 @@ def check(args: argparse.Namespace, scratch: Path) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("wheel", type=Path, help="the repaired manylinux wheel")
+    parser.add_argument("wheel", type=Path, help="the repaired wheel, or the folder holding it")
     parser.add_argument("--sysroot", type=Path, required=True, help="the target's CPython root")
     parser.add_argument("--emulator", default="qemu-aarch64", help="the qemu-user binary")
     args = parser.parse_args()
