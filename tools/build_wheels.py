@@ -1,4 +1,4 @@
-"""Build feedline's binary wheel for this machine: the C kernels prebuilt, libjpeg-turbo bundled.
+"""Build feedline's binary wheel for this machine or --target: C kernels prebuilt, libjpeg bundled.
 
 Usage::
 
@@ -35,7 +35,6 @@ folders, e.g. a sysroot's ``usr/lib``). Steps:
    ``auditwheel repair`` it: libjpeg-turbo's shared library is copied into ``feedline.libs/``
    and ``feedline_jpeg``'s RPATH points there (as Pillow's wheels bundle theirs), and the
    manylinux tag is the oldest the libraries' glibc symbols allow.
-
 5. Check the repaired wheel (:func:`verify_wheel`): every ``.so`` is an ELF file of the
    target machine, libjpeg-turbo is inside, and ``feedline_jpeg``'s RPATH finds it there.
 
