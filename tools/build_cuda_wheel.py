@@ -2,14 +2,19 @@
 
 Usage::
 
-    python tools/build_cuda_wheel.py [--out dist] [--archs 75,90]
+    python tools/build_cuda_wheel.py [--out dist] [--archs 75,90] [--nvcc PATH]
 
 One fat binary (``nvcc -shared``, CUDA runtime linked statically: the first-use build of
 ``feedline.operators.gpu.build``, through its cache, so a rerun does not compile again) with
 SASS for every architecture this nvcc supports from sm_75 up (``--archs`` or
 ``FEEDLINE_CUDA_ARCHS`` for fewer) plus PTX of the newest, packaged from the template
 ``packaging/feedline-cuda/`` as ``feedline-cuda<MAJOR>``
-(MAJOR: the nvcc's CUDA major version). Before packaging, the library is checked: every
+(MAJOR: the nvcc's CUDA major version). ``--nvcc`` picks the toolkit where a machine has
+several (e.g. ``/usr/local/cuda-12.9/bin/nvcc`` for ``feedline-cuda12``); default: the one the
+first-use build finds (``FEEDLINE_NVCC``, ``nvcc`` on ``PATH``, ``$CUDA_HOME``,
+``/usr/local/cuda``). It must be a CUDA toolkit's nvcc: PyPI's ``nvidia-cuda-nvcc-cu12`` carries
+only ptxas, libnvvm and libdevice (no nvcc driver, cudafe++, cicc, fatbinary or nvlink), which
+cannot compile the kernels' host code. Before packaging, the library is checked: every
 launcher the header declares is exported (``nm -D``), and ``cuobjdump`` lists an ELF for every
 requested architecture and the PTX. The wheel is tagged ``py3-none-linux_<arch>`` and repaired
 by ``auditwheel`` (a manylinux tag); its path is printed last.
@@ -98,6 +103,17 @@ def verify(library: Path, nvcc: str, archs: tuple[int, ...]) -> None:
           f"PTX compute_{archs[-1]}")  # fmt: skip
 
 
+def checked_nvcc(given: Path) -> str:
+    """``given`` as an absolute path; SystemExit unless it is an executable file named nvcc."""
+    path = given.expanduser().resolve()
+    if path.name != "nvcc" or not path.is_file() or not os.access(path, os.X_OK):
+        raise SystemExit(
+            f"--nvcc {given}: not an executable nvcc; name a CUDA toolkit's bin/nvcc (PyPI's "
+            "nvidia-cuda-nvcc-cu12 has ptxas but no nvcc: install the CUDA 12 toolkit)"
+        )
+    return str(path)
+
+
 def build(out: Path, scratch: Path) -> Path:
     """Compile, verify, package and repair; returns the wheel's path."""
     nvcc = gpu_build.find_nvcc()
@@ -147,9 +163,14 @@ def main() -> None:
         "--out", type=Path, default=ROOT / "dist", help="an empty or new folder for the wheel"
     )
     parser.add_argument("--archs", default=None, help="compute capabilities, e.g. 75,90")
+    parser.add_argument(
+        "--nvcc", type=Path, default=None, help="the nvcc of the CUDA toolkit to build with"
+    )
     args = parser.parse_args()
     if args.archs:
         os.environ["FEEDLINE_CUDA_ARCHS"] = args.archs
+    if args.nvcc:
+        os.environ["FEEDLINE_NVCC"] = checked_nvcc(args.nvcc)
     with tempfile.TemporaryDirectory(prefix="feedline-cuda-wheel-") as scratch:
         wheel = build(args.out.resolve(), Path(scratch))
     print(f"{wheel} ({wheel.stat().st_size / 1e6:.1f} MB)")

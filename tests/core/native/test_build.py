@@ -19,6 +19,7 @@ from feedline.core.native.build import (
     build_library,
     cached_build,
     cached_path,
+    cpu_c_flags,
     library_path,
 )
 from feedline.core.native.library import open_library
@@ -193,3 +194,15 @@ def test_the_cpu_target_comes_from_the_environment(target: str, per_cpu: bool) -
     flags = done.stdout.split()
     assert f"-march={target or 'native'}" in flags
     assert flags[-1] == str(per_cpu)  # only -march=native depends on this CPU's features
+
+
+@pytest.mark.parametrize("machine", ["aarch64", "ppc64le", "riscv64"])
+def test_flags_for_another_machine_carry_no_x86_only_option(machine: str) -> None:
+    flags = cpu_c_flags("armv8-a", machine)
+    assert "-march=armv8-a" in flags
+    assert not any(flag.startswith("-mprefer-vector-width") for flag in flags)
+
+
+@pytest.mark.parametrize("machine", ["x86_64", "AMD64"])
+def test_flags_for_x86_64_prefer_full_width_vectors(machine: str) -> None:
+    assert "-mprefer-vector-width=512" in cpu_c_flags("x86-64-v3", machine)

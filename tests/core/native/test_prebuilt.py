@@ -135,7 +135,7 @@ def test_the_wheel_script_prebuilds_every_library_for_this_machine(
         pytest.skip(f"needs a C compiler and one of {sorted(build_wheels.VARIANTS)}")
     monkeypatch.setenv("PATH", COMPILER_ENV["PATH"])
     try:
-        manifest = build_wheels.compile_prebuilt(environment, machine, COMPILER)
+        manifest = build_wheels.compile_prebuilt(environment, machine, [COMPILER])
     except subprocess.CalledProcessError as error:
         pytest.skip(f"the kernels do not compile here (libjpeg's headers?): {error}")
     monkeypatch.setenv("PATH", str(environment / "no-bin"))

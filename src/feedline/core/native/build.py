@@ -136,11 +136,12 @@ def cpu_target() -> str:
     return os.environ.get("FEEDLINE_CPU_TARGET", "").strip() or "native"
 
 
-def cpu_c_flags(target: str) -> tuple[str, ...]:
-    """The C kernels' compiler flags for ``-march=<target>`` (``tools/build_wheels.py`` builds
-    the wheels' prebuilt libraries with them too)."""
+def cpu_c_flags(target: str, machine: str | None = None) -> tuple[str, ...]:
+    """The C kernels' compiler flags for ``-march=<target>`` on ``machine`` (``x86_64``,
+    ``aarch64``, ...; default: this one). ``tools/build_wheels.py`` builds the wheels' prebuilt
+    libraries with them too, for another machine when it cross-compiles."""
     flags = ("-O3", f"-march={target}", "-ffp-contract=off", "-fno-math-errno", "-shared", "-fPIC")
-    if platform.machine().lower() in ("x86_64", "amd64"):
+    if (machine or platform.machine()).lower() in ("x86_64", "amd64"):
         # Full-width AVX-512 where the CPU has it (gcc defaults to 256 bits): the resampler's
         # vertical pass runs ~40% faster; the option is ignored on CPUs without AVX-512.
         flags += ("-mprefer-vector-width=512",)

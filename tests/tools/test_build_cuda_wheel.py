@@ -1,0 +1,33 @@
+"""tools/build_cuda_wheel.py --nvcc: only a toolkit's nvcc is taken."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.tools.loading import load_tool
+
+build_cuda_wheel = load_tool("build_cuda_wheel")
+
+
+def executable(path: Path) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("#!/bin/sh\n")
+    path.chmod(0o755)
+    return path
+
+
+def test_a_toolkits_nvcc_is_taken_by_its_absolute_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    nvcc = executable(tmp_path / "cuda-12.9" / "bin" / "nvcc")
+    monkeypatch.chdir(tmp_path)
+    assert build_cuda_wheel.checked_nvcc(Path("cuda-12.9/bin/nvcc")) == str(nvcc)
+
+
+@pytest.mark.parametrize("name", ["ptxas", "nvcc-missing"])
+def test_what_is_not_an_nvcc_is_refused_naming_the_toolkit(tmp_path: Path, name: str) -> None:
+    given = executable(tmp_path / "ptxas") if name == "ptxas" else tmp_path / "bin" / "nvcc"
+    with pytest.raises(SystemExit, match="not an executable nvcc.*CUDA 12 toolkit"):
+        build_cuda_wheel.checked_nvcc(given)
