@@ -15,6 +15,7 @@ import pytest
 from feedline.core.native import FAST_PATH_HINT, NativeLibrary, native_enabled, open_library
 from feedline.core.native import prebuilt as prebuilt_module
 from feedline.core.native.prebuilt import cpu_features, find_prebuilt
+from tests.tools.loading import load_tool
 
 HEADER = "int add_two(int value);\n"
 SOURCE = '#include "probe2.h"\nint add_two(int value) { return value + 2; }\n'
@@ -123,13 +124,9 @@ def test_the_wheel_script_prebuilds_every_library_for_this_machine(
 ) -> None:
     """tools/build_wheels.py's compile step: every variant of every library, a manifest whose
     digests match the sources here, and the libraries open from it with no compiler on PATH."""
-    import importlib.util
     import platform
 
-    script = Path(__file__).resolve().parents[3] / "tools" / "build_wheels.py"
-    spec = importlib.util.spec_from_file_location("build_wheels", script)
-    build_wheels = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(build_wheels)
+    build_wheels = load_tool("build_wheels")
     machine = platform.machine().lower()
     if COMPILER is None or machine not in build_wheels.VARIANTS:
         pytest.skip(f"needs a C compiler and one of {sorted(build_wheels.VARIANTS)}")
