@@ -1,8 +1,9 @@
 """Family ``python``: schemas and registration of the operators that run the user's Python code.
 
-``external_source`` (data fed from Python) and ``python_function`` (a function run in the
-pipeline). Kernels (imported on first use): :mod:`.external_source` and :mod:`.function`
-(which also holds the :func:`~feedline.operators.cpu.python.function.operator` decorator).
+``external_source`` (data fed from Python), ``python_function`` (a function run in the
+pipeline) and ``dl_tensor_python_function`` (the same on DLPack capsules). Kernels (imported on
+first use): :mod:`.external_source`, :mod:`.function` (which also holds the
+:func:`~feedline.operators.cpu.python.function.operator` decorator) and :mod:`.dlpack_function`.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CYCLE_MODES",
+    "DL_TENSOR_PYTHON_FUNCTION",
     "EXTERNAL_SOURCE",
     "KERNELS",
     "PYTHON_FUNCTION",
@@ -306,12 +308,50 @@ PYTHON_FUNCTION = OpSchema(
     random=False,
 )
 
-SCHEMAS = (EXTERNAL_SOURCE, PYTHON_FUNCTION)
+DL_TENSOR_PYTHON_FUNCTION = OpSchema(
+    name="dl_tensor_python_function",
+    doc=(
+        "Runs a Python function on DLPack tensors: ``python_function`` whose function receives "
+        "each input as a DLPack capsule and returns DLPack capsules (or objects with "
+        "``__dlpack__``, such as NumPy arrays or torch tensors).\n\n"
+        "With ``batch_processing`` (the default of DALI's ``fn`` call) it is called once per "
+        "batch with one list of capsules per input and returns one list per output; otherwise "
+        "once per sample, on the pipeline's thread pool. Capsules share the input's memory "
+        "where it is writable (a copy otherwise); the function must not modify them. Never "
+        "pruned; pipelines using it cannot be serialized."
+    ),
+    inputs=(InputSpec("input", "Inputs passed to the function.", optional=True, variadic=True),),
+    outputs=python_function_outputs,
+    args=(
+        *PYTHON_FUNCTION.args[:2],
+        ArgSpec(
+            "batch_processing",
+            "bool",
+            True,
+            "Call once per batch with lists of capsules (DALI's fn call passes True unless told "
+            "otherwise, whatever its documentation says) instead of once per sample.",
+        ),
+        *PYTHON_FUNCTION.args[3:],
+        ArgSpec(
+            "synchronize_stream",
+            "bool",
+            True,
+            "For GPU data, wait for the pipeline's stream before calling the function. CPU "
+            "inputs are complete when the function is called, so on the CPU it changes nothing.",
+        ),
+    ),
+    no_prune=True,
+    serializable=False,
+    random=False,
+)
+
+SCHEMAS = (EXTERNAL_SOURCE, PYTHON_FUNCTION, DL_TENSOR_PYTHON_FUNCTION)
 
 _KERNELS = "feedline.operators.cpu.python"
 KERNELS = {
     "external_source": f"{_KERNELS}.external_source:ExternalSourceKernel",
     "python_function": f"{_KERNELS}.function:python_function_kernel",
+    "dl_tensor_python_function": f"{_KERNELS}.dlpack_function:dl_tensor_function_kernel",
 }
 
 
