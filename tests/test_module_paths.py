@@ -138,8 +138,14 @@ def test_submodules_are_attributes_of_the_package(name: str) -> None:
     assert result.stdout.strip() == f"feedline.{name}"
 
 
-def test_the_numba_path_imports_and_its_operator_refuses_clearly() -> None:
-    from feedline.plugin.numba.fn.experimental import numba_function
+def test_the_numba_paths_reach_the_registered_operator() -> None:
+    from feedline import ops
+    from feedline.plugin import numba as numba_plugin
+    from feedline.plugin.numba.experimental import NumbaFunction
+    from feedline.plugin.numba.fn import numba_function
+    from feedline.plugin.numba.fn.experimental import numba_function as older
 
-    with pytest.raises(NotImplementedError, match="fn.python_function instead"):
-        numba_function(lambda x: x)
+    assert older is numba_function
+    assert NumbaFunction is numba_plugin.NumbaFunction is ops.experimental.NumbaFunction
+    with pytest.raises(TypeError, match="run_fn"):
+        numba_function()
