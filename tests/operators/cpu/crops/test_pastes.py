@@ -42,6 +42,14 @@ def test_in_ids_paste_regions_of_other_samples_in_order() -> None:
     assert out[..., 0].tolist() == expected
 
 
+def test_output_size_reads_height_and_width_and_ignores_a_channel_count() -> None:
+    def pasted(size: list[int]) -> np.ndarray:
+        return _first(lambda: fn.multi_paste(feed([_A, _A], "HWC"), output_size=size))
+
+    np.testing.assert_array_equal(pasted([5, 6, 3]), pasted([5, 6]))
+    assert pasted([5, 6, 7, 8]).shape == (5, 6, 1)
+
+
 def test_several_inputs_with_output_size_and_default_shapes() -> None:
     out = _first(
         lambda: fn.multi_paste(

@@ -164,8 +164,9 @@ class MultiPasteKernel(Kernel):
             out_hw = np.array(reference.shape[-3:-1])
         else:
             out_hw = np.asarray(size, dtype=np.int64).reshape(-1)
-            if out_hw.size != 2:
+            if out_hw.size < 2:
                 raise ValueError(f"output_size must hold (H, W), got {out_hw.tolist()}")
+            out_hw = out_hw[:2]  # DALI reads H and W and ignores the rest (e.g. a shape's C)
         shape = (*reference.shape[:-3], *(int(n) for n in out_hw), reference.shape[-1])
         return _Outline(sources, ids, out_hw, shape, dtype or reference.dtype)
 
