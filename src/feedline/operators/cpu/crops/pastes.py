@@ -141,8 +141,9 @@ class MultiPasteKernel(Kernel):
             bad = [j for j in ids if not 0 <= j < len(inputs[0])]
             if bad:
                 raise IndexError(
-                    f"in_ids must lie in [0, {len(inputs[0]) - 1}] (the input batch), got "
-                    f"{bad[0]} for output sample {i}"
+                    f"The `in_idx` must be in range [0, {len(inputs[0]) - 1}]. Got in_idx: "
+                    f"{bad[0]}. Input batch size is: {len(inputs[0])}. (in_ids of output "
+                    f"sample {i})"
                 )
             sources = [inputs[0][j] for j in ids]
         else:
@@ -150,8 +151,8 @@ class MultiPasteKernel(Kernel):
         channels = {s.shape[-1] for s in sources}
         if len(channels) > 1:
             raise ValueError(
-                f"all regions pasted into output sample {i} must have the same number of "
-                f"channels, got {sorted(channels)}"
+                "All regions pasted into given output sample must have the same number of "
+                f"channels; output sample {i} got {sorted(channels)}"
             )
         reference = sources[0] if sources else inputs[0][i]
         size = arg("output_size", i)
@@ -159,7 +160,8 @@ class MultiPasteKernel(Kernel):
             if not uniform:
                 shapes = sorted({s.shape[-3:-1] for samples in inputs for s in samples})
                 raise ValueError(
-                    f"without output_size all input samples must have the same shape, got {shapes}"
+                    "If the `output_size` is not specified, all the input samples must have "
+                    f"the same shape. Got {shapes}"
                 )
             out_hw = np.array(reference.shape[-3:-1])
         else:
@@ -178,16 +180,10 @@ def _regions_of(
     sources = outline.sources
     in_hw = np.array([s.shape[-3:-1] for s in sources], dtype=np.int64).reshape(-1, 2)
     count = len(sources)
-    in_anchors = _regions(arg, i, _REGION_ARGS[0], count, in_hw, np.zeros_like(in_hw))
-    extents = _regions(arg, i, _REGION_ARGS[1], count, in_hw, in_hw - in_anchors)
-    out_anchors = _regions(
-        arg,
-        i,
-        _OUT_ARGS,
-        count,
-        np.broadcast_to(outline.out_hw, in_hw.shape),
-        np.zeros_like(in_hw),
-    )
+    in_anchors = _regions(arg, i, _REGION_ARGS[0], count, in_hw, np.zeros_like(in_hw), np.floor)
+    extents = _regions(arg, i, _REGION_ARGS[1], count, in_hw, in_hw - in_anchors, np.ceil)
+    out_hw = np.broadcast_to(outline.out_hw, in_hw.shape)
+    out_anchors = _regions(arg, i, _OUT_ARGS, count, out_hw, np.zeros_like(in_hw), np.floor)
     return in_anchors, extents, out_anchors
 
 
@@ -216,7 +212,11 @@ def _regions(
     count: int,
     scale: np.ndarray,
     default: np.ndarray,
+    to_pixels: Callable[[np.ndarray], np.ndarray],
 ) -> np.ndarray:
+    """One region argument of output ``i`` as ``(count, 2)`` pixels: the absolute form, else
+    the relative one scaled by ``scale`` in float32 and turned into pixels by ``to_pixels`` (as
+    DALI: anchors floored, shapes rounded up), else ``default``."""
     absolute, relative = names
     value = arg(absolute, i)
     rel = value is None and arg(relative, i) is not None
@@ -237,5 +237,5 @@ def _regions(
                 f"{relative} values must be floats in [0, 1] range, got {array.tolist()} for "
                 f"output sample {i}"
             )
-        array = np.floor(array * scale + 0.5)
+        array = to_pixels(array.astype(np.float32) * scale.astype(np.float32))
     return array.astype(np.int64)
