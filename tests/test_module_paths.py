@@ -15,6 +15,7 @@ import pytest
 import feedline
 from feedline.core.graph import DataNode
 from feedline.core.pipeline import Pipeline, pipeline_def
+from feedline.core.pipeline.conditionals import do_not_convert
 from feedline.core.tensor import TensorCPU, TensorListCPU
 from feedline.core.tensor_gpu import TensorGPU, TensorListGPU
 
@@ -72,6 +73,7 @@ def test_a_dali_style_program_runs_after_the_rename() -> None:
         ("feedline.pipeline", "Pipeline", Pipeline),
         ("feedline.pipeline", "pipeline_def", pipeline_def),
         ("feedline.pipeline", "DataNode", DataNode),
+        ("feedline.pipeline", "do_not_convert", do_not_convert),
         ("feedline.pipeline.experimental", "pipeline_def", pipeline_def),
         ("feedline.data_node", "DataNode", DataNode),
         ("feedline.data_node", "newaxis", feedline.newaxis),
