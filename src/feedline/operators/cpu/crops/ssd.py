@@ -28,34 +28,88 @@ _ROUNDS_AT_ONCE = 4
 Found = tuple[np.ndarray, np.ndarray] | None
 
 
-def _draw(
-    rng: np.random.Generator, num_attempts: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
-    """Up to ``_ROUNDS_AT_ONCE`` rounds drawn from one sample's generator: their windows
-    ``(count, 4)``, minimum IoUs and width/height ratios, and whether a "no crop" round ends
-    them."""
-    picks = rng.integers(len(_THRESHOLDS), size=_ROUNDS_AT_ONCE)
-    no_crop = np.flatnonzero(np.isnan(_THRESHOLDS[picks]))
-    rounds = int(no_crop[0]) if no_crop.size else _ROUNDS_AT_ONCE
-    count = rounds * num_attempts
-    if not count:
-        return np.zeros((0, 4)), np.zeros(0), np.zeros(0), bool(no_crop.size)
-    extents = rng.uniform(0.3, 1.0, size=(count, 2))
-    anchors = rng.uniform(0.0, 1.0, size=(count, 2)) * (1.0 - extents)
-    windows = np.concatenate([anchors, anchors + extents], axis=1)
-    min_iou = np.repeat(_THRESHOLDS[picks[:rounds]], num_attempts)
-    return windows, min_iou, extents[:, 0] / extents[:, 1], bool(no_crop.size)
+#: Index of "no crop" in :data:`_THRESHOLDS`.
+_NO_CROP = len(_THRESHOLDS) - 1
+#: Relative slack of the area bound in :func:`_draw_rounds`, far above float64 rounding.
+_AREA_SLACK = 1e-6
+#: How many windows of each searching sample one step tests: few at first (most samples take
+#: one of their first windows), more for the samples still searching after that.
+_STEP_WINDOWS = (4, 16, 64, 256)
+
+
+class _Search:
+    """One sample's search: its untested candidate windows with their minimum IoUs, whether
+    its last draw ended with "no crop", and the bounds of its box areas."""
+
+    __slots__ = ("ends", "high", "low", "min_iou", "windows")
+
+    def __init__(self, areas: np.ndarray) -> None:
+        self.windows = np.zeros((0, 4))
+        self.min_iou = np.zeros(0)
+        self.ends = False
+        bounded = bool(areas.size) and areas.min() > 0
+        self.low = areas.max() * (1 - _AREA_SLACK) if bounded else -np.inf
+        self.high = areas.min() * (1 + _AREA_SLACK) if bounded else np.inf
+
+
+def _draw_rounds(
+    samples: list[int],
+    searches: dict[int, _Search],
+    rngs: list[np.random.Generator],
+    num_attempts: int,
+) -> None:
+    """Draw the next rounds of ``samples``, each from its own generator in a lone search's
+    order (up to ``_ROUNDS_AT_ONCE`` options, then the windows of the rounds before the first
+    "no crop"), and keep as each sample's candidates the windows that can succeed, in order.
+
+    A window needs an aspect ratio in ``[0.5, 2]``, and since the IoU of a box of area ``a``
+    and a window of area ``w`` is at most ``min(a, w) / max(a, w)``, a minimum IoU ``t > 0``
+    for every box needs ``t * max(a) <= w`` and ``t * w <= min(a)``. Dropping the windows that
+    break these bounds (with a little slack) changes no result: the full test would reject
+    them too. Boxes of no positive area leave the IoU bound out.
+    """
+    extents, uniforms, min_ious, counts = [], [], [], []
+    for i in samples:
+        rng = rngs[i]
+        picks = rng.integers(len(_THRESHOLDS), size=_ROUNDS_AT_ONCE).tolist()
+        searches[i].ends = _NO_CROP in picks
+        rounds = picks.index(_NO_CROP) if searches[i].ends else _ROUNDS_AT_ONCE
+        count = rounds * num_attempts
+        counts.append(count)
+        if count:
+            extents.append(rng.uniform(0.3, 1.0, size=(count, 2)))
+            uniforms.append(rng.uniform(0.0, 1.0, size=(count, 2)))
+            min_ious.append(np.repeat(_THRESHOLDS[picks[:rounds]], num_attempts))
+    if not extents:
+        for i in samples:
+            searches[i].windows, searches[i].min_iou = np.zeros((0, 4)), np.zeros(0)
+        return
+    extent = np.concatenate(extents)
+    anchors = np.concatenate(uniforms) * (1.0 - extent)
+    windows = np.concatenate([anchors, anchors + extent], axis=1)
+    min_iou = np.concatenate(min_ious)
+    low = np.repeat([searches[i].low for i in samples], counts)
+    high = np.repeat([searches[i].high for i in samples], counts)
+    ratio = extent[:, 0] / extent[:, 1]
+    area = (windows[:, 2] - windows[:, 0]) * (windows[:, 3] - windows[:, 1])
+    keep = (
+        (ratio >= 0.5)
+        & (ratio <= 2.0)
+        & ((min_iou <= 0) | ((area >= min_iou * low) & (area * min_iou <= high)))
+    )
+    ends = np.cumsum(counts)
+    for i, stop, count in zip(samples, ends.tolist(), counts, strict=True):
+        kept = keep[stop - count : stop]
+        searches[i].windows = windows[stop - count : stop][kept]
+        searches[i].min_iou = min_iou[stop - count : stop][kept]
 
 
 def _evaluate(
-    boxes: np.ndarray,
-    valid: np.ndarray,
-    windows: np.ndarray,
-    min_iou: np.ndarray,
-    ratio: np.ndarray,
+    boxes: np.ndarray, valid: np.ndarray, windows: np.ndarray, min_iou: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Test windows ``(W, 4)`` against their sample's boxes ``(W, N, 4)`` (``valid`` marks the
-    real ones among the padding): which windows succeed, and which box centres each holds."""
+    """Test candidate windows ``(W, 4)`` (their aspect ratios already checked) against their
+    sample's boxes ``(W, N, 4)`` (``valid`` marks the real ones among the padding): which
+    windows succeed, and which box centres each holds."""
     centres = (boxes[..., :2] + boxes[..., 2:]) / 2
     inside = (
         np.all(centres >= windows[:, None, :2], axis=2)
@@ -69,53 +123,8 @@ def _evaluate(
     window_area = (windows[:, 2] - windows[:, 0]) * (windows[:, 3] - windows[:, 1])
     with np.errstate(divide="ignore", invalid="ignore"):
         iou = inter / (area + window_area[:, None] - inter)
-    good = (
-        (ratio >= 0.5)
-        & (ratio <= 2.0)
-        & ~np.any((iou < min_iou[:, None]) & valid, axis=1)
-        & inside.any(axis=1)
-    )
+    good = ~np.any((iou < min_iou[:, None]) & valid, axis=1) & inside.any(axis=1)
     return good, inside
-
-
-#: Relative slack of the area bound in :func:`_possible`, far above float64 rounding.
-_AREA_SLACK = 1e-6
-
-
-def _possible(
-    draw: tuple[np.ndarray, np.ndarray, np.ndarray, bool], areas: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, bool]:
-    """The draw without the windows that cannot succeed, in their order.
-
-    A window needs an aspect ratio in ``[0.5, 2]``, and since the IoU of a box of area ``a``
-    and a window of area ``w`` is at most ``min(a, w) / max(a, w)``, a minimum IoU ``t > 0``
-    for every box needs ``t * max(a) <= w`` and ``t * w <= min(a)``. Dropping the windows that
-    break these bounds (with a little slack) changes no result: the full test would reject
-    them too. Boxes of no positive area leave the IoU bound out.
-    """
-    windows, min_iou, ratio, ends = draw
-    keep = (ratio >= 0.5) & (ratio <= 2.0)
-    if areas.size and areas.min() > 0:
-        area = (windows[:, 2] - windows[:, 0]) * (windows[:, 3] - windows[:, 1])
-        low, high = areas.max() * (1 - _AREA_SLACK), areas.min() * (1 + _AREA_SLACK)
-        keep &= (min_iou <= 0) | ((area >= min_iou * low) & (area * min_iou <= high))
-    return windows[keep], min_iou[keep], ratio[keep], ends
-
-
-#: How many windows of each searching sample one step tests: few at first (most samples take
-#: one of their first windows), more for the samples still searching after that.
-_STEP_WINDOWS = (4, 16, 64, 256)
-
-
-class _Search:
-    """One sample's search: its current draw and how many of its windows were tested."""
-
-    __slots__ = ("draw", "rng", "tested")
-
-    def __init__(self, rng: np.random.Generator) -> None:
-        self.rng = rng
-        self.draw: tuple[np.ndarray, np.ndarray, np.ndarray, bool] | None = None
-        self.tested = 0
 
 
 def ssd_windows(
@@ -138,31 +147,30 @@ def ssd_windows(
     for i, sample_boxes in enumerate(boxes):
         padded[i, : len(sample_boxes)] = sample_boxes
         valid[i, : len(sample_boxes)] = True
-    areas = [(b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1]) for b in boxes]
     found: list[Found] = [None] * len(boxes)
-    searches = {i: _Search(rng) for i, rng in enumerate(rngs)}
+    searches = {i: _Search((b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])) for i, b in enumerate(boxes)}
     step = 0
     while searches:
+        exhausted = [i for i, search in searches.items() if not len(search.windows)]
+        while exhausted:  # no candidate left: "no crop" if the draw ended so, else draw on
+            for i in exhausted:
+                if searches[i].ends:
+                    del searches[i]
+            drawing = [i for i in exhausted if i in searches]
+            _draw_rounds(drawing, searches, rngs, num_attempts)
+            exhausted = [i for i in drawing if not len(searches[i].windows)]
+        if not searches:
+            break
         count = _STEP_WINDOWS[min(step, len(_STEP_WINDOWS) - 1)]
         step += 1
-        owners, parts = [], []
-        for i, search in list(searches.items()):
-            while search.draw is None or search.tested == len(search.draw[0]):
-                if search.draw is not None and search.draw[3]:
-                    del searches[i]  # the draw ended with "no crop" and none of it succeeded
-                    break
-                search.draw = _possible(_draw(search.rng, num_attempts), areas[i])
-                search.tested = 0
-            else:
-                part = tuple(a[search.tested : search.tested + count] for a in search.draw[:3])
-                search.tested += len(part[0])
-                owners.append(np.full(len(part[0]), i))
-                parts.append(part)
-        if not parts:
-            break
-        owner = np.concatenate(owners)
-        windows, min_iou, ratio = (np.concatenate([p[k] for p in parts]) for k in range(3))
-        good, inside = _evaluate(padded[owner], valid[owner], windows, min_iou, ratio)
+        order = list(searches)
+        owner = np.repeat(order, [min(count, len(searches[i].windows)) for i in order])
+        windows = np.concatenate([searches[i].windows[:count] for i in order])
+        min_iou = np.concatenate([searches[i].min_iou[:count] for i in order])
+        for i in order:
+            searches[i].windows = searches[i].windows[count:]
+            searches[i].min_iou = searches[i].min_iou[count:]
+        good, inside = _evaluate(padded[owner], valid[owner], windows, min_iou)
         hits = np.flatnonzero(good)
         winners, first = np.unique(owner[hits], return_index=True)
         for sample, hit in zip(winners.tolist(), hits[first].tolist(), strict=True):
