@@ -158,7 +158,6 @@ def test_plan_narrows_the_source_region() -> None:
 
 
 @pytest.mark.parametrize("name", ["resize_crop_mirror", "fast_resize_crop_mirror"])
-@pytest.mark.filterwarnings("ignore:.*fast_resize_crop_mirror is deprecated:DeprecationWarning")
 def test_check_operator(name: str) -> None:
     example = OperatorExample(
         inputs=[[(img * 0.5).astype(np.uint8) for img in IMAGES]],
