@@ -37,12 +37,16 @@ feedline's own operators take about 0.2 ms per batch; most of its wall time is t
 executor handing ten small operators between threads (2.0 ms wall, 0.55 CPU-ms with
 ``exec_pipelined=False``).
 
-ssd_random_crop (same VM, ``--rounds 2 --iterations 20``): 73-107 ms vs DALI 35-40 ms
-(0.4-0.5x), 26-28 vs 14-15 CPU-ms per batch. SLOWER than DALI: the window search runs in NumPy
-per sample (about 15 small NumPy calls per sample, 4 rounds at once), where DALI loops in C++;
-a compiled or batch-vectorised search is still to do. multi_paste (same settings): 25.6 ms
-vs DALI 20.3 ms wall (0.79x) with 7.9 vs 9.9 CPU-ms per batch: feedline does less work, the
-wall-clock gap is the pool hand-over on the loaded host.
+ssd_random_crop and multi_paste (same VM, load average 15-22, ``--rounds 3 --iterations 20``,
+best round, four runs each): ssd_random_crop 42-54 ms vs DALI 36-59 ms (0.75-1.27x wall) with
+10.2-13.9 vs 12.2-16.6 CPU-ms per batch, before this change 73-113 ms vs 35-59 ms (0.4-0.52x)
+with 22-28 vs 14-15 CPU-ms. The window search now tests a few windows of every sample at a
+time, all samples together, drops the windows an aspect-ratio or IoU-area bound rules out
+before testing them, and runs one share of the batch per thread (4-5 ms per batch of 64, from
+22). multi_paste 27-41 ms vs DALI 28-55 ms (0.76-1.49x wall) with 7.3-9.9 vs 9.3-12.2 CPU-ms:
+the per-output region arguments are read on the thread pool with the paste (the serial part
+went from 3.3 to 0.45 ms). Both use less CPU than DALI; on this host the wall-clock ratio of
+one run swings by 1.5x either way.
 
 Usage: ``python benchmarks/operators.py [--cases reductions transforms] [--threads 2]
 [--rounds 3] [--iterations 30] [--dali-python PATH]``

@@ -15,6 +15,7 @@ import pytest
 import feedline
 from feedline.core.graph import DataNode
 from feedline.core.pipeline import Pipeline, pipeline_def
+from feedline.core.pipeline.conditionals import do_not_convert
 from feedline.core.tensor import TensorCPU, TensorListCPU
 from feedline.core.tensor_gpu import TensorGPU, TensorListGPU
 
@@ -72,6 +73,7 @@ def test_a_dali_style_program_runs_after_the_rename() -> None:
         ("feedline.pipeline", "Pipeline", Pipeline),
         ("feedline.pipeline", "pipeline_def", pipeline_def),
         ("feedline.pipeline", "DataNode", DataNode),
+        ("feedline.pipeline", "do_not_convert", do_not_convert),
         ("feedline.pipeline.experimental", "pipeline_def", pipeline_def),
         ("feedline.data_node", "DataNode", DataNode),
         ("feedline.data_node", "newaxis", feedline.newaxis),
@@ -138,8 +140,14 @@ def test_submodules_are_attributes_of_the_package(name: str) -> None:
     assert result.stdout.strip() == f"feedline.{name}"
 
 
-def test_the_numba_path_imports_and_its_operator_refuses_clearly() -> None:
-    from feedline.plugin.numba.fn.experimental import numba_function
+def test_the_numba_paths_reach_the_registered_operator() -> None:
+    from feedline import ops
+    from feedline.plugin import numba as numba_plugin
+    from feedline.plugin.numba.experimental import NumbaFunction
+    from feedline.plugin.numba.fn import numba_function
+    from feedline.plugin.numba.fn.experimental import numba_function as older
 
-    with pytest.raises(NotImplementedError, match="fn.python_function instead"):
-        numba_function(lambda x: x)
+    assert older is numba_function
+    assert NumbaFunction is numba_plugin.NumbaFunction is ops.experimental.NumbaFunction
+    with pytest.raises(TypeError, match="run_fn"):
+        numba_function()

@@ -12,7 +12,7 @@ from PIL import Image
 from feedline import types
 from feedline.operators.cpu.manipulation.schemas import SPELLINGS
 from feedline.testing import OperatorExample
-from tests.testing.catalogue_examples import CATALOGUE_EXAMPLES
+from tests.testing.catalogue_examples import CATALOGUE_EXAMPLES, CATALOGUE_SKIPPED
 from tests.testing.image_operator_examples import IMAGE_EXAMPLES
 
 _RNG = np.random.default_rng(2024)
@@ -218,6 +218,7 @@ SKIPPED = {} if HAS_AV else {"decoders.video": "PyAV (the 'av' package) is not i
                              "experimental.decoders.video": "PyAV is not installed"}  # fmt: skip
 if not HAS_SOUNDFILE:
     SKIPPED |= {name: "soundfile is not installed" for name in ("decoders.audio", "audio_decoder")}
+SKIPPED |= CATALOGUE_SKIPPED
 SKIPPED["optical_flow"] = "needs NVIDIA's optical-flow hardware; refuses to build by design"
 if not HAS_LZ4:
     SKIPPED["decoders.inflate"] = "the 'lz4' package (feedline[lz4]) is not installed"

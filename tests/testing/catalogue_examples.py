@@ -3,8 +3,10 @@ crops, ``random.beta``) for ``check_operator``; merged into ``builtin_examples.E
 
 from __future__ import annotations
 
+import importlib.util
 import io
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -30,6 +32,27 @@ np.save(_NPY, np.arange(6, dtype=np.int16).reshape(2, 3))
 _SSD_IMAGES = [_RNG.integers(0, 256, (20 + i, 16, 3), dtype=np.uint8) for i in range(3)]
 _SSD_BOXES = [np.array([[0.1, 0.1, 0.5, 0.6], [0.2, 0.3, 0.9, 0.9]], np.float32)] * 3
 _SSD_LABELS = [np.array([1, 2], np.int32)] * 3
+
+
+def _negate_capsules(capsules: list[Any]) -> list[Any]:
+    class Producer:
+        def __init__(self, capsule: Any) -> None:
+            self.capsule = capsule
+
+        def __dlpack__(self, stream: Any = None, **kwargs: Any) -> Any:
+            return self.capsule
+
+        def __dlpack_device__(self) -> tuple[int, int]:
+            return (1, 0)
+
+    return [(-np.from_dlpack(Producer(c))).__dlpack__() for c in capsules]
+
+
+def _invert(out0: np.ndarray, in0: np.ndarray) -> None:
+    out0[:] = 255 - in0[:]
+
+
+_RCM_ARGS = {"resize_shorter": 12.0, "crop": [8, 6], "mirror": 1}
 
 CATALOGUE_EXAMPLES: dict[str, OperatorExample] = {
     **{
@@ -110,4 +133,27 @@ CATALOGUE_EXAMPLES: dict[str, OperatorExample] = {
     "ssd_random_crop": OperatorExample(
         [_SSD_IMAGES, _SSD_BOXES, _SSD_LABELS], ["HWC", "", ""], {"num_attempts": 5}
     ),
+    "resize_crop_mirror": OperatorExample([_SSD_IMAGES], ["HWC"], _RCM_ARGS),
+    "fast_resize_crop_mirror": OperatorExample([_SSD_IMAGES], ["HWC"], _RCM_ARGS),
+    "dl_tensor_python_function": OperatorExample(
+        [[s.astype(np.int32) for s in _INTS[0]]], args={"function": _negate_capsules}
+    ),
 }
+if importlib.util.find_spec("numba") is not None:
+    CATALOGUE_EXAMPLES["experimental.numba_function"] = OperatorExample(
+        [_SSD_IMAGES],
+        args={
+            "run_fn": _invert,
+            "in_types": [types.UINT8],
+            "out_types": [types.UINT8],
+            "ins_ndim": [3],
+            "outs_ndim": [3],
+        },
+    )
+#: Catalogue operators ``check_operator`` does not run here, with the reason.
+CATALOGUE_SKIPPED = {
+    "dump_image": "writes files into the working directory; tests/operators/cpu/files/"
+    "test_dump_image.py runs check_operator in a temporary one",
+}
+if importlib.util.find_spec("numba") is None:
+    CATALOGUE_SKIPPED["experimental.numba_function"] = "numba (the 'numba' extra) is not installed"

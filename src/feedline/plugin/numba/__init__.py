@@ -1,6 +1,20 @@
 """``feedline.plugin.numba``: DALI's ``nvidia.dali.plugin.numba`` path.
 
-DALI's ``numba_function`` (an operator whose kernel is a Numba-compiled function) is not in
-feedline yet: the path imports, so programs and test files that import it for some of their
-pipelines run the others, and calling it raises an error that says what to use instead.
+``fn.numba_function`` (also ``fn.experimental.numba_function``) here is the registered
+``experimental.numba_function`` operator, and ``NumbaFunction`` its ``ops`` class. Numba itself
+(the ``numba`` extra) is imported only when a pipeline using the operator is built.
 """
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["NumbaFunction"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "NumbaFunction":
+        from feedline import ops
+
+        return ops.experimental.NumbaFunction
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -42,6 +42,14 @@ def test_in_ids_paste_regions_of_other_samples_in_order() -> None:
     assert out[..., 0].tolist() == expected
 
 
+def test_output_size_reads_height_and_width_and_ignores_a_channel_count() -> None:
+    def pasted(size: list[int]) -> np.ndarray:
+        return _first(lambda: fn.multi_paste(feed([_A, _A], "HWC"), output_size=size))
+
+    np.testing.assert_array_equal(pasted([5, 6, 3]), pasted([5, 6]))
+    assert pasted([5, 6, 7, 8]).shape == (5, 6, 1)
+
+
 def test_several_inputs_with_output_size_and_default_shapes() -> None:
     out = _first(
         lambda: fn.multi_paste(
@@ -93,6 +101,27 @@ def test_relative_forms_and_dtype() -> None:
     assert out[..., 0].tolist() == [[0, 0, 0, 0], [0, 11, 12, 0], [0, 15, 16, 0], [0, 0, 0, 0]]
 
 
+def test_relative_anchors_round_down_and_relative_shapes_round_up() -> None:
+    image = (np.arange(400, dtype=np.int32).reshape(20, 20, 1) % 250 + 1).astype(np.uint8)
+
+    def rel(y: float, x: float) -> Any:
+        return feed([np.array([[y, x]], np.float32)])
+
+    ((out, _),) = build(
+        lambda: fn.multi_paste(
+            feed([image], "HWC"),
+            in_ids=[0],
+            in_anchors_rel=rel(0.37, 0.33),  # 7.4, 6.6 -> 7, 6
+            shapes_rel=rel(0.31, 0.26),  # 6.2, 5.2 -> 7, 6
+            out_anchors_rel=rel(0.37, 0.46),  # 7.4, 9.2 -> 7, 9
+        ),
+        batch_size=1,
+    )
+    expected = np.zeros_like(image)
+    expected[7:14, 9:15] = image[7:14, 6:12]
+    np.testing.assert_array_equal(out[0], expected)
+
+
 @settings(max_examples=50, deadline=None)
 @given(st.integers(0, 4), st.integers(0, 4), st.integers(0, 4), st.integers(0, 4))
 def test_paste_regions_copies_exactly_the_region(y: int, x: int, h: int, w: int) -> None:
@@ -112,7 +141,7 @@ def test_paste_regions_copies_exactly_the_region(y: int, x: int, h: int, w: int)
             {"in_ids": [0], "in_anchors": [3, 3], "shapes": [2, 2]},
             "must be within the input sample",
         ),
-        ({"in_ids": [5]}, r"in_ids must lie in \[0, 1\]"),
+        ({"in_ids": [5]}, r"in_idx` must be in range \[0, 1\]. Got in_idx: 5. Input batch size"),
         ({"in_ids": [0, 1], "in_anchors": [0, 0]}, "must be a 2 x 2 tensor"),
         ({"in_ids": [0], "in_anchors": [0, 0], "in_anchors_rel": [0.0, 0.0]}, "cannot be given"),
     ],

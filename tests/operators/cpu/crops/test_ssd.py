@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from feedline import OperatorError, fn
-from feedline.operators.cpu.crops.ssd import ssd_window
+from feedline.operators.cpu.crops.ssd import ssd_window, ssd_windows
 from feedline.testing import OperatorExample, check_operator
 from tests.operators.cpu.catalogue_testing import build, feed
 
@@ -39,6 +39,62 @@ def test_window_rules(boxes: np.ndarray, attempts: int, seed: int) -> None:
     assert window[0] >= 0.0 and window[2] <= 1.0 and window[1] >= 0.0 and window[3] <= 1.0
     centres = (boxes[kept, :2] + boxes[kept, 2:]) / 2
     assert kept.size and np.all((centres >= window[:2]) & (centres <= window[2:]))
+
+
+_OPTIONS = [-1.0, 0.1, 0.3, 0.5, 0.7, 0.9, None]
+
+
+def _one_window_at_a_time(
+    boxes: np.ndarray, attempts: int, rng: np.random.Generator
+) -> tuple[np.ndarray, list[int]] | None:
+    """The search spelled out: draws in the kernel's order, windows tested one by one."""
+    while True:
+        picks = rng.integers(len(_OPTIONS), size=4).tolist()
+        ends = _OPTIONS.index(None) in picks
+        rounds = picks.index(_OPTIONS.index(None)) if ends else 4
+        count = rounds * attempts
+        if count:
+            extents = rng.uniform(0.3, 1.0, size=(count, 2))
+            anchors = rng.uniform(0.0, 1.0, size=(count, 2)) * (1.0 - extents)
+            for n in range(count):
+                threshold = _OPTIONS[picks[n // attempts]]
+                w, h = extents[n]
+                if not 0.5 <= w / h <= 2.0:
+                    continue
+                window = np.concatenate([anchors[n], anchors[n] + extents[n]])
+                kept, fails = [], False
+                for k, (left, top, right, bottom) in enumerate(boxes):
+                    cx, cy = (left + right) / 2, (top + bottom) / 2
+                    if window[0] <= cx <= window[2] and window[1] <= cy <= window[3]:
+                        kept.append(k)
+                    iw = max(min(right, window[2]) - max(left, window[0]), 0.0)
+                    ih = max(min(bottom, window[3]) - max(top, window[1]), 0.0)
+                    box_area = (right - left) * (bottom - top)
+                    union = box_area + (window[2] - window[0]) * (window[3] - window[1])
+                    with np.errstate(divide="ignore", invalid="ignore"):
+                        iou = np.float64(iw * ih) / (union - iw * ih)
+                    fails = fails or bool(iou < threshold)
+                if kept and not fails:
+                    return window, kept
+        if ends:
+            return None
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(_boxes_strategy(), min_size=1, max_size=6), st.integers(1, 60), st.integers(0, 999))
+def test_batch_search_equals_the_window_by_window_search(
+    batch: list[np.ndarray], attempts: int, seed: int
+) -> None:
+    batch = [b if i % 3 else b[:0] for i, b in enumerate(batch)]  # some samples without boxes
+    got = ssd_windows(batch, attempts, [np.random.default_rng(seed + i) for i in range(len(batch))])
+    for i, boxes in enumerate(batch):
+        expected = _one_window_at_a_time(boxes, attempts, np.random.default_rng(seed + i))
+        if expected is None:
+            assert got[i] is None
+        else:
+            assert got[i] is not None
+            np.testing.assert_array_equal(got[i][0], expected[0])
+            assert got[i][1].tolist() == expected[1]
 
 
 def test_crop_outputs_match_the_window() -> None:

@@ -59,12 +59,12 @@ def paste_regions(
 
 
 @dataclass(frozen=True)
-class _Plan:
-    """One output sample: its sources, regions (in anchors, shapes, out anchors), shape, type."""
+class _Outline:
+    """One output sample: its sources (and their ids), its (H, W), shape and type."""
 
     sources: list[np.ndarray]
     ids: list[int] | None
-    regions: tuple[np.ndarray, np.ndarray, np.ndarray]
+    out_hw: np.ndarray
     shape: tuple[int, ...]
     dtype: np.dtype
 
@@ -88,8 +88,9 @@ class MultiPasteKernel(Kernel):
         return self.args.get(name) is not None or name in self.ctx.tensor_args
 
     def run(self, batch: Batch) -> list[TensorListCPU]:
-        """Plan every output sample, then paste them in parallel into one zeroed batch buffer
-        (when the outputs share a shape)."""
+        """Outline every output sample (sources, shape, type), then work out its regions and
+        paste them on the thread pool, into one zeroed batch buffer when the outputs share a
+        shape."""
         inputs = [data.samples() for data in batch.inputs]
         layout = batch.inputs[0].layout()
         for position, data in enumerate(batch.inputs):
@@ -103,52 +104,55 @@ class MultiPasteKernel(Kernel):
         dtype = None if self.args["dtype"] is None else to_numpy_dtype(self.args["dtype"])
 
         uniform = len({s.shape[-3:-1] for samples in inputs for s in samples}) <= 1
-        plans = [self._plan(i, inputs, arg, dtype, uniform) for i in range(batch.size)]
-        shapes = {(plan.shape, plan.dtype) for plan in plans}
+        outlines = [self._outline(i, inputs, arg, dtype, uniform) for i in range(batch.size)]
+        shapes = {(outline.shape, outline.dtype) for outline in outlines}
         if len(shapes) == 1:
             ((shape, out_dtype),) = shapes
             dense = np.zeros((batch.size, *shape), out_dtype)
             canvases = list(dense)
         else:
             dense = None
-            canvases = [np.zeros(plan.shape, plan.dtype) for plan in plans]
+            canvases = [np.zeros(outline.shape, outline.dtype) for outline in outlines]
 
         def one(i: int) -> None:
-            plan = plans[i]
-            paste_regions(canvases[i], plan.sources, *plan.regions, i)
+            outline = outlines[i]
+            regions = _regions_of(i, outline, arg)
+            paste_regions(canvases[i], outline.sources, *regions, i)
 
         batch.map(one, batch.size)
         infos = [data.source_infos() for data in batch.inputs]
-        sources = [";".join(source_names(plan.ids, i, infos)) for i, plan in enumerate(plans)]
+        sources = [";".join(source_names(o.ids, i, infos)) for i, o in enumerate(outlines)]
         if dense is not None:
             return [TensorListCPU.from_dense(dense, layout, sources)]
         return [TensorListCPU.from_samples(canvases, layout, sources)]
 
-    def _plan(
+    def _outline(
         self,
         i: int,
         inputs: list[list[np.ndarray]],
         arg: Callable[[str, int], Any],
         dtype: np.dtype | None,
         uniform: bool,
-    ) -> _Plan:
-        ids = arg("in_ids", i)
-        if ids is not None:
-            ids = np.asarray(ids, dtype=np.int64).reshape(-1)
-            bad = [int(j) for j in ids if not 0 <= j < len(inputs[0])]
+    ) -> _Outline:
+        given_ids = arg("in_ids", i)
+        ids = None
+        if given_ids is not None:
+            ids = np.asarray(given_ids, dtype=np.int64).reshape(-1).tolist()
+            bad = [j for j in ids if not 0 <= j < len(inputs[0])]
             if bad:
                 raise IndexError(
-                    f"in_ids must lie in [0, {len(inputs[0]) - 1}] (the input batch), got "
-                    f"{bad[0]} for output sample {i}"
+                    f"The `in_idx` must be in range [0, {len(inputs[0]) - 1}]. Got in_idx: "
+                    f"{bad[0]}. Input batch size is: {len(inputs[0])}. (in_ids of output "
+                    f"sample {i})"
                 )
-            sources = [inputs[0][int(j)] for j in ids]
+            sources = [inputs[0][j] for j in ids]
         else:
             sources = [samples[i] for samples in inputs]
         channels = {s.shape[-1] for s in sources}
         if len(channels) > 1:
             raise ValueError(
-                f"all regions pasted into output sample {i} must have the same number of "
-                f"channels, got {sorted(channels)}"
+                "All regions pasted into given output sample must have the same number of "
+                f"channels; output sample {i} got {sorted(channels)}"
             )
         reference = sources[0] if sources else inputs[0][i]
         size = arg("output_size", i)
@@ -156,24 +160,31 @@ class MultiPasteKernel(Kernel):
             if not uniform:
                 shapes = sorted({s.shape[-3:-1] for samples in inputs for s in samples})
                 raise ValueError(
-                    f"without output_size all input samples must have the same shape, got {shapes}"
+                    "If the `output_size` is not specified, all the input samples must have "
+                    f"the same shape. Got {shapes}"
                 )
             out_hw = np.array(reference.shape[-3:-1])
         else:
             out_hw = np.asarray(size, dtype=np.int64).reshape(-1)
-            if out_hw.size != 2:
+            if out_hw.size < 2:
                 raise ValueError(f"output_size must hold (H, W), got {out_hw.tolist()}")
-        in_hw = np.array([s.shape[-3:-1] for s in sources], dtype=np.int64).reshape(-1, 2)
-        count = len(sources)
-        in_anchors = _regions(arg, i, _REGION_ARGS[0], count, in_hw, np.zeros_like(in_hw))
-        extents = _regions(arg, i, _REGION_ARGS[1], count, in_hw, in_hw - in_anchors)
-        out_anchors = _regions(
-            arg, i, _OUT_ARGS, count, np.broadcast_to(out_hw, in_hw.shape), np.zeros_like(in_hw)
-        )
+            out_hw = out_hw[:2]  # DALI reads H and W and ignores the rest (e.g. a shape's C)
         shape = (*reference.shape[:-3], *(int(n) for n in out_hw), reference.shape[-1])
-        picked = None if ids is None else [int(j) for j in ids]
-        regions = (in_anchors, extents, out_anchors)
-        return _Plan(sources, picked, regions, shape, dtype or reference.dtype)
+        return _Outline(sources, ids, out_hw, shape, dtype or reference.dtype)
+
+
+def _regions_of(
+    i: int, outline: _Outline, arg: Callable[[str, int], Any]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Output sample ``i``'s regions: input anchors, shapes and output anchors, ``(K, 2)``."""
+    sources = outline.sources
+    in_hw = np.array([s.shape[-3:-1] for s in sources], dtype=np.int64).reshape(-1, 2)
+    count = len(sources)
+    in_anchors = _regions(arg, i, _REGION_ARGS[0], count, in_hw, np.zeros_like(in_hw), np.floor)
+    extents = _regions(arg, i, _REGION_ARGS[1], count, in_hw, in_hw - in_anchors, np.ceil)
+    out_hw = np.broadcast_to(outline.out_hw, in_hw.shape)
+    out_anchors = _regions(arg, i, _OUT_ARGS, count, out_hw, np.zeros_like(in_hw), np.floor)
+    return in_anchors, extents, out_anchors
 
 
 def source_names(ids: list[int] | None, i: int, infos: list[list[str]]) -> list[str]:
@@ -201,7 +212,11 @@ def _regions(
     count: int,
     scale: np.ndarray,
     default: np.ndarray,
+    to_pixels: Callable[[np.ndarray], np.ndarray],
 ) -> np.ndarray:
+    """One region argument of output ``i`` as ``(count, 2)`` pixels: the absolute form, else
+    the relative one scaled by ``scale`` in float32 and turned into pixels by ``to_pixels`` (as
+    DALI: anchors floored, shapes rounded up), else ``default``."""
     absolute, relative = names
     value = arg(absolute, i)
     rel = value is None and arg(relative, i) is not None
@@ -222,5 +237,5 @@ def _regions(
                 f"{relative} values must be floats in [0, 1] range, got {array.tolist()} for "
                 f"output sample {i}"
             )
-        array = np.floor(array * scale + 0.5)
+        array = to_pixels(array.astype(np.float32) * scale.astype(np.float32))
     return array.astype(np.int64)

@@ -104,8 +104,9 @@ MULTI_PASTE = OpSchema(
         "the input samples ``in_ids[i]``; without it, output sample ``i`` gets one region from "
         "sample ``i`` of each input. A region has an input anchor (default 0), a shape "
         "(default: up to the end of its input) and an output anchor (default 0); relative "
-        "forms are scaled by the input (anchors, shapes) or output (output anchors) extent and "
-        "rounded to the nearest pixel. A region outside its input or the canvas is an error. "
+        "forms are scaled by the input (anchors, shapes) or output (output anchors) extent in "
+        "float32, anchors rounded down and shapes up (as DALI). A region outside its input or "
+        "the canvas is an error. "
         "The canvas is ``output_size``, or the input shape when all input samples share it. "
         "Inputs: HWC, or FHWC (every frame gets the same regions)."
     ),

@@ -1,6 +1,6 @@
-"""Family ``files``: schemas and registration of ``io.file.read``, ``decoders.numpy`` and
-``decoders.inflate``, with DALI's arguments. Kernels (imported on first use): :mod:`.kernels`,
-:mod:`.inflate`."""
+"""Family ``files``: schemas and registration of ``io.file.read``, ``decoders.numpy``,
+``decoders.inflate`` and ``dump_image``, with DALI's arguments. Kernels (imported on first use):
+:mod:`.kernels`, :mod:`.inflate`, :mod:`.dump`."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DECODERS_INFLATE",
     "DECODERS_NUMPY",
+    "DUMP_IMAGE",
     "FILE_READ",
     "KERNELS",
     "SCHEMAS",
@@ -94,11 +95,34 @@ DECODERS_INFLATE = OpSchema(
     random=False,
 )
 
-SCHEMAS = (FILE_READ, DECODERS_NUMPY, DECODERS_INFLATE)
+DUMP_IMAGE = OpSchema(
+    name="dump_image",
+    doc=(
+        "Writes each image of the batch to the working directory as an ASCII Netpbm file and "
+        "passes the input through unchanged (for debugging).\n\n"
+        "Sample ``i`` goes to ``{i}-{suffix}-0.ppm``, DALI's name, rewritten every iteration: "
+        "``P3`` (colour) for 3 channels, ``P2`` (grey) for 1. Inputs are uint8 ``HWC`` images; "
+        "other shapes, channel counts and types are errors naming the sample."
+    ),
+    inputs=(InputSpec("input", "uint8 images, HWC with 1 or 3 channels."),),
+    args=(
+        ArgSpec(
+            "input_layout",
+            "layout",
+            "HWC",
+            "Layout of the images; only HWC is supported (as in DALI).",
+        ),
+        ArgSpec("suffix", "str", "", "Put between the sample index and the ``-0.ppm`` ending."),
+    ),
+    random=False,
+)
+
+SCHEMAS = (FILE_READ, DECODERS_NUMPY, DECODERS_INFLATE, DUMP_IMAGE)
 KERNELS = {
     "io.file.read": f"{_KERNELS}.kernels:FileReadKernel",
     "decoders.numpy": f"{_KERNELS}.kernels:NumpyDecodeKernel",
     "decoders.inflate": f"{_KERNELS}.inflate:InflateKernel",
+    "dump_image": f"{_KERNELS}.dump:DumpImageKernel",
 }
 
 

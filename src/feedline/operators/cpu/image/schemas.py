@@ -1,6 +1,7 @@
 """Family ``image``: schemas and registration of the image decoders, the codecs, ``resize``,
 ``tensor_resize`` (its schema in :mod:`.tensor_resize_schema`), ``random_resized_crop``,
-``crop``, ``crop_mirror_normalize`` and the decode-fusion graph pass.
+``crop``, ``crop_mirror_normalize``, DALI's legacy ``resize_crop_mirror``/
+``fast_resize_crop_mirror`` and the decode-fusion graph pass.
 
 Only schemas live here (no Pillow, NumPy kernels or codecs are imported at plugin load); kernels,
 codecs and the graph pass are ``"module:attr"`` strings imported on first use: :mod:`.decoders`
@@ -11,6 +12,7 @@ operators and their graph pass) and :mod:`.bindings` (cffi bindings of the compi
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from feedline.core.hookspecs import hookimpl
@@ -364,6 +366,58 @@ CROP_MIRROR_NORMALIZE = OpSchema(
     deprecated=OUTPUT_DTYPE_ALIAS,
     random=False,
 )
+_RESIZE_CROP_MIRROR_DOC = (
+    "Resizes, then crops, then mirrors, in one resampling pass (DALI's legacy fused operator)."
+    "\n\n"
+    "The output size comes from ``resize``'s arguments; the crop window (``crop`` or "
+    "crop_h/crop_w/crop_d, placed by crop_pos_x/y/z and ``rounding``, as ``crop`` places it) is "
+    "then taken from the resized image and may reach beyond it (border pixels repeat); "
+    "``mirror`` is a bit mask: 1 flips horizontally, 2 vertically, 4 along the depth. Only the "
+    "window's source region is resampled, so the result equals ``resize`` + ``crop`` + ``flip`` "
+    "computed in one go, with ``resize``'s kernels. Layouts: "
+    "HWC, HW, CHW, FHWC, FCHW, CFHW and the volumes DHWC, DHW, CDHW, FDHWC, FCDHW, CFDHW."
+)
+_RESIZE_CROP_MIRROR_ARGS = (
+    *RESIZE.args,
+    *_CROP_WINDOW_ARGS,
+    *(a for a in _CROP_VOLUME_ARGS if a.name in ("crop_d", "crop_pos_z")),
+    ArgSpec(
+        "mirror",
+        "int",
+        0,
+        "Flip mask: 0 none, 1 horizontal, 2 vertical, 4 depthwise, or a bitwise combination.",
+        tensor=True,
+    ),
+)
+_RESIZE_CROP_MIRROR_INPUTS = (
+    InputSpec(
+        "input",
+        "Images, sequences or volumes.",
+        layouts=(
+            *RESIZE.inputs[0].layouts[:-1],
+            "CFHW",
+            "CFDHW",
+            "",
+        ),
+    ),
+)
+RESIZE_CROP_MIRROR = OpSchema(
+    "resize_crop_mirror",
+    _RESIZE_CROP_MIRROR_DOC,
+    inputs=_RESIZE_CROP_MIRROR_INPUTS,
+    args=_RESIZE_CROP_MIRROR_ARGS,
+    random=False,
+)
+FAST_RESIZE_CROP_MIRROR = OpSchema(
+    "fast_resize_crop_mirror",
+    "Deprecated in DALI (use ``resize_crop_mirror``): ``resize_crop_mirror`` with antialiasing "
+    "off by default; building it warns with a DeprecationWarning.\n\n" + _RESIZE_CROP_MIRROR_DOC,
+    inputs=_RESIZE_CROP_MIRROR_INPUTS,
+    args=tuple(
+        replace(a, default=False) if a.name == "antialias" else a for a in _RESIZE_CROP_MIRROR_ARGS
+    ),
+    random=False,
+)
 #: A following ``crop_mirror_normalize`` without a crop, absorbed by the fusion pass.
 _ABSORBED_NORMALIZE = (
     ArgSpec(
@@ -463,6 +517,8 @@ SCHEMAS = (
     DECODERS_IMAGE_SLICE,
     PEEK_IMAGE_SHAPE,
     RESIZE,
+    RESIZE_CROP_MIRROR,
+    FAST_RESIZE_CROP_MIRROR,
     RANDOM_RESIZED_CROP,
     CROP,
     CROP_MIRROR_NORMALIZE,
@@ -481,6 +537,8 @@ KERNELS = {
     "peek_image_shape": f"{_KERNELS}.decoders:PeekImageShapeKernel",
     "resize": f"{_KERNELS}.resize:ResizeKernel",
     "tensor_resize": f"{_KERNELS}.tensor_resize:TensorResizeKernel",
+    "resize_crop_mirror": f"{_KERNELS}.resize_crop_mirror:ResizeCropMirrorKernel",
+    "fast_resize_crop_mirror": f"{_KERNELS}.resize_crop_mirror:ResizeCropMirrorKernel",
     "random_resized_crop": f"{_KERNELS}.resize:RandomResizedCropKernel",
     "random_crop_generator": f"{_KERNELS}.resize:RandomCropGeneratorKernel",
     "crop": f"{_KERNELS}.crop:CropKernel",

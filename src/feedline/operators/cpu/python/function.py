@@ -50,9 +50,14 @@ from feedline.operators.cpu.python.schemas import python_function_outputs
 __all__ = [
     "PythonFunctionBatchKernel",
     "PythonFunctionKernel",
+    "PythonFunctionSetup",
     "PythonOperator",
+    "as_output",
+    "batch_results",
+    "function_name",
     "operator",
     "python_function_kernel",
+    "split_outputs",
 ]
 
 _RESERVED = ("rng", "sample")
@@ -82,7 +87,9 @@ def _read_only(array: np.ndarray) -> np.ndarray:
     return view
 
 
-def _as_output(value: Any, who: str, index: int, layout: str) -> np.ndarray:
+def as_output(value: Any, who: str, index: int, layout: str) -> np.ndarray:
+    """One returned value as a contiguous array of a supported type with ``layout``'s number
+    of dimensions (errors name ``who`` and output ``index``)."""
     array = np.asarray(value)
     try:
         from_numpy_dtype(array.dtype)
@@ -99,7 +106,7 @@ def _as_output(value: Any, who: str, index: int, layout: str) -> np.ndarray:
     return np.ascontiguousarray(array)
 
 
-def _split_outputs(result: Any, count: int, who: str) -> tuple[Any, ...]:
+def split_outputs(result: Any, count: int, who: str) -> tuple[Any, ...]:
     """The function's return value as a tuple of ``count`` outputs."""
     if count == 0:
         if result is not None and not (isinstance(result, tuple) and not result):
@@ -132,32 +139,34 @@ def _batch_output(value: Any, size: int, who: str, index: int, layout: str) -> l
             f"{who}: in batch mode output {index} must be a list of arrays or an array with the "
             f"batch as outer dimension, got {type(value).__name__}"
         )
-    arrays = [_as_output(s, who, index, layout) for s in samples]
+    arrays = [as_output(s, who, index, layout) for s in samples]
     if len({(a.dtype, a.ndim) for a in arrays}) > 1:
         raise TypeError(f"{who}: the samples of output {index} differ in dtype or ndim")
     return arrays
 
 
-def _function_name(function: Callable[..., Any]) -> str:
+def function_name(function: Callable[..., Any]) -> str:
+    """How messages name a user's function."""
     return f"python function {getattr(function, '__qualname__', repr(function))!r}"
 
 
-class _PythonFunctionSetup(Kernel):
-    """Settings shared by both ``python_function`` kernels."""
+class PythonFunctionSetup(Kernel):
+    """Settings shared by the ``python_function`` and ``dl_tensor_python_function`` kernels:
+    ``num_outputs``, the padded ``layouts`` and the function's name for messages (``who``)."""
 
     def setup(self) -> None:
         self.num_outputs = len(python_function_outputs(self.args))
         given = tuple(self.args["output_layouts"] or ())
         if len(given) > self.num_outputs:
             raise RuntimeError(  # DALI's type and wording, at build as in DALI
-                f"python_function: The length of the ``output_layouts`` (={len(given)}) is "
+                f"{self.ctx.schema.name}: The length of the ``output_layouts`` (={len(given)}) is "
                 f"greater than the number of outputs (={self.num_outputs})."
             )
         self.layouts = _padded_layouts(given, self.num_outputs)
-        self.who = _function_name(self.args["function"])
+        self.who = function_name(self.args["function"])
 
 
-class PythonFunctionKernel(_PythonFunctionSetup, SampleKernel):
+class PythonFunctionKernel(PythonFunctionSetup, SampleKernel):
     """``python_function`` per sample: ``function(*sample_inputs)``."""
 
     def output_layouts(self, input_layouts: tuple[str, ...]) -> tuple[str, ...]:
@@ -167,30 +176,31 @@ class PythonFunctionKernel(_PythonFunctionSetup, SampleKernel):
         self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
     ) -> tuple[np.ndarray, ...]:
         result = args["function"](*(_read_only(a) for a in inputs))
-        outputs = _split_outputs(result, self.num_outputs, self.who)
+        outputs = split_outputs(result, self.num_outputs, self.who)
         return tuple(
-            _as_output(value, self.who, i, self.layouts[i]) for i, value in enumerate(outputs)
+            as_output(value, self.who, i, self.layouts[i]) for i, value in enumerate(outputs)
         )
 
 
-class PythonFunctionBatchKernel(_PythonFunctionSetup):
+class PythonFunctionBatchKernel(PythonFunctionSetup):
     """``python_function`` with ``batch_processing=True``: ``function(*input_lists)``."""
 
     def run(self, batch: Batch) -> list[TensorListCPU]:
         lists = [[_read_only(a) for a in tl.samples()] for tl in batch.inputs]
         result = self.args["function"](*lists)
-        return _batch_results(result, batch, self.num_outputs, self.layouts, self.who)
+        return batch_results(result, batch, self.num_outputs, self.layouts, self.who)
 
 
-def _batch_results(
+def batch_results(
     result: Any, batch: Batch, count: int, layouts: Sequence[str], who: str
 ) -> list[TensorListCPU]:
+    """The return value of a batch-mode function as ``count`` output batches."""
     infos = batch.inputs[0].source_infos() if batch.inputs else None
     return [
         TensorListCPU.from_samples(
             _batch_output(value, batch.size, who, i, layouts[i]), layouts[i], infos
         )
-        for i, value in enumerate(_split_outputs(result, count, who))
+        for i, value in enumerate(split_outputs(result, count, who))
     ]
 
 
@@ -393,8 +403,8 @@ def _make_kernel_class(
                 if "rng" in reserved:
                     extra["rng"] = sample.rng
                 result = call([_read_only(a) for a in inputs], args, extra)
-                outputs = _split_outputs(result, num_outputs, who)
-                return tuple(_as_output(v, who, i, layouts[i]) for i, v in enumerate(outputs))
+                outputs = split_outputs(result, num_outputs, who)
+                return tuple(as_output(v, who, i, layouts[i]) for i, v in enumerate(outputs))
 
         kernel: type[Kernel] = DecoratedSampleKernel
     else:
@@ -408,7 +418,7 @@ def _make_kernel_class(
                 lists = [[_read_only(a) for a in tl.samples()] for tl in batch.inputs]
                 rngs = [batch.rng(i) for i in range(batch.size)]
                 extra = {"rng": rngs} if "rng" in reserved else {}
-                return _batch_results(call(lists, args, extra), batch, num_outputs, layouts, who)
+                return batch_results(call(lists, args, extra), batch, num_outputs, layouts, who)
 
         kernel = DecoratedBatchKernel
     kernel.__name__ = kernel.__qualname__ = f"{_class_stem(name)}Kernel"

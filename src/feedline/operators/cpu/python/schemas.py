@@ -1,8 +1,11 @@
 """Family ``python``: schemas and registration of the operators that run the user's Python code.
 
-``external_source`` (data fed from Python) and ``python_function`` (a function run in the
-pipeline). Kernels (imported on first use): :mod:`.external_source` and :mod:`.function`
-(which also holds the :func:`~feedline.operators.cpu.python.function.operator` decorator).
+``external_source`` (data fed from Python), ``python_function`` (a function run in the
+pipeline), ``dl_tensor_python_function`` (the same on DLPack capsules) and
+``experimental.numba_function`` (a Numba-compiled function). Kernels (imported on first use):
+:mod:`.external_source`, :mod:`.function` (which also holds the
+:func:`~feedline.operators.cpu.python.function.operator` decorator), :mod:`.dlpack_function` and
+:mod:`.numba_function`.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from feedline.core.hookspecs import hookimpl
 from feedline.core.schema import REQUIRED, ArgSpec, InputSpec, OpSchema
+from feedline.core.types import DataType
 from feedline.operators.cpu.common.schemas import register_cpu_operators
 
 if TYPE_CHECKING:
@@ -21,12 +25,17 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CYCLE_MODES",
+    "DL_TENSOR_PYTHON_FUNCTION",
     "EXTERNAL_SOURCE",
     "KERNELS",
+    "NUMBA_FUNCTION",
+    "NUMBA_MAX_ARRAYS",
     "PYTHON_FUNCTION",
     "SCHEMAS",
     "accepted_arg_count",
+    "as_list",
     "check_external_source",
+    "check_numba_function",
     "classify_source",
     "feedline_register_operators",
     "python_function_outputs",
@@ -306,12 +315,148 @@ PYTHON_FUNCTION = OpSchema(
     random=False,
 )
 
-SCHEMAS = (EXTERNAL_SOURCE, PYTHON_FUNCTION)
+DL_TENSOR_PYTHON_FUNCTION = OpSchema(
+    name="dl_tensor_python_function",
+    doc=(
+        "Runs a Python function on DLPack tensors: ``python_function`` whose function receives "
+        "each input as a DLPack capsule and returns DLPack capsules (or objects with "
+        "``__dlpack__``, such as NumPy arrays or torch tensors).\n\n"
+        "With ``batch_processing`` (the default of DALI's ``fn`` call) it is called once per "
+        "batch with one list of capsules per input and returns one list per output; otherwise "
+        "once per sample, on the pipeline's thread pool. Capsules share the input's memory "
+        "where it is writable (a copy otherwise); the function must not modify them. Never "
+        "pruned; pipelines using it cannot be serialized."
+    ),
+    inputs=(InputSpec("input", "Inputs passed to the function.", optional=True, variadic=True),),
+    outputs=python_function_outputs,
+    args=(
+        *PYTHON_FUNCTION.args[:2],
+        ArgSpec(
+            "batch_processing",
+            "bool",
+            True,
+            "Call once per batch with lists of capsules (DALI's fn call passes True unless told "
+            "otherwise, whatever its documentation says) instead of once per sample.",
+        ),
+        *PYTHON_FUNCTION.args[3:],
+        ArgSpec(
+            "synchronize_stream",
+            "bool",
+            True,
+            "For GPU data, wait for the pipeline's stream before calling the function. CPU "
+            "inputs are complete when the function is called, so on the CPU it changes nothing.",
+        ),
+    ),
+    no_prune=True,
+    serializable=False,
+    random=False,
+)
+
+#: The most inputs and outputs DALI's ``numba_function`` passes to ``run_fn``.
+NUMBA_MAX_ARRAYS = 6
+
+
+def as_list(value: Any) -> list[Any]:
+    """A ``numba_function`` type or ndim argument as a list (DALI accepts one bare value)."""
+    return list(value) if isinstance(value, list | tuple) else [value]
+
+
+def check_numba_function(args: Mapping[str, Any]) -> None:
+    """DALI's checks of a ``numba_function`` call's arguments, made when it is called.
+
+    Raises:
+        ValueError: type and ndim lists of different lengths, more than six inputs or outputs,
+            a type that is not a :class:`DataType`, FLOAT16, or bad ``blocks``/
+            ``threads_per_block``.
+    """
+    for kind in ("in", "out"):
+        types, ndims = as_list(args[f"{kind}_types"]), as_list(args[f"{kind}s_ndim"])
+        where = "input" if kind == "in" else "output"
+        if len(types) != len(ndims):
+            raise ValueError(
+                f"numba_function: Number of {where} types and {where} dimensions should match "
+                f"({len(types)} {kind}_types, {len(ndims)} {kind}s_ndim)."
+            )
+        if len(types) > NUMBA_MAX_ARRAYS:
+            raise ValueError(
+                f"numba_function: at most {NUMBA_MAX_ARRAYS} {where}s, got {len(types)}"
+            )
+        for dtype in types:
+            if not isinstance(dtype, DataType):
+                raise ValueError(f"numba_function: {kind}_types holds {dtype!r}, not a DALI type")
+            if dtype == DataType.FLOAT16:
+                raise ValueError("numba_function: Numba does not support float16")
+        if any(not isinstance(n, int) or n < 0 for n in ndims):
+            raise ValueError(f"numba_function: {kind}s_ndim must be non-negative ints: {ndims}")
+    for name in ("blocks", "threads_per_block"):
+        value = args[name]
+        if value is not None and (len(value) != 3 or min(value) <= 0):
+            raise ValueError(f"numba_function: {name} needs 3 positive numbers, got {value}")
+
+
+def _numba_outputs(args: Mapping[str, Any]) -> tuple[str, ...]:
+    return tuple(f"output_{i}" for i in range(len(as_list(args["out_types"]))))
+
+
+NUMBA_FUNCTION = OpSchema(
+    name="experimental.numba_function",
+    doc=(
+        "Runs a Numba-compiled function (DALI's ``numba_function``; needs the ``numba`` extra)."
+        "\n\n"
+        "``run_fn(out0, ..., in0, ...)`` gets the output arrays to fill (uninitialised) and "
+        "the inputs; it is compiled with ``numba.njit`` when the pipeline is built and runs "
+        "per sample on the thread pool without the GIL, or once per batch with lists of "
+        "arrays (``batch_processing``). Output shapes are the inputs' unless "
+        "``setup_fn(out_shapes, in_shapes)`` writes them: one ``(samples, ndim)`` int64 array "
+        "per output and per input. Inputs must have the declared types and dimensions."
+    ),
+    inputs=(InputSpec("input", "Inputs of run_fn (up to six).", variadic=True),),
+    outputs=_numba_outputs,
+    args=(
+        ArgSpec("run_fn", "callable", REQUIRED, "The function, ``run_fn(*outputs, *inputs)``."),
+        ArgSpec("out_types", "any", REQUIRED, "DALI type of each output (or one type)."),
+        ArgSpec("in_types", "any", REQUIRED, "DALI type of each input (or one type)."),
+        ArgSpec("outs_ndim", "any", REQUIRED, "Dimensions of each output (or one number)."),
+        ArgSpec("ins_ndim", "any", REQUIRED, "Dimensions of each input (or one number)."),
+        ArgSpec(
+            "setup_fn",
+            "callable",
+            None,
+            "``setup_fn(out_shapes, in_shapes)`` fills the output shapes (per batch).",
+        ),
+        ArgSpec(
+            "batch_processing",
+            "bool",
+            False,
+            "Call ``run_fn`` once per batch with a list of arrays per output and input.",
+        ),
+        ArgSpec(
+            "blocks",
+            "int_vec",
+            None,
+            "CUDA grid (3 numbers) for device='gpu'; refused on the CPU.",
+        ),
+        ArgSpec(
+            "threads_per_block",
+            "int_vec",
+            None,
+            "CUDA block (3 numbers) for device='gpu'; refused on the CPU.",
+        ),
+    ),
+    no_prune=True,
+    serializable=False,
+    random=False,
+    check=check_numba_function,
+)
+
+SCHEMAS = (EXTERNAL_SOURCE, PYTHON_FUNCTION, DL_TENSOR_PYTHON_FUNCTION, NUMBA_FUNCTION)
 
 _KERNELS = "feedline.operators.cpu.python"
 KERNELS = {
     "external_source": f"{_KERNELS}.external_source:ExternalSourceKernel",
     "python_function": f"{_KERNELS}.function:python_function_kernel",
+    "dl_tensor_python_function": f"{_KERNELS}.dlpack_function:dl_tensor_function_kernel",
+    "experimental.numba_function": f"{_KERNELS}.numba_function:NumbaFunctionKernel",
 }
 
 

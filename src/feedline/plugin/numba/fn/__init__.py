@@ -1,1 +1,16 @@
 """``feedline.plugin.numba.fn``: DALI's ``nvidia.dali.plugin.numba.fn`` path."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["numba_function"]
+
+
+def numba_function(*inputs: Any, **kwargs: Any) -> Any:
+    """``fn.experimental.numba_function`` (DALI's ``numba_function``): runs a Numba-compiled
+    ``run_fn(*outputs, *inputs)`` per sample or per batch; see ``feedline ops
+    experimental.numba_function``."""
+    from feedline import fn
+
+    return fn.experimental.numba_function(*inputs, **kwargs)
