@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
+from numpy.lib.stride_tricks import as_strided
 
 from feedline.core.kernel import SampleContext, SampleKernel
 
@@ -63,6 +63,21 @@ def _magnitude(spectrum: np.ndarray, power: int, transpose: bool = False) -> np.
     return squared if power == 2 else np.sqrt(squared, out=squared)
 
 
+def _pad(signal: np.ndarray, before: int, after: int, reflect: bool) -> np.ndarray:
+    """``signal`` with ``before``/``after`` samples added: mirrored without repeating the edge
+    sample (``reflect``), else zeros. Slices instead of ``np.pad``, whose Python overhead costs
+    as much as the copy for one signal; pads longer than the signal take ``np.pad``."""
+    n = len(signal)
+    if reflect and n and (before >= n or after >= n):
+        return np.pad(signal, (before, after), mode="reflect")
+    out = np.zeros(n + before + after, signal.dtype)
+    out[before : before + n] = signal
+    if reflect and n:
+        out[:before] = signal[1 : before + 1][::-1]
+        out[before + n :] = signal[n - 1 - after : n - 1][::-1]
+    return out
+
+
 class FrameBuffer(threading.local):
     """Per-thread ``(rows, nfft)`` float32 buffer whose columns from ``length`` on stay zero:
     windows are written into its first ``length`` columns only. It grows to the longest signal
@@ -99,13 +114,11 @@ def stft(
         half = length // 2
         # Enough padding for the last window, which starts at (count - 1) * step - half.
         tail = max((count - 1) * step - half + length - len(signal), 0)
-        if reflect and len(signal):
-            signal = np.pad(signal, (half, tail), mode="reflect")
-        else:
-            signal = np.pad(signal, (half, tail))
+        signal = _pad(signal, half, tail, reflect)
     else:
         count = max((len(signal) - length) // step + 1, 0)
-    frames = sliding_window_view(signal, length)[: (count - 1) * step + 1 : step]
+    stride = signal.strides[0]
+    frames = as_strided(signal, (count, length), (step * stride, stride), writeable=False)
     if buffer is None or buffer.nfft != nfft:
         padded = np.zeros((len(frames), nfft), np.float32)
     else:
