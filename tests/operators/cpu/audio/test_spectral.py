@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from feedline import OperatorError
 from feedline.core.plugins import PluginSystem
-from feedline.operators.cpu.audio.spectral import _pad
+from feedline.operators.cpu.audio.spectral import FrameBuffer, _pad
 from feedline.testing import OperatorExample, check_operator
 from tests.operators.cpu.audio.reference import dft_power, mirror
 from tests.operators.cpu.audio.signals import noise, run_audio, use_audio
@@ -152,3 +152,14 @@ def test_window_padding_matches_numpy_pad(
     np.testing.assert_array_equal(
         _pad(signal, before, after, reflect), np.pad(signal, (before, after), mode=mode)
     )
+
+
+def test_frame_buffer_is_reused_up_to_its_limit_and_keeps_padding_zero() -> None:
+    buffer = FrameBuffer(8)
+    first = buffer.take(3)
+    first[:, :5] = 7.0  # a spectrogram writes only the window's columns
+    again = buffer.take(2)
+    assert np.shares_memory(first, again) and not again[:, 5:].any()
+    huge = buffer.take(FrameBuffer.KEEP_BYTES // (8 * 4) + 1)
+    assert not np.shares_memory(huge, buffer.rows) and not huge.any()
+    assert len(buffer.rows) < len(huge)

@@ -81,16 +81,26 @@ def _pad(signal: np.ndarray, before: int, after: int, reflect: bool) -> np.ndarr
 class FrameBuffer(threading.local):
     """Per-thread ``(rows, nfft)`` float32 buffer whose columns from ``length`` on stay zero:
     windows are written into its first ``length`` columns only. It grows to the longest signal
-    seen and is reused, so its pages are not faulted in again for every sample."""
+    seen, up to :attr:`KEEP_BYTES`, and is reused, so its pages are not faulted in again for
+    every sample; longer signals get a buffer of their own that is not kept."""
+
+    KEEP_BYTES = 16 << 20
+    """The largest buffer kept per thread (16 MiB: 8192 windows of 512 points)."""
 
     def __init__(self, nfft: int) -> None:
         self.nfft = nfft
         self.rows = np.zeros((0, nfft), np.float32)
 
     def take(self, count: int) -> np.ndarray:
-        """A ``(count, nfft)`` view (its first columns hold stale windows, the rest zeros)."""
+        """A ``(count, nfft)`` array whose columns past the window are zero (the first ones
+        may hold earlier windows)."""
         if len(self.rows) < count:
-            self.rows = np.zeros((max(count, 2 * len(self.rows)), self.nfft), np.float32)
+            rows = max(count, 2 * len(self.rows))
+            if rows * self.nfft * 4 > self.KEEP_BYTES:
+                rows = count
+                if rows * self.nfft * 4 > self.KEEP_BYTES:
+                    return np.zeros((count, self.nfft), np.float32)
+            self.rows = np.zeros((rows, self.nfft), np.float32)
         return self.rows[:count]
 
 
