@@ -23,8 +23,9 @@ from feedline.readers.video_args import (
     EXPERIMENTAL_SCHEMA,
     RESIZE_SCHEMA,
     VIDEO_SCHEMA,
-    check_resize_args,
     frame_number_mode,
+    frame_resizer,
+    resize_arguments,
     resize_frames,
 )
 from feedline.readers.video_index import (
@@ -112,9 +113,9 @@ class VideoReader(Reader):
         if self._step == 0:
             raise ValueError(f"{name}: step must not be 0")
         self._frame_num = frame_number_mode(name, args["enable_frame_num"])
-        self._resize = "resize_x" in args  # readers.video_resize (or video_reader_resize)
-        if self._resize:
-            check_resize_args(args)
+        # readers.video_resize (or video_reader_resize): resize's arguments and function
+        self._resize = resize_arguments(args) if "resize_x" in args else None
+        self._resizer = frame_resizer() if self._resize is not None else None
         if args["image_type"] not in (ImageType.RGB, ImageType.YCbCr):
             raise ValueError(f"{name}: image_type must be RGB or YCbCr")
         if not self._experimental:
@@ -194,8 +195,8 @@ class VideoReader(Reader):
         ycbcr = args["image_type"] == ImageType.YCbCr
         decoded = decode_sequence(entry.path, info, real, ycbcr)
         frames = self._assemble([decoded.get(i) for i in indices])
-        if self._resize:
-            frames = resize_frames(frames, self.args)
+        if self._resize is not None:
+            frames = resize_frames(frames, self._resize, self._resizer)
         numbers = np.array([i if i < clip.stop else -1 for i in indices], np.int32)
         outputs = [frames]
         if "label" in self.output_names():

@@ -1,13 +1,14 @@
-"""The schemas of the video readers, and ``readers.video_resize``'s output size and resizing."""
+"""The schemas of the video readers, and ``readers.video_resize``'s resizing (``resize``'s own,
+reached through the registry)."""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
+from feedline.core.plugins import get_plugin_system
 from feedline.core.schema import REQUIRED, ArgSpec
 from feedline.core.types import DataType, ImageType, InterpType
 from feedline.readers.base import reader_schema
@@ -16,9 +17,9 @@ __all__ = [
     "EXPERIMENTAL_SCHEMA",
     "RESIZE_SCHEMA",
     "VIDEO_SCHEMA",
-    "check_resize_args",
     "frame_number_mode",
-    "output_size",
+    "frame_resizer",
+    "resize_arguments",
     "resize_frames",
 ]
 
@@ -77,7 +78,8 @@ _EXPERIMENTAL: tuple[ArgSpec, ...] = (
 _RESIZE: tuple[ArgSpec, ...] = (
     ArgSpec("resize_x", "float", 0.0, "Output width (0: from the other arguments)."),
     ArgSpec("resize_y", "float", 0.0, "Output height (0: from the other arguments)."),
-    ArgSpec("resize_z", "float", 0.0, "Volumes only; must stay 0."),
+    ArgSpec("resize_z", "float", 0.0, "Depth of a resized volume: frames are 2-D, so it "
+            "has no effect (as with ``resize`` on images)."),
     ArgSpec("size", "float_vec", None, "Output (height, width); 0 keeps the aspect ratio."),
     ArgSpec("resize_shorter", "float", 0.0, "Length of the shorter side (aspect kept)."),
     ArgSpec("resize_longer", "float", 0.0, "Length of the longer side (aspect kept)."),
@@ -85,16 +87,20 @@ _RESIZE: tuple[ArgSpec, ...] = (
             "resize_shorter."),
     ArgSpec("mode", "str", "default", "'default', 'stretch', 'not_smaller' or 'not_larger'.",
             choices=("default", "stretch", "not_smaller", "not_larger")),
-    ArgSpec("interp_type", "interp", InterpType.INTERP_LINEAR, "Interpolation: NN, LINEAR, "
-            "CUBIC or LANCZOS3."),
-    ArgSpec("min_filter", "interp", InterpType.INTERP_LINEAR, "Must equal interp_type."),
-    ArgSpec("mag_filter", "interp", InterpType.INTERP_LINEAR, "Must equal interp_type."),
-    ArgSpec("antialias", "bool", True, "Filter when downscaling (always on; False is "
-            "refused)."),
-    ArgSpec("roi_start", "float_vec", None, "Not supported: refused."),
-    ArgSpec("roi_end", "float_vec", None, "Not supported: refused."),
-    ArgSpec("roi_relative", "bool", False, "Not supported with a region: no effect."),
-    ArgSpec("subpixel_scale", "bool", True, "Sizes are rounded to whole pixels either way."),
+    ArgSpec("interp_type", "interp", InterpType.INTERP_LINEAR, "Interpolation (sets "
+            "min_filter and mag_filter unless they are given)."),
+    ArgSpec("min_filter", "interp", None, "Filter when downscaling (default: interp_type; "
+            "DALI documents LINEAR, which interp_type defaults to)."),
+    ArgSpec("mag_filter", "interp", None, "Filter when upscaling (default: interp_type; "
+            "DALI documents LINEAR, which interp_type defaults to)."),
+    ArgSpec("antialias", "bool", True, "Widen the filter when downscaling (not for NN)."),
+    ArgSpec("roi_start", "float_vec", None, "Origin (y, x) of the region of each frame to "
+            "resize; a start past the end flips that axis."),
+    ArgSpec("roi_end", "float_vec", None, "End (y, x) of the region of each frame to resize."),
+    ArgSpec("roi_relative", "bool", False, "roi_start/roi_end are fractions of the frame "
+            "size (0..1) instead of pixels."),
+    ArgSpec("subpixel_scale", "bool", True, "Keep the exact scale of a fractional output "
+            "size by adjusting the source region (as ``resize``)."),
     ArgSpec("minibatch_size", "int", 32, "A GPU batching hint; no effect on the CPU."),
     ArgSpec("temp_buffer_hint", "int", 0, "A GPU memory hint; no effect on the CPU."),
 )  # fmt: skip
@@ -126,7 +132,7 @@ VIDEO_SCHEMA = reader_schema("readers.video", _DOC + "\n\nDALI's ``readers.video
                              "GPU; this one decodes on the CPU.", (*_SOURCES, *_LEGACY),
                              outputs=_outputs)  # fmt: skip
 RESIZE_SCHEMA = reader_schema("readers.video_resize", _DOC + "\n\nThe frames are then resized "
-                              "as ``resize`` sizes images (Pillow's filters).",
+                              "by ``resize`` (the same sizes, regions and filters).",
                               (*_SOURCES, *_LEGACY, *_RESIZE), outputs=_outputs)  # fmt: skip
 EXPERIMENTAL_SCHEMA = reader_schema("experimental.readers.video", _DOC,
                                     (*_SOURCES, *_EXPERIMENTAL), outputs=_outputs)  # fmt: skip
@@ -155,75 +161,58 @@ def frame_number_mode(name: str, value: Any) -> str:
     return mode
 
 
-_FILTERS = {InterpType.INTERP_NN: 0, InterpType.INTERP_LINEAR: 2, InterpType.INTERP_CUBIC: 3,
-            InterpType.INTERP_LANCZOS3: 1}  # fmt: skip
+_SIZE_ARGS = ("resize_x", "resize_y", "resize_z", "resize_shorter", "resize_longer")
+_PASSED_ARGS = ("mode", "max_size", "roi_start", "roi_end", "roi_relative", "subpixel_scale",
+                "interp_type", "min_filter", "mag_filter", "antialias")  # fmt: skip
 
 
-def check_resize_args(args: Mapping[str, Any]) -> None:
-    """Refuse the resize arguments this reader does not implement.
+def resize_arguments(args: Mapping[str, Any]) -> dict[str, Any]:
+    """``readers.video_resize``'s resizing arguments in ``resize``'s terms (a size of 0 is
+    one not given).
 
     Raises:
-        ValueError: naming the argument.
+        ValueError: no output size, or a region of interest without one value per frame axis.
     """
     where = "readers.video_resize"
-    if args["roi_start"] is not None or args["roi_end"] is not None:
-        raise ValueError(f"{where}: roi_start/roi_end are not supported")
-    if not args["antialias"]:
-        raise ValueError(f"{where}: antialias=False is not supported (Pillow always filters)")
-    if args["resize_z"]:
-        raise ValueError(f"{where}: resize_z applies to volumes, not video frames")
-    interp = args["interp_type"]
-    if interp not in _FILTERS or {args["min_filter"], args["mag_filter"]} != {interp}:
-        raise ValueError(
-            f"{where}: interp_type must be NN, LINEAR, CUBIC or LANCZOS3 and min_filter/"
-            "mag_filter must equal it"
-        )
-    if not any((args["resize_x"], args["resize_y"], args["size"], args["resize_shorter"],
-                args["resize_longer"])):  # fmt: skip
+    resize = {name: args[name] for name in _PASSED_ARGS}
+    resize.update({name: args[name] or None for name in _SIZE_ARGS})
+    resize["size"] = args["size"] or None
+    if not any(resize[name] for name in ("resize_x", "resize_y", "size", "resize_shorter",
+                                         "resize_longer")):  # fmt: skip
         raise ValueError(f"{where}: give resize_x/resize_y, size, resize_shorter or resize_longer")
-
-
-def output_size(height: int, width: int, args: Mapping[str, Any]) -> tuple[int, int]:
-    """The ``(height, width)`` frames of ``height × width`` are resized to."""
-    out_h, out_w = float(args["resize_y"]), float(args["resize_x"])
-    if args["size"]:
-        out_h, out_w = (float(v) for v in (list(args["size"]) * 2)[:2])
-    if args["resize_shorter"] or args["resize_longer"]:
-        shorter = args["resize_shorter"] > 0
-        target = args["resize_shorter"] or args["resize_longer"]
-        scale = target / (min(height, width) if shorter else max(height, width))
-        out_h, out_w = height * scale, width * scale
-        if args["max_size"]:
-            limit_h, limit_w = (float(v) for v in (list(args["max_size"]) * 2)[:2])
-            cap = min(
-                limit_h / out_h if limit_h else math.inf,
-                limit_w / out_w if limit_w else math.inf,
-                1.0,
+    for name in ("roi_start", "roi_end"):
+        if resize[name] is not None and len(resize[name]) != 2:
+            raise ValueError(
+                f"{where}: {name} needs 2 values (y, x), one per frame axis, got "
+                f"{list(resize[name])}"
             )
-            out_h, out_w = out_h * cap, out_w * cap
-    elif args["mode"] == "stretch":
-        out_h, out_w = out_h or height, out_w or width
-    elif out_h and out_w and args["mode"] in ("not_larger", "not_smaller"):
-        pick = min if args["mode"] == "not_larger" else max
-        scale = pick(out_h / height, out_w / width)
-        out_h, out_w = height * scale, width * scale
-    elif out_h and not out_w:
-        out_w = width * out_h / height
-    elif out_w and not out_h:
-        out_h = height * out_w / width
-    return max(round(out_h), 1), max(round(out_w), 1)
+    return resize
 
 
-def resize_frames(frames: np.ndarray, args: Mapping[str, Any]) -> np.ndarray:
-    """Resize every frame of an ``FHWC`` sequence (Pillow, per frame)."""
-    from PIL import Image
+def frame_resizer() -> Callable[..., np.ndarray]:
+    """``resize``'s own resizing function (:meth:`ResizeKernel.resize` of the installed image
+    plugin), found through the registry: readers and operators only meet through the core.
 
-    height, width = frames.shape[1:3]
-    out_h, out_w = output_size(height, width, args)
-    resample = _FILTERS[args["interp_type"]]
-    if frames.dtype != np.uint8:
-        planes = [[np.asarray(Image.fromarray(f[..., c]).resize((out_w, out_h), resample))
-                   for c in range(f.shape[-1])] for f in frames]  # fmt: skip
-        return np.stack([np.stack(p, axis=-1) for p in planes]).astype(frames.dtype)
-    return np.stack([np.asarray(Image.fromarray(f).resize((out_w, out_h), resample))
-                     for f in frames])  # fmt: skip
+    Raises:
+        RuntimeError: no ``resize`` operator with a CPU kernel is installed.
+    """
+    entry = get_plugin_system().ensure_loaded().operators.get("resize")
+    if entry is None or "cpu" not in entry.kernels:
+        raise RuntimeError(
+            "readers.video_resize resizes with the resize operator: enable the built-in image "
+            "plugin"
+        )
+    return entry.kernel_class("cpu").resize
+
+
+def resize_frames(
+    frames: np.ndarray, resize: Mapping[str, Any], resizer: Callable[..., np.ndarray]
+) -> np.ndarray:
+    """Resize every frame of an ``FHWC`` sequence as ``resize`` would, keeping its type.
+
+    Args:
+        frames: the sequence.
+        resize: the arguments from :func:`resize_arguments`.
+        resizer: the function from :func:`frame_resizer`.
+    """
+    return resizer("readers.video_resize", frames, "FHWC", resize, frames.dtype)

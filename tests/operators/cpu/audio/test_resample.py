@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 
 import numpy as np
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 
 from feedline import OperatorError, types
 from feedline.core.plugins import PluginSystem
-from feedline.operators.cpu.audio.resampling import lobes_for_quality
+from feedline.operators.cpu.audio.resampling import _polyphase, lobes_for_quality, sinc_window
 from feedline.testing import OperatorExample, check_operator
 from tests.operators.cpu.audio.reference import resample_reference
 from tests.operators.cpu.audio.signals import noise, run_audio, use_audio
@@ -124,3 +125,28 @@ def test_check_operator_with_per_sample_rates() -> None:
     )
     assert "threads" in check_operator("audio_resample", example)
     assert "docs" in check_operator("experimental.audio_resample", example)
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    p=st.integers(1, 60),
+    q=st.integers(1, 60),
+    length=st.integers(1, 400),
+    channels=st.integers(1, 3),
+    lobes=st.sampled_from([3, 16]),
+    seed=st.integers(0, 99),
+)
+def test_upfirdn_and_gathering_paths_agree(
+    p: int, q: int, length: int, channels: int, lobes: int, seed: int
+) -> None:
+    # The exact-ratio path sums with scipy.signal.upfirdn when SciPy is there, else gathers the
+    # taps itself: both must give the same outputs for any ratio, length and channel count.
+    frames = np.random.default_rng(seed).uniform(-1, 1, (length, channels)).astype(np.float32)
+    n_out = -(-length * q // p)
+    with_scipy = np.zeros((n_out, channels), np.float32)
+    _polyphase(with_scipy, frames, sinc_window(lobes), p, q)
+    without = np.zeros_like(with_scipy)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(sys.modules, "scipy.signal", None)
+        _polyphase(without, frames, sinc_window(lobes), p, q)
+    np.testing.assert_allclose(with_scipy, without, atol=2e-6)

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from feedline import OperatorError
 from feedline.core.plugins import PluginSystem
+from feedline.operators.cpu.audio.spectral import FrameBuffer, _pad
 from feedline.testing import OperatorExample, check_operator
 from tests.operators.cpu.audio.reference import dft_power, mirror
 from tests.operators.cpu.audio.signals import noise, run_audio, use_audio
@@ -132,3 +133,33 @@ def test_check_operators() -> None:
         OperatorExample(inputs=signals, args={"nfft": 64, "window_length": 48, "window_step": 10}),
     )
     assert "threads" in check_operator("power_spectrum", OperatorExample(inputs=signals))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    length=st.integers(0, 40),
+    before=st.integers(0, 50),
+    after=st.integers(0, 50),
+    reflect=st.booleans(),
+)
+def test_window_padding_matches_numpy_pad(
+    length: int, before: int, after: int, reflect: bool
+) -> None:
+    # The spectrogram pads with slices of its own; np.pad is the definition it must follow
+    # (mirrored without the edge sample, or zeros; an empty signal is padded with zeros).
+    signal = np.arange(1, length + 1, dtype=np.float32)
+    mode = "reflect" if reflect and length else "constant"
+    np.testing.assert_array_equal(
+        _pad(signal, before, after, reflect), np.pad(signal, (before, after), mode=mode)
+    )
+
+
+def test_frame_buffer_is_reused_up_to_its_limit_and_keeps_padding_zero() -> None:
+    buffer = FrameBuffer(8)
+    first = buffer.take(3)
+    first[:, :5] = 7.0  # a spectrogram writes only the window's columns
+    again = buffer.take(2)
+    assert np.shares_memory(first, again) and not again[:, 5:].any()
+    huge = buffer.take(FrameBuffer.KEEP_BYTES // (8 * 4) + 1)
+    assert not np.shares_memory(huge, buffer.rows) and not huge.any()
+    assert len(buffer.rows) < len(huge)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 from collections.abc import Iterator
 
 import numpy as np
@@ -13,10 +12,9 @@ from feedline.core.plugins import PluginSystem
 from feedline.operators.cpu.video.decoder import select_frames
 from tests.operators.cpu.families import use_families
 from tests.operators.cpu.image_samples import PerSample, run_op
+from tests.operators.cpu.video.grey_videos import encode, levels
 
 av = pytest.importorskip("av")
-
-LEVELS = [10 + 20 * k for k in range(10)]  # frame k is a flat grey of level LEVELS[k]
 
 
 @pytest.fixture(autouse=True)
@@ -25,29 +23,7 @@ def _video_plugins(empty_plugin_system: PluginSystem) -> Iterator[None]:
     yield
 
 
-def encode(count: int = 10, size: tuple[int, int] = (48, 64)) -> np.ndarray:
-    """An MPEG-4 video in an MP4 container whose frame k is flat grey LEVELS[k]."""
-    buffer = io.BytesIO()
-    with av.open(buffer, mode="w", format="mp4") as container:
-        stream = container.add_stream("mpeg4", rate=10)
-        stream.height, stream.width = size
-        stream.pix_fmt = "yuv420p"
-        stream.options = {"qscale": "1"}
-        for k in range(count):
-            image = np.full((*size, 3), LEVELS[k], np.uint8)
-            for packet in stream.encode(av.VideoFrame.from_ndarray(image, format="rgb24")):
-                container.mux(packet)
-        for packet in stream.encode():
-            container.mux(packet)
-    return np.frombuffer(buffer.getvalue(), np.uint8)
-
-
 VIDEO = encode()
-
-
-def levels(sequence: np.ndarray) -> list[int]:
-    """The level index of each decoded frame (by its mean, robust to compression)."""
-    return [int(np.argmin([abs(f.mean() - v) for v in LEVELS])) for f in sequence]
 
 
 def decode(**kwargs: object) -> np.ndarray:

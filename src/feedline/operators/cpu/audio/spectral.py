@@ -2,19 +2,33 @@
 
 Transforms run in single precision (as DALI's) with ``scipy.fft`` when SciPy is installed (the
 ``audio`` extra pulls it in), else with NumPy's FFT in double precision (several times slower).
+Spectrogram windows are written, windowed, straight into a zero-padded ``nfft``-wide float32
+buffer that the FFT reads whole: asking pocketfft to pad (``n=nfft``) costs it about three times
+as long as the transform itself. That buffer is kept per thread (:class:`FrameBuffer`) and only
+grows, so a spectrogram allocates no fresh pages for it (page faults on a new half-megabyte
+buffer per sample cost as much as the FFT); the power is written in the output layout
+directly.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-from numpy.lib.stride_tricks import sliding_window_view
+from numpy.lib.stride_tricks import as_strided
 
 from feedline.core.kernel import SampleContext, SampleKernel
 
-__all__ = ["PowerSpectrumKernel", "SpectrogramKernel", "hann_window", "power_spectrum", "stft"]
+__all__ = [
+    "FrameBuffer",
+    "PowerSpectrumKernel",
+    "SpectrogramKernel",
+    "hann_window",
+    "power_spectrum",
+    "stft",
+]
 
 
 def hann_window(length: int) -> np.ndarray:
@@ -32,9 +46,62 @@ def _rfft(frames: np.ndarray, nfft: int | None, axis: int) -> np.ndarray:
     return scipy.fft.rfft(frames.astype(np.float32, copy=False), n=nfft, axis=axis)
 
 
-def _magnitude(spectrum: np.ndarray, power: int) -> np.ndarray:
-    squared = spectrum.real**2 + spectrum.imag**2
-    return (squared if power == 2 else np.sqrt(squared)).astype(np.float32)
+def _magnitude(spectrum: np.ndarray, power: int, transpose: bool = False) -> np.ndarray:
+    """``|X|²`` (``power=2``) or ``|X|`` in float32, of a 2-D spectrum transposed with
+    ``transpose``; a complex64 spectrum is squared in place through its float32 view and summed
+    straight into the (transposed) result, without complex temporaries."""
+    if spectrum.dtype == np.complex64 and spectrum.flags.c_contiguous:
+        parts = spectrum.view(np.float32)
+        np.multiply(parts, parts, out=parts)
+        real, imag = parts[..., 0::2], parts[..., 1::2]
+        if transpose:
+            real, imag = real.T, imag.T
+        squared = np.add(real, imag, out=np.empty(real.shape, np.float32))
+    else:
+        squared = (spectrum.real**2 + spectrum.imag**2).astype(np.float32)
+        squared = np.ascontiguousarray(squared.T) if transpose else squared
+    return squared if power == 2 else np.sqrt(squared, out=squared)
+
+
+def _pad(signal: np.ndarray, before: int, after: int, reflect: bool) -> np.ndarray:
+    """``signal`` with ``before``/``after`` samples added: mirrored without repeating the edge
+    sample (``reflect``), else zeros. Slices instead of ``np.pad``, whose Python overhead costs
+    as much as the copy for one signal; pads longer than the signal take ``np.pad``."""
+    n = len(signal)
+    if reflect and n and (before >= n or after >= n):
+        return np.pad(signal, (before, after), mode="reflect")
+    out = np.zeros(n + before + after, signal.dtype)
+    out[before : before + n] = signal
+    if reflect and n:
+        out[:before] = signal[1 : before + 1][::-1]
+        out[before + n :] = signal[n - 1 - after : n - 1][::-1]
+    return out
+
+
+class FrameBuffer(threading.local):
+    """Per-thread ``(rows, nfft)`` float32 buffer whose columns from ``length`` on stay zero:
+    windows are written into its first ``length`` columns only. It grows to the longest signal
+    seen, up to :attr:`KEEP_BYTES`, and is reused, so its pages are not faulted in again for
+    every sample; longer signals get a buffer of their own that is not kept."""
+
+    KEEP_BYTES = 16 << 20
+    """The largest buffer kept per thread (16 MiB: 8192 windows of 512 points)."""
+
+    def __init__(self, nfft: int) -> None:
+        self.nfft = nfft
+        self.rows = np.zeros((0, nfft), np.float32)
+
+    def take(self, count: int) -> np.ndarray:
+        """A ``(count, nfft)`` array whose columns past the window are zero (the first ones
+        may hold earlier windows)."""
+        if len(self.rows) < count:
+            rows = max(count, 2 * len(self.rows))
+            if rows * self.nfft * 4 > self.KEEP_BYTES:
+                rows = count
+                if rows * self.nfft * 4 > self.KEEP_BYTES:
+                    return np.zeros((count, self.nfft), np.float32)
+            self.rows = np.zeros((rows, self.nfft), np.float32)
+        return self.rows[:count]
 
 
 def stft(
@@ -45,22 +112,29 @@ def stft(
     centered: bool = True,
     reflect: bool = True,
     power: int = 2,
+    frequency_major: bool = False,
+    buffer: FrameBuffer | None = None,
 ) -> np.ndarray:
-    """The ``(windows, nfft // 2 + 1)`` power/magnitude spectrogram of a 1-D signal."""
+    """The ``(windows, nfft // 2 + 1)`` power/magnitude spectrogram of a 1-D signal
+    (``(nfft // 2 + 1, windows)`` with ``frequency_major``), its windows padded with zeros to
+    ``nfft`` in ``buffer`` (a new array without)."""
     length = len(window)
     if centered:
         count = len(signal) // step + 1
         half = length // 2
         # Enough padding for the last window, which starts at (count - 1) * step - half.
         tail = max((count - 1) * step - half + length - len(signal), 0)
-        if reflect and len(signal):
-            signal = np.pad(signal, (half, tail), mode="reflect")
-        else:
-            signal = np.pad(signal, (half, tail))
+        signal = _pad(signal, half, tail, reflect)
     else:
         count = max((len(signal) - length) // step + 1, 0)
-    frames = sliding_window_view(signal, length)[: (count - 1) * step + 1 : step]
-    return _magnitude(_rfft(frames * window, nfft, axis=1), power)
+    stride = signal.strides[0]
+    frames = as_strided(signal, (count, length), (step * stride, stride), writeable=False)
+    if buffer is None or buffer.nfft != nfft:
+        padded = np.zeros((len(frames), nfft), np.float32)
+    else:
+        padded = buffer.take(len(frames))
+    np.multiply(frames, window, out=padded[:, :length], casting="unsafe")
+    return _magnitude(_rfft(padded, None, axis=1), power, frequency_major)
 
 
 class SpectrogramKernel(SampleKernel):
@@ -87,6 +161,7 @@ class SpectrogramKernel(SampleKernel):
         chosen = hann_window(length) if window is None else np.asarray(window, np.float64)
         self._window = chosen.astype(np.float32)
         self._nfft = nfft
+        self._buffer = FrameBuffer(nfft)
 
     def output_layouts(self, input_layouts: tuple[str, ...]) -> tuple[str, ...]:
         """The ``layout`` argument."""
@@ -111,8 +186,10 @@ class SpectrogramKernel(SampleKernel):
             a["center_windows"],
             a["reflect_padding"],
             a["power"],
+            frequency_major=a["layout"] == "ft",
+            buffer=self._buffer,
         )
-        return np.ascontiguousarray(frames.T if a["layout"] == "ft" else frames)
+        return frames
 
 
 def power_spectrum(data: np.ndarray, axis: int, nfft: int | None, power: int) -> np.ndarray:

@@ -126,6 +126,17 @@ def _resample_volume(
 class ResizeKernel(SampleKernel):
     """Per-sample ``resize``."""
 
+    @staticmethod
+    def resize(
+        op: str, image: np.ndarray, layout: str, args: Mapping[str, Any], out_dtype: np.dtype
+    ) -> np.ndarray:
+        """``resize`` of one sample in a checked ``layout``, for ``op`` (named in errors): the
+        size arguments as :func:`resize_plan` reads them, the filters and ``antialias`` as
+        :func:`resample_layout` does. Also what other plugins (``readers.video_resize``) call
+        through the registry."""
+        out_size, source = resize_plan(op, spatial_size(layout, image.shape), args)
+        return resample_layout(image, layout, out_size, source, args, out_dtype)
+
     def run_sample(
         self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
     ) -> np.ndarray:
@@ -134,8 +145,7 @@ class ResizeKernel(SampleKernel):
         layout, out_type = check_resample_input(
             "resize", image, sample.layouts[0], args, volumes=True
         )
-        out_size, source = resize_plan("resize", spatial_size(layout, image.shape), args)
-        return resample_layout(image, layout, out_size, source, args, out_type)
+        return self.resize("resize", image, layout, args, out_type)
 
 
 def check_resample_input(

@@ -12,14 +12,15 @@ without it (``ABC → ABCBA``). Only the frames up to the last one needed are de
 from __future__ import annotations
 
 import io
-from collections.abc import Mapping
+import itertools
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import numpy as np
 
 from feedline.core.kernel import SampleContext, SampleKernel
 
-__all__ = ["VideoDecoderKernel", "decode_frames", "select_frames"]
+__all__ = ["VideoDecoderKernel", "decode_frames", "iter_frames", "select_frames"]
 
 
 def _optional_int(value: Any) -> int | None:
@@ -62,12 +63,15 @@ def select_frames(args: Mapping[str, Any]) -> tuple[list[int] | None, int, int, 
     return None, start, stride, end
 
 
-def decode_frames(encoded: np.ndarray, last: int | None) -> list[np.ndarray]:
-    """RGB frames (``H×W×3`` uint8) of the first video stream, up to index ``last`` included
-    (all with None)."""
+def iter_frames(encoded: np.ndarray) -> Iterator[np.ndarray]:
+    """RGB frames (``H×W×3`` uint8) of the first video stream of ``encoded``, decoded one by one
+    as they are taken (closing the generator closes the container).
+
+    Raises:
+        ValueError: the data holds no video stream or cannot be decoded.
+    """
     import av
 
-    frames: list[np.ndarray] = []
     try:
         with av.open(io.BytesIO(encoded.tobytes()), mode="r") as container:
             if not container.streams.video:
@@ -75,12 +79,19 @@ def decode_frames(encoded: np.ndarray, last: int | None) -> list[np.ndarray]:
             stream = container.streams.video[0]
             stream.thread_type = "AUTO"
             for frame in container.decode(stream):
-                frames.append(frame.to_ndarray(format="rgb24"))
-                if last is not None and len(frames) > last:
-                    break
+                yield frame.to_ndarray(format="rgb24")
     except av.FFmpegError as exc:
         raise ValueError(f"cannot decode the video: {exc}") from None
-    return frames
+
+
+def decode_frames(encoded: np.ndarray, last: int | None) -> list[np.ndarray]:
+    """RGB frames (``H×W×3`` uint8) of the first video stream, up to index ``last`` included
+    (all with None)."""
+    frames = iter_frames(encoded)
+    try:
+        return list(frames if last is None else itertools.islice(frames, last + 1))
+    finally:
+        frames.close()
 
 
 def _pad(frames: list[np.ndarray], wanted: int, mode: str, fill: np.ndarray) -> list[np.ndarray]:

@@ -1,6 +1,7 @@
-"""Family ``video``: schema and registration of ``decoders.video`` (CPU, through PyAV).
+"""Family ``video``: schemas and registration of ``decoders.video`` and
+``experimental.inputs.video`` (CPU, through PyAV).
 
-The operator is always registered (its docs are visible); building a pipeline that uses it
+The operators are always registered (their docs are visible); building a pipeline that uses one
 without PyAV installed raises an ImportError saying how to install it.
 """
 
@@ -9,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from feedline.core.hookspecs import hookimpl
-from feedline.core.schema import ArgSpec, InputSpec, OpSchema
+from feedline.core.schema import REQUIRED, ArgSpec, InputSpec, OpSchema
 from feedline.operators.cpu.common.schemas import register_cpu_operators
 
 if TYPE_CHECKING:
@@ -61,14 +62,60 @@ VIDEO = OpSchema(
 )  # fmt: skip
 
 
-SCHEMAS = (VIDEO,)
-KERNELS = {"decoders.video": "feedline.operators.cpu.video.decoder:VideoDecoderKernel"}
+#: How ``experimental.inputs.video`` ends a video whose frames do not fill the last sequence.
+LAST_SEQUENCE_POLICIES = ("partial", "pad")
+
+INPUT_VIDEO = OpSchema(
+    "experimental.inputs.video",
+    """Stream a video fed from Python and decode it, ``sequence_length`` frames per sample
+    (``F×H×W×3`` uint8 RGB, layout ``FHWC``), a batch at a time, for videos too long to decode
+    whole.
+
+    Each ``Pipeline.feed_input(name, data)`` queues one encoded video (a batch of exactly one
+    1-D uint8 sample). Every run returns the next ``batch_size`` sequences of the video at the
+    front of the queue, decoding only the frames it needs (FFmpeg through PyAV,
+    ``pip install 'feedline[video]'``). When the video ends, the last batch holds the sequences
+    left (it may be smaller than the batch size) and the next run starts on the next queued
+    video. If the frames do not fill the last sequence, ``last_sequence_policy`` decides:
+    ``partial`` returns it shorter, ``pad`` fills it up with black (zero) frames. Running with
+    nothing queued raises an error, or, with ``blocking=True``, waits until a video is fed.""",
+    args=(
+        ArgSpec("sequence_length", "int", REQUIRED, "Number of frames in each sequence."),
+        ArgSpec("last_sequence_policy", "str", "partial", "How the last sequence of a video "
+                "is completed: 'partial' (fewer frames) or 'pad' (zero frames).",
+                choices=LAST_SEQUENCE_POLICIES),
+        ArgSpec("blocking", "bool", False, "Wait for data when nothing is queued instead of "
+                "raising an error."),
+        ArgSpec("no_copy", "bool", False, "Keep the fed buffer instead of copying it (it must "
+                "stay alive and unchanged until its frames have been returned)."),
+        ArgSpec("affine", "bool", True, "Mixed (GPU) backend only: pin decoder threads to "
+                "cores. No effect on the CPU."),
+        ArgSpec("bytes_per_sample_hint", "int_vec", (0,), "Output size hint for preallocation "
+                "(a speed setting; no effect on the result)."),
+    ),
+    random=False,
+)  # fmt: skip
+
+
+SCHEMAS = (VIDEO, INPUT_VIDEO)
+KERNELS = {
+    "decoders.video": "feedline.operators.cpu.video.decoder:VideoDecoderKernel",
+    "experimental.inputs.video": "feedline.operators.cpu.video.stream_input:VideoInputKernel",
+}
 
 
 @hookimpl
 def feedline_register_operators(registry: Registry) -> None:
-    """Register ``decoders.video``."""
+    """Register ``decoders.video`` and ``experimental.inputs.video``."""
     register_cpu_operators(registry, SCHEMAS, KERNELS)
 
 
-__all__ = ["KERNELS", "PAD_MODES", "SCHEMAS", "VIDEO", "feedline_register_operators"]
+__all__ = [
+    "INPUT_VIDEO",
+    "KERNELS",
+    "LAST_SEQUENCE_POLICIES",
+    "PAD_MODES",
+    "SCHEMAS",
+    "VIDEO",
+    "feedline_register_operators",
+]
