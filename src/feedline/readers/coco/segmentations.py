@@ -249,31 +249,89 @@ def _interleaved(
 
 def _general(parser: simdjson.Parser, run: list[Any], lengths: np.ndarray) -> _Columns | None:
     """Parse ``run`` (segmentations of ``lengths`` bytes) with simdjson; None if one is
-    malformed."""
-    joined = b"".join(run)
-    heads = np.frombuffer(joined, np.uint8)[offsets(lengths)[:-1]] if run else lengths
-    polygons = np.array([_KINDS.get(head, 0) for head in heads.tolist()], np.int64)
-    is_list = heads == ord("[")
-    if not (is_list | (polygons < 0)).all():
+    malformed.
+
+    The texts are joined into one JSON array in which each object or null is blanked to an
+    empty list (``[]`` and spaces: the same length, so every text keeps its place); simdjson
+    converts the numbers, and the structure (polygons per segmentation, numbers per polygon)
+    is read from the positions of the brackets and commas with NumPy rather than by visiting
+    each polygon in Python."""
+    starts = 1 + offsets(lengths + 1)[:-1]  # where each text begins in "[text,text,…]"
+    items = list(run)
+    if items:  # brackets on the first and last texts: one copy of the run in all
+        items[0] = b"[" + items[0]
+        items[-1] = bytes(items[-1]) + b"]"
+    text = bytearray(b",").join(items) if items else bytearray(b"[]")
+    chars = np.frombuffer(text, np.uint8)
+    heads = chars[starts]
+    polygons = _KIND_OF_HEAD[heads]
+    if (polygons == _NOT_A_SEGMENTATION).any():
         return None
-    lists = [text for text, listed in zip(run, is_list.tolist(), strict=True) if listed]
-    text = b"[" + b",".join(lists) + b"]"
+    blanked = polygons < 0
+    for start, length in zip(starts[blanked].tolist(), lengths[blanked].tolist(), strict=True):
+        chars[start : start + length] = _SPACE
+        chars[start : start + 2] = _EMPTY_LIST
     doc = None
-    try:  # as_buffer fails on anything but numbers in lists, len() on a number
+    try:  # as_buffer fails on anything but numbers in lists
         doc = parser.parse(text)
         values = np.frombuffer(doc.as_buffer(of_type="d"))
-        counts = [len(segmentation) for segmentation in doc]
-        sizes = np.array([len(polygon) for segmentation in doc for polygon in segmentation])
     except (ValueError, TypeError, RuntimeError):  # invalid, not a number, beyond 64 bits
         return None
     finally:
         del doc  # the parser can be reused only once its documents are gone
-    sizes = sizes.astype(np.int64).reshape(-1)
-    # A list inside a polygon adds a bracket (as_buffer would flatten it); one inside a string
-    # fails as_buffer.
-    if text.count(b"[") != 1 + len(lists) + sizes.size:
+    structure = _structure(chars, lengths.size)
+    if structure is None:
         return None
+    counts, sizes = structure
+    # Numbers outside a polygon (in a segmentation's own list) are in values, not in sizes.
     if sizes.sum() != values.size or (sizes % 2).any():
         return None
-    polygons[is_list] = counts
+    lists = polygons == 0
+    polygons[lists] = counts[lists]
     return polygons, sizes, values
+
+
+#: A segmentation's kind by the first byte of its text: a list (0, its polygons counted
+#: later), an object, null, or anything else (not a segmentation).
+_NOT_A_SEGMENTATION = -9
+_KIND_OF_HEAD = np.full(256, _NOT_A_SEGMENTATION, np.int64)
+_KIND_OF_HEAD[[ord("["), ord("{"), ord("n")]] = (0, OBJECT, NULL)
+_SPACE, _EMPTY_LIST = ord(" "), np.frombuffer(b"[]", np.uint8)
+
+
+def _structure(chars: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """Polygons per segmentation and numbers per polygon of ``chars``, the JSON array of
+    ``count`` segmentations that simdjson read as lists of numbers (so no brackets or commas
+    hide in strings); None if a list is nested deeper than a polygon."""
+    # Of the bytes of a document of numbers and lists, only "[" and "]" have these bits
+    # (0x59 is "Y", 0x5F "_": neither can occur).
+    brackets = np.flatnonzero((chars & 0xF9) == 0x59)
+    opens = chars[brackets] == ord("[")
+    depth = np.cumsum(np.where(opens, 1, -1))  # after each bracket
+    if depth.size and depth.max() > 3:
+        return None
+    segmentation_starts = brackets[opens & (depth == 2)]
+    segmentation_ends = brackets[~opens & (depth == 1)]
+    polygon_starts = brackets[opens & (depth == 3)]
+    polygon_ends = brackets[~opens & (depth == 2)]
+    if segmentation_starts.size != count:
+        return None
+    separators = np.zeros(polygon_starts.size, np.int64)
+    if polygon_starts.size:
+        bounds = np.column_stack([polygon_starts, polygon_ends]).reshape(-1)
+        commas = chars == ord(",")
+        # Counted in 16 bits (NumPy sums those fastest); a polygon of 2^17 bytes or more
+        # may hold more commas, and is counted again exactly.
+        inside = np.add.reduceat(commas.view(np.uint8), bounds, dtype=np.uint16)[::2]
+        separators = inside.astype(np.int64)
+        for at in np.flatnonzero(polygon_ends - polygon_starts >= 1 << 17).tolist():
+            separators[at] = np.count_nonzero(commas[polygon_starts[at] : polygon_ends[at]])
+    sizes = separators + 1
+    for at in np.flatnonzero(separators == 0).tolist():  # one number, or none: "[]", "[ ]"
+        inside = chars[polygon_starts[at] + 1 : polygon_ends[at]]
+        if not bytes(inside).strip():
+            sizes[at] = 0
+    counts = np.searchsorted(polygon_starts, segmentation_ends) - np.searchsorted(
+        polygon_starts, segmentation_starts
+    )
+    return counts.astype(np.int64), sizes.astype(np.int64)
