@@ -17,14 +17,16 @@ DALI's rows run in this interpreter when it imports ``nvidia.dali``, else in the
 ``--dali-python`` names (a virtual environment with DALI and NumPy, e.g. ``.../bin/python``).
 ``--fallback`` adds a feedline row with ``FEEDLINE_NATIVE=0``: what a machine without a C
 compiler, or one where the compiled parser's exact paths are off, gets (the segmentations are
-then parsed by simdjson alone). On 2026-11-28 (2-core AMD EPYC VM under a load average of 10-17,
-so wall times swing by 2x; CPU seconds are steadier), ``--tasks cold,cold_poly --fallback
---repeat 3`` gave, as CPU seconds beside DALI 2.4 CPU's: cold 0.71-0.75 (native=0 0.67-0.79)
-vs 1.17-1.40; with ``polygon_masks`` 1.16-1.40 (native=0 1.68-1.80) vs 1.77-2.13, i.e. 0.54-0.79x
-DALI's CPU time with the compiled parser and 0.79-1.02x without it. Where the compiled parser
-cannot convert a number it now skips that segmentation and simdjson parses all skipped ones of a
-block at once (before, one simdjson call per segmentation made a machine whose compiled path was
-off 5x slower than the fallback alone).
+then parsed by simdjson alone, the structure read by NumPy). On 2026-11-28 (2-core AMD EPYC VM
+under a load average of 11-17, so wall times swing by 2x; CPU seconds are steadier),
+``--tasks cold_poly --fallback --repeat 5`` gave, as CPU seconds beside DALI 2.4 CPU's
+1.78-2.24: feedline 1.13-1.77 (0.54-0.97x DALI's), native=0 1.58-1.79 (0.73-0.98x; wall time
+0.77-1.21x); earlier that day, without masks, feedline 0.71-0.75 (native=0 0.67-0.79) against
+DALI's 1.17-1.40. Before the fallback read the structure with NumPy (one ``len`` per polygon through
+simdjson's objects), native=0 took 0.79-1.02x DALI's CPU time. Where the compiled parser cannot
+convert a number it skips that segmentation and simdjson parses all skipped ones of a block at
+once (before, one simdjson call per segmentation made a machine whose compiled path was off 5x
+slower than the fallback alone).
 
 Usage: ``python benchmarks/coco.py [--images 50000] [--annotations 400000] [--threads N]
 [--batch-size 256] [--data-dir DIR] [--no-dali] [--dali-python PATH] [--fallback]
