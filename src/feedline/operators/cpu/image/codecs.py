@@ -13,8 +13,10 @@ A codec is any object (or class, instantiated once without arguments) with
 
 Codecs are registered by plugins through ``feedline_register_codecs`` with the file signatures
 they claim; :class:`ImageCodec` is a convenient base class. Built in: JPEG (simplejpeg, the
-libjpeg-turbo decoder, when installed, else Pillow) and Pillow for PNG, BMP, TIFF, WebP, PNM and
-GIF (first frame).
+libjpeg-turbo decoder, when installed, else Pillow), WebP (Pillow's libwebp straight into the
+output, :mod:`~feedline.operators.cpu.image.webp`) and Pillow for PNG, BMP, TIFF, PNM and GIF
+(first frame), decoded into the output's own buffer
+(:mod:`~feedline.operators.cpu.image.pillow_pixels`).
 """
 
 from __future__ import annotations
