@@ -248,12 +248,12 @@ def test_blocks_agree_with_one_parse(parser: str, monkeypatch: pytest.MonkeyPatc
 
 def test_the_structure_is_read_whatever_the_spacing(parser: str) -> None:
     texts = [b"[[ ]]", b"[ [1, 2] ,\n[\t] ]", b"[\n]", b'{"counts": "[[,]", "size": [1, 2]}']
-    texts += [b"null", b"[[ 3 , 4 ,5,6 ]]"]
+    texts += [b"null", b"[[ 3 , 4 ,5,6 ]]", b"[[1e1,2E1],[3e-1,4.5e+1]]"]
     result = parse_segmentations(list(texts))
     assert result is not None
-    assert result.polygons.tolist() == [1, 2, 0, OBJECT, NULL, 1]
-    assert result.vertices.tolist() == [0, 1, 0, 2]
-    assert result.coordinates.tolist() == [1, 2, 3, 4, 5, 6]
+    assert result.polygons.tolist() == [1, 2, 0, OBJECT, NULL, 1, 2]
+    assert result.vertices.tolist() == [0, 1, 0, 2, 1, 1]
+    assert result.coordinates.tolist() == [1, 2, 3, 4, 5, 6, 10, 20, np.float32(0.3), 45]
     assert result.objects == {3: texts[3]}
 
 

@@ -304,9 +304,10 @@ def _structure(chars: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray] |
     """Polygons per segmentation and numbers per polygon of ``chars``, the JSON array of
     ``count`` segmentations that simdjson read as lists of numbers (so no brackets or commas
     hide in strings); None if a list is nested deeper than a polygon."""
-    # Of the bytes of a document of numbers and lists, only "[" and "]" have these bits
-    # (0x59 is "Y", 0x5F "_": neither can occur).
-    brackets = np.flatnonzero((chars & 0xF9) == 0x59)
+    # In a document of numbers and lists only "[", "]" and an exponent's "e" lie above "Z".
+    candidates = np.flatnonzero(chars > ord("Z"))
+    kinds = chars[candidates]
+    brackets = candidates[(kinds == ord("[")) | (kinds == ord("]"))]
     opens = chars[brackets] == ord("[")
     depth = np.cumsum(np.where(opens, 1, -1))  # after each bracket
     if depth.size and depth.max() > 3:
