@@ -20,13 +20,17 @@ compiler, or one where the compiled parser's exact paths are off, gets (the segm
 then parsed by simdjson alone, the structure read by NumPy). On 2026-11-28 (2-core AMD EPYC VM
 under a load average of 11-17, so wall times swing by 2x; CPU seconds are steadier),
 ``--tasks cold_poly --fallback --repeat 5`` gave, as CPU seconds beside DALI 2.4 CPU's
-1.78-2.24: feedline 1.13-1.77 (0.54-0.97x DALI's), native=0 1.58-1.79 (0.73-0.98x; wall time
-0.77-1.21x); earlier that day, without masks, feedline 0.71-0.75 (native=0 0.67-0.79) against
-DALI's 1.17-1.40. Before the fallback read the structure with NumPy (one ``len`` per polygon through
-simdjson's objects), native=0 took 0.79-1.02x DALI's CPU time. Where the compiled parser cannot
-convert a number it skips that segmentation and simdjson parses all skipped ones of a block at
-once (before, one simdjson call per segmentation made a machine whose compiled path was off 5x
-slower than the fallback alone).
+1.80-2.40: feedline 1.19-1.35 (0.50-0.75x DALI's), native=0 1.51-1.74 (0.72-0.94x, wall time
+0.83-0.86x). The same run with the fallback as it was before it read the structure with NumPy
+(one ``len`` per polygon through simdjson's objects), back to back: native=0 1.62-1.84, 0.88-1.01x
+DALI's CPU time (wall 0.74-2.04x). Over 21 rounds that day the new fallback took 0.72-1.12x
+DALI's CPU time (median 0.82); in the two rounds above 1 it took 0.6 s more than the compiled
+parser's row, against 0.2-0.4 s in the others, so the machine's load is the likely cause, but
+on so loaded a machine it is not at most DALI's time in every round. Earlier, without masks,
+feedline took 0.71-0.75 CPU seconds (native=0 0.67-0.79) against DALI's 1.17-1.40. Where the
+compiled parser cannot convert a number it skips that segmentation and simdjson parses all
+skipped ones of a block at once (before, one simdjson call per segmentation made a machine whose
+compiled path was off 5x slower than the fallback alone).
 
 Usage: ``python benchmarks/coco.py [--images 50000] [--annotations 400000] [--threads N]
 [--batch-size 256] [--data-dir DIR] [--no-dali] [--dali-python PATH] [--fallback]
