@@ -26,7 +26,10 @@ under a load average of 11-17, so wall times swing by 2x; CPU seconds are steadi
 DALI's CPU time (wall 0.74-2.04x). Over 21 rounds that day the new fallback took 0.72-1.12x
 DALI's CPU time (median 0.82); in the two rounds above 1 it took 0.6 s more than the compiled
 parser's row, against 0.2-0.4 s in the others, so the machine's load is the likely cause, but
-on so loaded a machine it is not at most DALI's time in every round. Earlier, without masks,
+on so loaded a machine it is not at most DALI's time in every round. With 1 MB blocks for
+simdjson (instead of 4 MB), the fallback's peak memory is 458 MB instead of 490 (DALI's 463),
+and five more rounds gave native=0 1.45-1.74 CPU seconds, 0.75-0.93x DALI's (wall 0.75-0.95x).
+Earlier, without masks,
 feedline took 0.71-0.75 CPU seconds (native=0 0.67-0.79) against DALI's 1.17-1.40. Where the
 compiled parser cannot convert a number it skips that segmentation and simdjson parses all
 skipped ones of a block at once (before, one simdjson call per segmentation made a machine whose
