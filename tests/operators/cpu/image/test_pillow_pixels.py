@@ -240,3 +240,19 @@ def test_encoded_file_reads_and_seeks_like_bytesio(
         assert ours.read(count) == theirs.read(count)
         assert ours.tell() == theirs.tell()
     assert ours.read() == theirs.read()
+
+
+def test_a_mode_pillow_cannot_map_is_converted_from_pillows_own_pixels(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Should a Pillow lay a mode out otherwise than feedline expects, the decode still works
+    (from Pillow's own memory)."""
+    from PIL import Image as PilImage
+
+    def refuse(*args: object) -> None:
+        raise ValueError("buffer is not large enough")
+
+    monkeypatch.setattr(PilImage.core, "map_buffer", refuse)
+    data = png(np.random.default_rng(6).integers(0, 256, (9, 7, 3)), 2, 8)
+    got = PillowCodec().decode(np.frombuffer(data, np.uint8), ImageType.BGR)
+    np.testing.assert_array_equal(got, reference(data, ImageType.BGR))

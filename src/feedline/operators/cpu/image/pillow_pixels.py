@@ -261,9 +261,13 @@ class PixelTarget:
         self._in_row = width * pixel_bytes
         self._out_row = width * self._layout.channels * self._layout.dtype.itemsize
         self._buffer = np.empty(height * max(self._in_row, self._out_row), np.uint8)
-        self._core = Image.core.map_buffer(
-            self._buffer, image.size, "raw", 0, (image.mode, self._in_row, 1)
-        )
+        try:
+            self._core = Image.core.map_buffer(
+                self._buffer, image.size, "raw", 0, (image.mode, self._in_row, 1)
+            )
+        except (ValueError, TypeError):  # a Pillow that lays this mode out otherwise
+            self._buffer = None
+            return
         image.im = self._core
 
     def array(self, image: Any) -> np.ndarray:
