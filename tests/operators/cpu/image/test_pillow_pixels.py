@@ -80,6 +80,8 @@ def reference(data: bytes, output_type: ImageType) -> np.ndarray:
     with Image.open(io.BytesIO(data)) as image:
         image.load()
         if image.mode in ("I;16", "I;16B", "I;16L", "I"):
+            if output_type == ImageType.YCbCr:
+                raise ValueError("YCbCr output is not supported for 16-bit images")
             values = np.clip(np.asarray(image).astype(np.int64), 0, 65535).astype(np.uint16)
             channels = 3 if output_type in (ImageType.RGB, ImageType.BGR) else 1
             return np.repeat(values[:, :, None], channels, axis=2)
