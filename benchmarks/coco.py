@@ -17,14 +17,23 @@ DALI's rows run in this interpreter when it imports ``nvidia.dali``, else in the
 ``--dali-python`` names (a virtual environment with DALI and NumPy, e.g. ``.../bin/python``).
 ``--fallback`` adds a feedline row with ``FEEDLINE_NATIVE=0``: what a machine without a C
 compiler, or one where the compiled parser's exact paths are off, gets (the segmentations are
-then parsed by simdjson alone). On 2026-11-28 (2-core AMD EPYC VM under a load average of 10-17,
-so wall times swing by 2x; CPU seconds are steadier), ``--tasks cold,cold_poly --fallback
---repeat 3`` gave, as CPU seconds beside DALI 2.4 CPU's: cold 0.71-0.75 (native=0 0.67-0.79)
-vs 1.17-1.40; with ``polygon_masks`` 1.16-1.40 (native=0 1.68-1.80) vs 1.77-2.13, i.e. 0.54-0.79x
-DALI's CPU time with the compiled parser and 0.79-1.02x without it. Where the compiled parser
-cannot convert a number it now skips that segmentation and simdjson parses all skipped ones of a
-block at once (before, one simdjson call per segmentation made a machine whose compiled path was
-off 5x slower than the fallback alone).
+then parsed by simdjson alone, the structure read by NumPy). On 2026-11-28 (2-core AMD EPYC VM
+under a load average of 11-17, so wall times swing by 2x; CPU seconds are steadier),
+``--tasks cold_poly --fallback --repeat 5`` gave, as CPU seconds beside DALI 2.4 CPU's
+1.80-2.40: feedline 1.19-1.35 (0.50-0.75x DALI's), native=0 1.51-1.74 (0.72-0.94x, wall time
+0.83-0.86x). The same run with the fallback as it was before it read the structure with NumPy
+(one ``len`` per polygon through simdjson's objects), back to back: native=0 1.62-1.84, 0.88-1.01x
+DALI's CPU time (wall 0.74-2.04x). Over 21 rounds that day the new fallback took 0.72-1.12x
+DALI's CPU time (median 0.82); in the two rounds above 1 it took 0.6 s more than the compiled
+parser's row, against 0.2-0.4 s in the others, so the machine's load is the likely cause, but
+on so loaded a machine it is not at most DALI's time in every round. With 1 MB blocks for
+simdjson (instead of 4 MB), the fallback's peak memory is 458 MB instead of 490 (DALI's 463),
+and five more rounds gave native=0 1.45-1.74 CPU seconds, 0.75-0.93x DALI's (wall 0.75-0.95x).
+Earlier, without masks,
+feedline took 0.71-0.75 CPU seconds (native=0 0.67-0.79) against DALI's 1.17-1.40. Where the
+compiled parser cannot convert a number it skips that segmentation and simdjson parses all
+skipped ones of a block at once (before, one simdjson call per segmentation made a machine whose
+compiled path was off 5x slower than the fallback alone).
 
 Usage: ``python benchmarks/coco.py [--images 50000] [--annotations 400000] [--threads N]
 [--batch-size 256] [--data-dir DIR] [--no-dali] [--dali-python PATH] [--fallback]

@@ -218,6 +218,8 @@ def test_any_number_is_read_as_json_does(parser: str, text: str) -> None:
         '[{"x": [1, 2]}]',
         "[[1, [2, 3], 4]]",
         "[[1e400, 2]]",  # beyond float64
+        "[[1, 2], 3, 4]",  # numbers beside the polygons
+        "[3, 4, [1, 2]]",
     ],
 )
 def test_refuses_what_is_not_a_segmentation(parser: str, text: str) -> None:
@@ -242,6 +244,23 @@ def test_blocks_agree_with_one_parse(parser: str, monkeypatch: pytest.MonkeyPatc
         assert np.array_equal(getattr(blocks, name), getattr(whole, name)), name
     assert blocks.objects == whole.objects
     assert_parsed(blocks, values)
+
+
+def test_the_structure_is_read_whatever_the_spacing(parser: str) -> None:
+    texts = [b"[[ ]]", b"[ [1, 2] ,\n[\t] ]", b"[\n]", b'{"counts": "[[,]", "size": [1, 2]}']
+    texts += [b"null", b"[[ 3 , 4 ,5,6 ]]", b"[[1e1,2E1],[3e-1,4.5e+1]]"]
+    result = parse_segmentations(list(texts))
+    assert result is not None
+    assert result.polygons.tolist() == [1, 2, 0, OBJECT, NULL, 1, 2]
+    assert result.vertices.tolist() == [0, 1, 0, 2, 1, 1]
+    assert result.coordinates.tolist() == [1, 2, 3, 4, 5, 6, 10, 20, np.float32(0.3), 45]
+    assert result.objects == {3: texts[3]}
+
+
+def test_a_polygon_of_more_numbers_than_16_bits_count(parser: str) -> None:
+    """simdjson's path counts the numbers of a polygon in 16 bits where that is exact."""
+    values = [[list(range(70_002))], [[1, 2]], [list(range(65_536))]]
+    assert_parsed(parse(values), values)
 
 
 def test_empty_input(parser: str) -> None:

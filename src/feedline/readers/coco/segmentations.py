@@ -11,16 +11,17 @@ straight into one output array. It converts numbers only where it can prove the 
 correctly rounding parser's (every number of the COCO 2017 files, every float Python's ``json``
 writes on x86; :func:`exact_paths` says which numbers on this machine). It skips a segmentation
 holding another number; the skipped ones of a block are parsed together by simdjson, whose
-``as_buffer`` flattens the numbers into one float64 buffer, and merged back in order. After a
-block it mostly skipped, and everywhere the library cannot be built (or with
-``FEEDLINE_NATIVE=0``), simdjson parses everything, so such numbers never cost more than
-simdjson alone. Both give the same values.
+``as_buffer`` flattens the numbers into one float64 buffer, while NumPy reads the structure
+(polygons per segmentation, numbers per polygon) from the positions of the brackets and commas,
+and merged back in order. After a block it mostly skipped, and everywhere the library cannot be
+built (or with ``FEEDLINE_NATIVE=0``), simdjson parses everything, so such numbers never cost
+more than simdjson alone. Both give the same values.
 
 Why a parser of our own (measured on a 222 MB file with 400,000 segmentations and 19 million
-coordinates): simdjson's parse, ``as_buffer`` and one ``len`` per polygon took 0.55 s, and
-msgspec had to hand each polygon over as its own text (400,000 more objects, 0.3 s of Python
-passes over them); the compiled parser takes 0.4 s and needs one text per annotation. Decoding
-the coordinates as Python floats (msgspec, orjson) took about 4× as long as simdjson.
+coordinates, in CPU seconds on a loaded 2-core machine): simdjson's parse and ``as_buffer``
+with the structure read by NumPy take 0.58-0.65 s (0.75-1.0 s when the structure was read with
+one ``len`` per polygon); the compiled parser takes 0.26-0.31 s. Decoding the coordinates as
+Python floats (msgspec, orjson) took about 4× as long as simdjson, NumPy's ``fromstring`` 10×.
 """
 
 from __future__ import annotations
@@ -94,11 +95,14 @@ def parse_segmentations(texts: list[Any]) -> Segmentations | None:
     # A coordinate takes at least two bytes of text ("1,"): never more than half of them.
     # Pages of the output that are never written are never allocated.
     out = _Output(np.empty(n, np.int64), np.empty(int(starts[-1]) // 2 + 1, np.float32))
-    cuts = np.flatnonzero(np.diff(starts[1:] // _BLOCK)) + 1
-    bounds = [0, *cuts.tolist(), n] if n else []
     library = LIBRARY.try_load()
     if library is not None and not exact_paths(library):
         library = None  # it would leave every list to simdjson
+    # simdjson's buffers (and the text, the numbers and the masks of a block) grow with the
+    # block: smaller blocks where it parses everything keep 40 MB fewer pages in use.
+    block = _BLOCK if library is not None else _BLOCK // 4
+    cuts = np.flatnonzero(np.diff(starts[1:] // block)) + 1
+    bounds = [0, *cuts.tolist(), n] if n else []
     parser = simdjson.Parser()  # reused: its buffers are allocated once
     objects: dict[int, bytes] = {}
     for lo, hi in itertools.pairwise(bounds):
@@ -249,31 +253,90 @@ def _interleaved(
 
 def _general(parser: simdjson.Parser, run: list[Any], lengths: np.ndarray) -> _Columns | None:
     """Parse ``run`` (segmentations of ``lengths`` bytes) with simdjson; None if one is
-    malformed."""
-    joined = b"".join(run)
-    heads = np.frombuffer(joined, np.uint8)[offsets(lengths)[:-1]] if run else lengths
-    polygons = np.array([_KINDS.get(head, 0) for head in heads.tolist()], np.int64)
-    is_list = heads == ord("[")
-    if not (is_list | (polygons < 0)).all():
+    malformed.
+
+    The texts are joined into one JSON array in which each object or null is blanked to an
+    empty list (``[]`` and spaces: the same length, so every text keeps its place); simdjson
+    converts the numbers, and the structure (polygons per segmentation, numbers per polygon)
+    is read from the positions of the brackets and commas with NumPy rather than by visiting
+    each polygon in Python."""
+    starts = 1 + offsets(lengths + 1)[:-1]  # where each text begins in "[text,text,…]"
+    items = list(run)
+    if items:  # brackets on the first and last texts: one copy of the run in all
+        items[0] = b"[" + items[0]
+        items[-1] = bytes(items[-1]) + b"]"
+    text = bytearray(b",").join(items) if items else bytearray(b"[]")
+    chars = np.frombuffer(text, np.uint8)
+    heads = chars[starts]
+    polygons = _KIND_OF_HEAD[heads]
+    if (polygons == _NOT_A_SEGMENTATION).any():
         return None
-    lists = [text for text, listed in zip(run, is_list.tolist(), strict=True) if listed]
-    text = b"[" + b",".join(lists) + b"]"
+    blanked = polygons < 0
+    for start, length in zip(starts[blanked].tolist(), lengths[blanked].tolist(), strict=True):
+        chars[start : start + length] = _SPACE
+        chars[start : start + 2] = _EMPTY_LIST
     doc = None
-    try:  # as_buffer fails on anything but numbers in lists, len() on a number
+    try:  # as_buffer fails on anything but numbers in lists
         doc = parser.parse(text)
         values = np.frombuffer(doc.as_buffer(of_type="d"))
-        counts = [len(segmentation) for segmentation in doc]
-        sizes = np.array([len(polygon) for segmentation in doc for polygon in segmentation])
     except (ValueError, TypeError, RuntimeError):  # invalid, not a number, beyond 64 bits
         return None
     finally:
         del doc  # the parser can be reused only once its documents are gone
-    sizes = sizes.astype(np.int64).reshape(-1)
-    # A list inside a polygon adds a bracket (as_buffer would flatten it); one inside a string
-    # fails as_buffer.
-    if text.count(b"[") != 1 + len(lists) + sizes.size:
+    structure = _structure(chars, lengths.size)
+    if structure is None:
         return None
+    counts, sizes = structure
+    # Numbers outside a polygon (in a segmentation's own list) are in values, not in sizes.
     if sizes.sum() != values.size or (sizes % 2).any():
         return None
-    polygons[is_list] = counts
+    lists = polygons == 0
+    polygons[lists] = counts[lists]
     return polygons, sizes, values
+
+
+#: A segmentation's kind by the first byte of its text: a list (0, its polygons counted
+#: later), an object, null, or anything else (not a segmentation).
+_NOT_A_SEGMENTATION = -9
+_KIND_OF_HEAD = np.full(256, _NOT_A_SEGMENTATION, np.int64)
+_KIND_OF_HEAD[[ord("["), ord("{"), ord("n")]] = (0, OBJECT, NULL)
+_SPACE, _EMPTY_LIST = ord(" "), np.frombuffer(b"[]", np.uint8)
+
+
+def _structure(chars: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """Polygons per segmentation and numbers per polygon of ``chars``, the JSON array of
+    ``count`` segmentations that simdjson read as lists of numbers (so no brackets or commas
+    hide in strings); None if a list is nested deeper than a polygon."""
+    # In a document of numbers and lists only "[", "]" and an exponent's "e" lie above "Z".
+    candidates = np.flatnonzero(chars > ord("Z"))
+    kinds = chars[candidates]
+    brackets = candidates[(kinds == ord("[")) | (kinds == ord("]"))]
+    opens = chars[brackets] == ord("[")
+    depth = np.cumsum(np.where(opens, 1, -1))  # after each bracket
+    if depth.size and depth.max() > 3:
+        return None
+    segmentation_starts = brackets[opens & (depth == 2)]
+    segmentation_ends = brackets[~opens & (depth == 1)]
+    polygon_starts = brackets[opens & (depth == 3)]
+    polygon_ends = brackets[~opens & (depth == 2)]
+    if segmentation_starts.size != count:
+        return None
+    separators = np.zeros(polygon_starts.size, np.int64)
+    if polygon_starts.size:
+        bounds = np.column_stack([polygon_starts, polygon_ends]).reshape(-1)
+        commas = chars == ord(",")
+        # Counted in 16 bits (NumPy sums those fastest); a polygon of 2^17 bytes or more
+        # may hold more commas, and is counted again exactly.
+        inside = np.add.reduceat(commas.view(np.uint8), bounds, dtype=np.uint16)[::2]
+        separators = inside.astype(np.int64)
+        for at in np.flatnonzero(polygon_ends - polygon_starts >= 1 << 17).tolist():
+            separators[at] = np.count_nonzero(commas[polygon_starts[at] : polygon_ends[at]])
+    sizes = separators + 1
+    for at in np.flatnonzero(separators == 0).tolist():  # one number, or none: "[]", "[ ]"
+        inside = chars[polygon_starts[at] + 1 : polygon_ends[at]]
+        if not bytes(inside).strip():
+            sizes[at] = 0
+    counts = np.searchsorted(polygon_starts, segmentation_ends) - np.searchsorted(
+        polygon_starts, segmentation_starts
+    )
+    return counts.astype(np.int64), sizes.astype(np.int64)

@@ -13,13 +13,14 @@ A codec is any object (or class, instantiated once without arguments) with
 
 Codecs are registered by plugins through ``feedline_register_codecs`` with the file signatures
 they claim; :class:`ImageCodec` is a convenient base class. Built in: JPEG (simplejpeg, the
-libjpeg-turbo decoder, when installed, else Pillow) and Pillow for PNG, BMP, TIFF, WebP, PNM and
-GIF (first frame).
+libjpeg-turbo decoder, when installed, else Pillow), WebP (Pillow's libwebp straight into the
+output, :mod:`~feedline.operators.cpu.image.webp`) and Pillow for PNG, BMP, TIFF, PNM and GIF
+(first frame), decoded into the output's own buffer
+(:mod:`~feedline.operators.cpu.image.pillow_pixels`).
 """
 
 from __future__ import annotations
 
-import io
 import struct
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -38,6 +39,7 @@ from feedline.operators.cpu.image.limits import (
     check_image_size,
     check_jpeg_entropy,
 )
+from feedline.operators.cpu.image.pillow_pixels import EncodedFile, PixelTarget, pil_to_array
 from feedline.operators.cpu.image.schemas import MAX_DECODED_BYTES, MAX_IMAGE_PIXELS
 from feedline.operators.cpu.image.windows import Source
 
@@ -169,75 +171,13 @@ def _crop(image: np.ndarray, roi: Roi | None) -> np.ndarray:
     return image[y0:y1, x0:x1]
 
 
-_16BIT_MODES = ("I;16", "I;16B", "I;16L", "I;16N", "I")
-
-
-def pil_to_array(image: Any, output_type: ImageType) -> np.ndarray:
-    """Convert a loaded Pillow image to an ``HWC`` array in ``output_type``.
-
-    ``ANY_DATA`` keeps the file's channels (L → 1, LA → 2, RGB → 3, RGBA → 4; palettes become RGB
-    or RGBA, CMYK becomes RGB). 16-bit grey images stay 16-bit (one channel, replicated to three
-    for RGB/BGR).
-    """
-    mode = image.mode
-    if mode in _16BIT_MODES:
-        array = np.asarray(image, dtype=np.uint16 if mode != "I" else np.int32)
-        array = np.clip(array, 0, 65535).astype(np.uint16)[:, :, None]
-        if output_type in (ImageType.RGB, ImageType.BGR, ImageType.YCbCr):
-            if output_type == ImageType.YCbCr:
-                raise ValueError("YCbCr output is not supported for 16-bit images")
-            array = np.repeat(array, 3, axis=2)
-        return array
-    if output_type == ImageType.ANY_DATA:
-        if mode == "P":
-            target = "RGBA" if "transparency" in image.info else "RGB"
-        elif mode in ("L", "LA", "RGB", "RGBA"):
-            target = mode
-        elif mode == "1":
-            target = "L"
-        elif mode == "PA":
-            target = "RGBA"
-        else:
-            target = "RGB"
-    else:
-        target = {
-            ImageType.RGB: "RGB",
-            ImageType.BGR: "RGB",
-            ImageType.GRAY: "L",
-            ImageType.YCbCr: "YCbCr",
-        }[ImageType(output_type)]
-    return _converted(image, target, output_type == ImageType.BGR)
-
-
-#: Bytes of decoded pixels converted per strip by :func:`_converted`.
-_STRIP_BYTES = 1 << 22
-
-
-def _converted(image: Any, target: str, reverse: bool) -> np.ndarray:
-    """The loaded Pillow ``image`` in Pillow mode ``target`` as an ``HWC`` uint8 array (channels
-    reversed when ``reverse``), converted a strip of rows at a time into the output array, so
-    that the only full-size copy besides Pillow's own is the result."""
-    from PIL import Image
-
-    width, height = image.size
-    channels = Image.getmodebands(target)
-    out = np.empty((height, width, channels), np.uint8)
-    rows = max(1, _STRIP_BYTES // max(1, 4 * width))
-    for top in range(0, height, rows):
-        bottom = min(height, top + rows)
-        strip = image if bottom - top == height else image.crop((0, top, width, bottom))
-        if strip.mode != target:
-            strip = strip.convert(target)
-        pixels = np.frombuffer(strip.tobytes(), np.uint8).reshape(bottom - top, width, channels)
-        out[top:bottom] = pixels[:, :, ::-1] if reverse else pixels
-    return out
-
-
 def _stored_channels(image: Any) -> tuple[int, int]:
     """``(channels, bytes per channel)`` of a Pillow image's pixels once decoded."""
     mode = image.mode
-    if mode in _16BIT_MODES:
-        return 1, 2 if mode != "I" else 4
+    if mode in ("I;16", "I;16B", "I;16L", "I;16N"):
+        return 1, 2
+    if mode == "I":
+        return 1, 4
     if mode in ("F", "I;32"):
         return 1, 4
     return max(len(image.getbands()), 3 if mode == "P" else 1), 1
@@ -282,7 +222,7 @@ class PillowCodec(ImageCodec):
         from PIL import Image
 
         try:
-            image = Image.open(io.BytesIO(data))
+            image = Image.open(EncodedFile(data))
         except Image.DecompressionBombError as exc:  # Pillow's own size limit, before decoding
             raise ValueError(f"image too large: {exc}") from None
         except (OSError, SyntaxError, ValueError, struct.error) as exc:
@@ -304,27 +244,29 @@ class PillowCodec(ImageCodec):
         image = self._open(data)
         width, height = image.size
         channels = {"L": 1, "1": 1, "LA": 2, "RGBA": 4, "PA": 4}.get(image.mode, 3)
-        if image.mode in _16BIT_MODES:
+        if image.mode in ("I;16", "I;16B", "I;16L", "I;16N", "I"):
             channels = 1
         if image.mode == "P":
             channels = 4 if "transparency" in image.info else 3
         return (*_swap_for(self._orientation(image), height, width), channels)
 
-    def load(self, data: Any, output_type: ImageType) -> tuple[Any, int]:
-        """Open and fully decode ``data`` as a Pillow image; returns it with its orientation."""
-        image = self._open(data)
-        if image.format == "JPEG" and output_type in (ImageType.GRAY, ImageType.YCbCr):
-            image.draft("L" if output_type == ImageType.GRAY else "YCbCr", image.size)
+    @staticmethod
+    def _load(image: Any) -> None:
         try:
             image.load()
         except (OSError, SyntaxError, ValueError, struct.error) as exc:
             raise ValueError(f"corrupt or truncated {image.format} data: {exc}") from None
-        return image, self._orientation(image)
 
     def decode(self, data: Any, output_type: ImageType, roi: Roi | None = None) -> np.ndarray:
-        """Decode with Pillow, then orient and crop."""
-        image, orientation = self.load(data, output_type)
-        array = apply_orientation(pil_to_array(image, output_type), orientation)
+        """Decode with Pillow into the output's own buffer (:class:`PixelTarget`), then orient
+        and crop."""
+        image = self._open(data)
+        if image.format == "JPEG" and output_type in (ImageType.GRAY, ImageType.YCbCr):
+            image.draft("L" if output_type == ImageType.GRAY else "YCbCr", image.size)
+        target = PixelTarget(image, output_type)
+        self._load(image)
+        orientation = self._orientation(image)
+        array = apply_orientation(target.array(image), orientation)
         return _crop(array, roi)
 
 

@@ -566,7 +566,7 @@ CODECS = {
     "png": ((b"\x89PNG\r\n\x1a\n",), _PILLOW),
     "bmp": ((b"BM",), _PILLOW),
     "tiff": ((b"II*\x00", b"MM\x00*"), _PILLOW),
-    "webp": ((_is_webp,), _PILLOW),
+    "webp": ((_is_webp,), f"{_KERNELS}.webp:WebpCodec"),
     "pnm": ((_is_pnm,), _PILLOW),
     "gif": ((b"GIF87a", b"GIF89a"), _PILLOW),
     "jpeg2000": ((b"\x00\x00\x00\x0cjP  \r\n\x87\n", b"\xff\x4f\xff\x51"), _PILLOW),
