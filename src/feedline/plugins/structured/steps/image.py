@@ -87,7 +87,8 @@ def _alias(effect: str, upstream: float | None, alias: float | None) -> float:
     return 0.5 if chosen is None else chosen
 
 
-def _on_gpu_pipeline() -> bool:
+def pipeline_has_gpu() -> bool:
+    """Whether the pipeline being defined has a GPU (a ``device_id``)."""
     from feedline import Pipeline
 
     pipeline = Pipeline.current()
@@ -266,7 +267,7 @@ class PhotoMetricDistorter(PipelineStepBase):
         paths = self._paths(data)
         dtype = data.get_type_of_item_in_path(paths[0])
         draws = self._draws(self._brightness_range(dtype))
-        to_gpu = self._on_gpu and _on_gpu_pipeline()
+        to_gpu = self._on_gpu and pipeline_has_gpu()
         for path in paths:
             image = data.get_item_in_path(path)
             scale = 255.0 if data.get_type_of_item_in_path(path) == DataType.UINT8 else 1.0
