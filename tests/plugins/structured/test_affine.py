@@ -144,6 +144,11 @@ def test_projection_and_odd_point_rows() -> None:
     projection = np.arange(12, dtype=np.float32).reshape(3, 4)
     expected = np.vstack([matrix, [0, 0, 1]]) @ projection
     assert np.allclose(transform_projection(projection, matrix), expected)
+    homogeneous = np.vstack([projection, [0, 0, 0, 1]])
+    moved = transform_projection(homogeneous, matrix)
+    assert np.allclose(moved[:3], expected) and np.allclose(moved[3], [0, 0, 0, 1])
+    with pytest.raises(ValueError, match="3 or 4 rows"):
+        transform_projection(np.eye(2), matrix)
     with pytest.raises(ValueError, match="x, y pairs"):
         transform_points(np.zeros((2, 3)), matrix)
     assert transform_points(np.zeros((0, 4)), matrix).shape == (0, 4)

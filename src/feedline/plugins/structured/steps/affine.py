@@ -181,9 +181,22 @@ def transform_boxes(boxes: np.ndarray, matrix: np.ndarray) -> np.ndarray:
 
 
 def transform_projection(projection: np.ndarray, matrix: np.ndarray) -> np.ndarray:
-    """``matrix`` (2x3, as a 3x3 with a last row ``0, 0, 1``) times a 3xN projection matrix."""
-    full = np.vstack([np.asarray(matrix, np.float64), [0.0, 0.0, 1.0]])
-    return (full @ np.asarray(projection, np.float64)).astype(np.float32)
+    """``matrix`` (2x3, as a 3x3 with a last row ``0, 0, 1``) times a 3xN projection matrix.
+
+    A 4xN projection (homogeneous, e.g. a 4x4 ``lidar2img``) has its first three rows
+    transformed and keeps its last.
+
+    Raises:
+        ValueError: a projection with another number of rows.
+    """
+    values = np.asarray(projection, np.float64)
+    if values.ndim != 2 or values.shape[0] not in (3, 4):
+        raise ValueError(
+            f"AffineTransformer: projection matrices must have 3 or 4 rows, got {values.shape}"
+        )
+    full = np.eye(values.shape[0])
+    full[:2, :3] = np.asarray(matrix, np.float64)
+    return (full @ values).astype(np.float32)
 
 
 def _as_names(names: Name | Sequence[Name] | None) -> list[Name]:
