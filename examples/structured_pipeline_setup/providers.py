@@ -155,7 +155,7 @@ class StreamPETRProvider(DataProvider):
         boxes_3d["translations"] = _rows([o["center"] for o in objects], 3)
         boxes_3d["sizes"] = _rows([o["size"] for o in objects], 3)
         boxes_3d["rotations"] = _rows([[o["yaw"]] for o in objects], 1)
-        boxes_3d["velocities"] = _rows([o["velocity"] for o in objects], 2)
+        boxes_3d["velocities"] = _rows([[*o["velocity"], 0.0] for o in objects], 3)
         boxes_3d["categories"] = [o["category"] for o in objects]
         boxes_3d["num_lidar_points"] = np.array([o["num_lidar_pts"] for o in objects], np.int32)
         sample["ego_pose"] = record.ego_pose.astype(np.float32)

@@ -51,7 +51,8 @@ class StreamPETRConfig:
     std: tuple[float, float, float] = (57.4, 57.1, 58.4)
     range_min: tuple[float, float, float] = (-40.0, -40.0, -5.0)
     range_max: tuple[float, float, float] = (40.0, 40.0, 5.0)
-    bev_rotation_range: tuple[float, float] = (-22.5, 22.5)
+    #: Radians.
+    bev_rotation_range: tuple[float, float] = (-0.3925, 0.3925)
     bev_scaling_range: tuple[float, float] = (0.95, 1.05)
     bev_translation_range: tuple[float, float, float] = (0.5, 0.5, 0.0)
 

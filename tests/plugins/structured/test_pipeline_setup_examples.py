@@ -72,17 +72,40 @@ def test_2d_detection_pipeline(dataset_dir: str, with_heatmaps: bool) -> None:
         assert tuple(batches[0]["annotation"]["heatmap"].shape[-2:]) == (24, 40)
 
 
+def isolated_boxes(boxes: np.ndarray, margin: float = 2.0) -> list[np.ndarray]:
+    """Boxes (corners ordered) that overlap no other box of the image, grown by ``margin``."""
+    ordered = np.concatenate(
+        [np.minimum(boxes[:, :2], boxes[:, 2:]), np.maximum(boxes[:, :2], boxes[:, 2:])], axis=1
+    )
+    ordered = ordered[(ordered[:, 2:] - ordered[:, :2]).min(axis=1) > 0]
+    alone = []
+    for i, box in enumerate(ordered):
+        others = np.delete(ordered, i, axis=0)
+        overlap = (
+            (others[:, 0] < box[2] + margin)
+            & (others[:, 2] > box[0] - margin)
+            & (others[:, 1] < box[3] + margin)
+            & (others[:, 3] > box[1] - margin)
+        )
+        if not overlap.any():
+            alone.append(box)
+    return alone
+
+
 def test_2d_boxes_follow_the_augmented_image(dataset_dir: str) -> None:
-    """Objects are drawn as filled boxes: each kept box lies on a region of its own colour."""
+    """Objects are drawn as filled boxes: a box that overlaps no other covers one flat colour."""
+    checked = 0
     for batch in build_2d_detection_loader(dataset_dir, 6, with_heatmaps=False, seed=3):
         for image, boxes in zip(batch["image"], batch["annotation"]["bboxes"], strict=True):
-            for x1, y1, x2, y2 in boxes.tolist():
-                if x2 - x1 < 6 or y2 - y1 < 6 or min(x1, y1) < 0 or x2 > 160 or y2 > 96:
-                    continue
-                inner = image[int(y1) + 2 : int(y2) - 2, int(x1) + 2 : int(x2) - 2]
-                if inner.numel():
+            for x1, y1, x2, y2 in isolated_boxes(boxes.numpy()):
+                x1, y1 = max(int(x1) + 2, 0), max(int(y1) + 2, 0)
+                x2, y2 = min(int(x2) - 2, 160), min(int(y2) - 2, 96)
+                inner = image[y1:y2, x1:x2]
+                if inner.shape[0] > 2 and inner.shape[1] > 2:
                     spread = (inner.amax(dim=(0, 1)) - inner.amin(dim=(0, 1))).max()
-                    assert float(spread) < 0.6
+                    assert float(spread) < 0.3, "JPEG and interpolation stay well below this"
+                    checked += 1
+    assert checked > 5
 
 
 @pytest.mark.parametrize("full", [False, True])
