@@ -84,3 +84,20 @@ def test_wrong_dimensions_and_types_name_the_function() -> None:
         run(lambda: ops.crop_coordinates(constant(BOXES), [0] * 4, [1] * 4, types.INT32))
     with pytest.raises(ValueError, match="num_dims must be greater than 0"):
         ops.replace_nans(None, 0.0, 0)
+
+
+def test_upstream_module_paths_reach_the_one_implementation() -> None:
+    from feedline.plugins.structured import array_functions, graph_functions
+    from feedline.structured.operators_impl.numba_operators import numba_operators
+    from feedline.structured.operators_impl.python_operator_functions import (
+        python_operator_functions,
+    )
+
+    for facade, implementation in (
+        (ops, graph_functions),
+        (numba_operators, graph_functions),
+        (python_operator_functions, array_functions),
+    ):
+        assert facade.__all__ == implementation.__all__
+        for name in implementation.__all__:
+            assert getattr(facade, name) is getattr(implementation, name)
