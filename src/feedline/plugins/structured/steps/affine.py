@@ -326,8 +326,20 @@ class AffineTransformer(PipelineStepBase):
         self._interp = interp_type
         self._fill = float(fill_value)
 
-    def _find(self, data: SampleDataGroup, names: list[Name], kind: str, dtype=None) -> list:
-        paths = []
+    def _find(
+        self,
+        data: SampleDataGroup,
+        names: list[Name],
+        kind: str,
+        dtype: tuple[DataType, ...] | None = None,
+    ) -> list[tuple[Name, ...]]:
+        """The paths of the data fields with ``names``, each of a type in ``dtype``.
+
+        Raises:
+            FieldNotFoundError: a name without any field (upstream's ``KeyError`` message).
+            FormatError: a field of another type.
+        """
+        paths: list[tuple[Name, ...]] = []
         for name in names:
             found = [
                 p
@@ -350,7 +362,7 @@ class AffineTransformer(PipelineStepBase):
             paths += found
         return paths
 
-    def _fields(self, data: SampleDataGroup) -> dict[str, list]:
+    def _fields(self, data: SampleDataGroup) -> dict[str, list[tuple[Name, ...]]]:
         floats = (DataType.FLOAT,)
         return {
             "images": self._find(data, self._images, "images", (DataType.UINT8, DataType.FLOAT)),
@@ -366,7 +378,8 @@ class AffineTransformer(PipelineStepBase):
         self._fields(data_empty)
         return data_empty
 
-    def _matrix(self, data: SampleDataGroup, fields: dict[str, list]):
+    def _matrix(self, data: SampleDataGroup, fields: dict[str, list[tuple[Name, ...]]]) -> Any:
+        """The per-sample 2x3 matrix node, from the image sizes and the uniform draws."""
         from feedline import fn
 
         if fields["images"]:
