@@ -60,7 +60,7 @@ def write_corpus(folder: Path, count: int = 12, seed: int = 0) -> Path:
 
 def frame_count(features: np.ndarray) -> np.ndarray:
     """The number of spectrogram frames (time steps) of one clip, before padding."""
-    return np.array(features.shape[1], np.int64)
+    return np.array([features.shape[1]], np.int64)
 
 
 @pipeline_def

@@ -161,6 +161,8 @@ def make_loader(
             AffineTransformer(
                 OUTPUT_HW,
                 resizing_mode="pad",
+                resizing_anchor="center",
+                image_field_names="image",
                 box_field_names="boxes",
                 prob_flip=0.5,
                 scale_range=(0.8, 1.1),

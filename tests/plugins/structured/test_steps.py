@@ -259,7 +259,10 @@ def test_ready_steps_reject_unfit_formats() -> None:
         (ImageDecoder("picture"), "no data field named 'picture'"),
         (PhotoMetricDistorter("tag"), "UINT8 or FLOAT"),
         (AffineTransformer((8, 8), image_field_names="tag"), "UINT8 or FLOAT"),
-        (AffineTransformer((8, 8), box_field_names="cls"), "has type INT32, expected FLOAT"),
+        (
+            AffineTransformer((8, 8), image_field_names="image", box_field_names="cls"),
+            "has type INT32, expected FLOAT",
+        ),
         (PaddingToUniform("zzz"), "No fields to be padded with name .zzz."),
     ]
     for step, message in cases:
@@ -270,12 +273,24 @@ def test_ready_steps_reject_unfit_formats() -> None:
 @pytest.mark.parametrize(
     ("factory", "message"),
     [
-        (lambda: AffineTransformer((0, 4)), "output_hw"),
-        (lambda: AffineTransformer((4, 4), resizing_mode="fit"), "resizing_mode"),
-        (lambda: AffineTransformer((4, 4), prob_flip=2), "prob_flip"),
-        (lambda: AffineTransformer((4, 4), scale_range=(2, 1)), "scale_range"),
-        (lambda: AffineTransformer((4, 4), translation_range=(1, 0)), "translation_range"),
-        (lambda: AffineTransformer((4, 4), image_field_names=()), "image field"),
+        (lambda: AffineTransformer((0, 4), image_field_names="image"), "output_hw"),
+        (lambda: AffineTransformer((4, 4), "fit", image_field_names="image"), "resizing_mode"),
+        (lambda: AffineTransformer((4, 4), "pad", image_field_names="image"), "resizing_anchor"),
+        (lambda: AffineTransformer((4, 4), "stretch", "center", "image"), "resizing_anchor"),
+        (lambda: AffineTransformer((4, 4), image_field_names="i", prob_flip=2), "prob_flip"),
+        (
+            lambda: AffineTransformer((4, 4), image_field_names="i", scale_range=(2, 1)),
+            "scale_range",
+        ),
+        (
+            lambda: AffineTransformer((4, 4), image_field_names="i", translation_range=(1, 0)),
+            "translation_range",
+        ),
+        (lambda: AffineTransformer((4, 4)), "exactly one of 'image_field_names'"),
+        (
+            lambda: AffineTransformer((4, 4), image_field_names="i", image_hw_field_names="hw"),
+            "exactly one of 'image_field_names'",
+        ),
         (lambda: PhotoMetricDistorter("image", min_max_hue=(5, -5)), "min_max_hue"),
         (lambda: PhotoMetricDistorter("image", prob_hue=1.5), "prob_hue"),
         (lambda: UnneededFieldRemover([]), "at least one"),

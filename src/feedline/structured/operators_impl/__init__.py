@@ -1,3 +1,10 @@
-"""Operator functions used by the processing steps."""
+"""Operator functions for use inside pipelines (module path as upstream).
 
-__all__: list[str] = []
+``numba_operators`` holds graph functions (data nodes in, data nodes out); feedline builds them
+from NumPy kernels, so Numba is not needed. ``python_operator_functions`` holds array functions
+for ``fn.python_function``.
+"""
+
+from feedline.structured.operators_impl import numba_operators, python_operator_functions
+
+__all__ = ["numba_operators", "python_operator_functions"]

@@ -66,6 +66,7 @@ def test_multiple_outputs_batch_mode_and_side_effects() -> None:
     total, row, both = run(define)[0]
     assert sorted(seen) == list(range(6)), "num_outputs=0 functions are never pruned"
     for i in range(6):
+        assert total.at(i).shape == (), "a scalar result stays a 0-D sample, as in DALI"
         assert total.at(i) == 6 * i and row.at(i).dtype == np.float32
         np.testing.assert_array_equal(both.at(i), DATA[i] * 2)
 

@@ -103,7 +103,7 @@ def as_output(value: Any, who: str, index: int, layout: str) -> np.ndarray:
             f"{who}: output {index} has {array.ndim} dimensions but its layout {layout!r} "
             f"has {len(layout)}"
         )
-    return np.ascontiguousarray(array)
+    return np.require(array, requirements="C")  # ascontiguousarray would make 0-D arrays 1-D
 
 
 def split_outputs(result: Any, count: int, who: str) -> tuple[Any, ...]:

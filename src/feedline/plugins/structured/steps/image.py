@@ -87,7 +87,8 @@ def _alias(effect: str, upstream: float | None, alias: float | None) -> float:
     return 0.5 if chosen is None else chosen
 
 
-def _on_gpu_pipeline() -> bool:
+def pipeline_has_gpu() -> bool:
+    """Whether the pipeline being defined has a GPU (a ``device_id``)."""
     from feedline import Pipeline
 
     pipeline = Pipeline.current()
@@ -98,21 +99,38 @@ def _swap_channels(image: np.ndarray, order: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(image[..., _CHANNEL_ORDERS[int(order)]])
 
 
+#: The effects in the order ACCV-Lab draws their on/off decisions.
+_DECISION_ORDER = ("brightness", "contrast", "saturation", "hue")
+#: The effects in the order ACCV-Lab draws their strengths.
+_VALUE_ORDER = ("brightness", "contrast", "hue", "saturation")
+#: The value of each effect that leaves an image unchanged.
+_NEUTRAL = {"brightness": 0.0, "contrast": 1.0, "saturation": 1.0, "hue": 0.0}
+#: The brightness range when none is given, as a fraction of the image type's full range.
+_DEFAULT_BRIGHTNESS_FRACTION = 0.125
+
+
 class PhotoMetricDistorter(PipelineStepBase):
     """Colour jitter of every image named ``image_name``, with one draw shared by all of them.
 
-    Each effect happens with its probability: a brightness offset (in units of the type's full
-    range, e.g. ``(-0.125, 0.125)``), a hue rotation in degrees, a contrast factor, a saturation
-    factor, and a random order of the three channels. Images keep their type (uint8 or float;
-    float images are clamped to ``[0, 1]`` afterwards). Wrap the step (e.g.
+    Each effect happens with its probability, in ACCV-Lab's order: a brightness offset, a
+    contrast factor (randomly before or after the colour changes), a saturation factor, a hue
+    rotation in degrees, and a random order of the three channels. The image is processed as
+    float in ``[0, 1]`` (uint8 divided by 255) and clamped to ``[0, 1]`` after brightness and
+    contrast; it keeps its type. Wrap the step (e.g.
     :class:`DataGroupArrayWithNameElementsAppliedStep`) for independent draws per camera.
+
+    All random numbers come from ``fn.random.uniform`` in ACCV-Lab's sequence (five on/off
+    draws in ``[0, 1)``, the contrast position in ``[0, 2)``, the strengths, the channel order
+    in ``[0, 6)``), so code that scripts those draws sees the same effects.
 
     The positional order and the ``prob_*_aug`` names are ACCV-Lab's; ``prob_brightness``,
     ``prob_hue``, ``prob_contrast`` and ``prob_saturation`` are accepted as keyword aliases.
 
     Args:
         image_name: the name of the image fields.
-        min_max_brightness: range of the brightness offset.
+        min_max_brightness: range of the brightness offset, in the image's own units (e.g.
+            ``(-32, 32)`` for uint8, ``(-0.125, 0.125)`` for float); ``None`` means an eighth
+            of the type's full range either way.
         min_max_hue: range of the hue rotation (degrees).
         min_max_contrast: range of the contrast factor.
         min_max_saturation: range of the saturation factor.
@@ -129,7 +147,7 @@ class PhotoMetricDistorter(PipelineStepBase):
     def __init__(
         self,
         image_name: Name,
-        min_max_brightness: Sequence[float] = (-0.125, 0.125),
+        min_max_brightness: Sequence[float] | None = None,
         min_max_hue: Sequence[float] = (-18.0, 18.0),
         min_max_contrast: Sequence[float] = (0.5, 1.5),
         min_max_saturation: Sequence[float] = (0.5, 1.5),
@@ -152,8 +170,12 @@ class PhotoMetricDistorter(PipelineStepBase):
         prob_saturation = _alias("saturation", prob_saturation_aug, prob_saturation)
         self._on_gpu = bool(enforce_process_on_gpu)
         self._name = image_name
+        self._brightness = (
+            None
+            if min_max_brightness is None
+            else _check_range(min_max_brightness, "min_max_brightness")
+        )
         self._ranges = {
-            "brightness": _check_range(min_max_brightness, "min_max_brightness"),
             "contrast": _check_range(min_max_contrast, "min_max_contrast"),
             "saturation": _check_range(min_max_saturation, "min_max_saturation"),
             "hue": _check_range(min_max_hue, "min_max_hue"),
@@ -169,10 +191,15 @@ class PhotoMetricDistorter(PipelineStepBase):
 
     def _paths(self, data: SampleDataGroup) -> list[tuple[Name, ...]]:
         paths = find_data_fields(data, self._name, repr(self), kind="images")
-        for path in paths:
-            dtype = data.get_type_of_item_in_path(path)
+        dtypes = {data.get_type_of_item_in_path(path) for path in paths}
+        for dtype in dtypes:
             if dtype not in (DataType.UINT8, DataType.FLOAT):
                 raise FormatError(f"{self!r}: images must be UINT8 or FLOAT, got {dtype.name}")
+        if self._brightness is not None and len(dtypes) > 1:
+            raise FormatError(
+                f"{self!r}: min_max_brightness is in the images' own units, so all images of "
+                "the name must have one type (UINT8 or FLOAT), got both"
+            )
         return paths
 
     def _check_and_adjust_data_format_input_to_output(
@@ -181,39 +208,72 @@ class PhotoMetricDistorter(PipelineStepBase):
         self._paths(data_empty)
         return data_empty
 
-    def _draw(self, effect: str, neutral: float):
-        from feedline import fn
+    def _brightness_range(self, dtype: DataType) -> tuple[float, float]:
+        if self._brightness is not None:
+            return self._brightness
+        full = 255.0 if dtype == DataType.UINT8 else 1.0
+        fraction = _DEFAULT_BRIGHTNESS_FRACTION * full
+        return -fraction, fraction
 
-        low, high = self._ranges[effect]
-        value = fn.random.uniform(range=[low, high]) if low < high else low
-        apply = fn.random.coin_flip(probability=self._probs[effect])
-        return neutral + apply * (value - neutral)
-
-    def _process(self, data: SampleDataGroup) -> SampleDataGroup:
+    def _draws(self, brightness_range: tuple[float, float]) -> dict:
+        """Every random number of one sample, drawn in ACCV-Lab's sequence."""
         from feedline import fn
         from feedline import math as fmath
 
+        def uniform(low: float, high: float):
+            return fn.random.uniform(range=[low, high]) if low < high else low
+
+        probs = {**self._probs, "swap": self._prob_swap}
+        decisions = {
+            effect: fn.cast(
+                fn.random.uniform(range=[0.0, 1.0]) < probs[effect], dtype=DataType.FLOAT
+            )
+            for effect in (*_DECISION_ORDER, "swap")
+        }
+        contrast_first = fmath.floor(fn.random.uniform(range=[0.0, 2.0])) == 1.0
+        ranges = {**self._ranges, "brightness": brightness_range}
+        values = {effect: uniform(*ranges[effect]) for effect in _VALUE_ORDER}
+        order = fmath.floor(fn.random.uniform(range=[0.0, 6.0]))
+        chosen = {
+            effect: _NEUTRAL[effect] + decisions[effect] * (values[effect] - _NEUTRAL[effect])
+            for effect in _VALUE_ORDER
+        }
+        contrast_first = fn.cast(contrast_first, dtype=DataType.FLOAT)
+        chosen["contrast_before"] = 1.0 + contrast_first * (chosen["contrast"] - 1.0)
+        chosen["contrast_after"] = 1.0 + (1.0 - contrast_first) * (chosen["contrast"] - 1.0)
+        chosen["order"] = fn.cast(decisions["swap"] * fmath.min(order, 5.0), dtype=DataType.INT32)
+        return chosen
+
+    def _distort(self, image, draws: dict, scale: float):
+        from feedline import fn
+        from feedline import math as fmath
+
+        image = fn.cast(image, dtype=DataType.FLOAT)
+        if scale != 1.0:
+            image = image * (1.0 / scale)
+        image = fmath.clamp(image + draws["brightness"] * (1.0 / scale), 0.0, 1.0)
+        image = fmath.clamp(image * draws["contrast_before"], 0.0, 1.0)
+        image = fn.saturation(
+            image, saturation=draws["saturation"], image_type=self._image_type, dtype=DataType.FLOAT
+        )
+        image = fn.hue(image, hue=draws["hue"], image_type=self._image_type, dtype=DataType.FLOAT)
+        image = fmath.clamp(image * draws["contrast_after"], 0.0, 1.0)
+        image = fn.python_function(image, draws["order"], function=_swap_channels)
+        if scale != 1.0:
+            image = fn.cast(fmath.clamp(image * scale, 0.0, scale), dtype=DataType.UINT8)
+        return image
+
+    def _process(self, data: SampleDataGroup) -> SampleDataGroup:
         paths = self._paths(data)
-        shift = self._draw("brightness", 0.0)
-        contrast = self._draw("contrast", 1.0)
-        saturation = self._draw("saturation", 1.0)
-        hue = self._draw("hue", 0.0)
-        swap = fn.random.coin_flip(probability=self._prob_swap)
-        order = swap * fn.random.uniform(values=[1.0, 2.0, 3.0, 4.0, 5.0])
-        to_gpu = self._on_gpu and _on_gpu_pipeline()
+        dtype = data.get_type_of_item_in_path(paths[0])
+        draws = self._draws(self._brightness_range(dtype))
+        to_gpu = self._on_gpu and pipeline_has_gpu()
         for path in paths:
             image = data.get_item_in_path(path)
-            is_float = data.get_type_of_item_in_path(path) == DataType.FLOAT
+            scale = 255.0 if data.get_type_of_item_in_path(path) == DataType.UINT8 else 1.0
             if to_gpu:
                 image = image.gpu()
-            image = fn.brightness_contrast(image, brightness_shift=shift, contrast=contrast)
-            image = fn.color_twist(
-                image, saturation=saturation, hue=hue, image_type=self._image_type
-            )
-            if is_float:
-                image = fmath.clamp(image, 0.0, 1.0)
-            image = fn.python_function(image, order, function=_swap_channels)
-            data.set_item_in_path(path, image)
+            data.set_item_in_path(path, self._distort(image, draws, scale))
         return data
 
     def __repr__(self) -> str:
