@@ -311,6 +311,7 @@ RESIZE = OpSchema(
             "needed).",
         ),
     ),
+    removed=("image_type",),
     random=False,
 )
 RANDOM_RESIZED_CROP = OpSchema(
@@ -338,6 +339,7 @@ CROP = OpSchema(
         ArgSpec("dtype", "dtype", None, "Output type (values converted, not rescaled)."),
     ),
     deprecated=OUTPUT_DTYPE_ALIAS,
+    removed=("image_type",),
     random=False,
 )
 CROP_MIRROR_NORMALIZE = OpSchema(
@@ -360,6 +362,7 @@ CROP_MIRROR_NORMALIZE = OpSchema(
         ArgSpec("pad_output", "bool", False, "Pad the channels to a power of two."),
     ),
     deprecated=OUTPUT_DTYPE_ALIAS,
+    removed=("image_type",),
     random=False,
 )
 #: A following ``crop_mirror_normalize`` without a crop, absorbed by the fusion pass.
