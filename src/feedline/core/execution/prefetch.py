@@ -101,7 +101,9 @@ class _Runner:
             future.set_exception(exc)
 
     def close(self, wait: bool) -> None:
-        """Cancel what has not started; with ``wait``, wait for the iteration being computed."""
+        """Cancel what has not started; with ``wait``, wait for the iteration being computed
+        (unless called from this runner's own thread, which cannot wait for itself)."""
+        wait = wait and threading.current_thread() is not self._thread
         with self._lock:
             self._closed = True
             while self._todo:

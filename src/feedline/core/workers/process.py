@@ -181,6 +181,7 @@ def worker_main(
     pickler: tuple | None,
     epochs: Any,
     prefix: str,
+    slot_sizes: list[int],
     inherited: list[Connection],
 ) -> None:
     """Entry point of a worker process: serve tasks until told to stop or orphaned.
@@ -193,6 +194,7 @@ def worker_main(
         pickler: how to load pickled sources, from :func:`pickle_sources`.
         epochs: shared current epoch of every source; tasks of an older epoch are skipped.
         prefix: segment name prefix.
+        slot_sizes: the sizes of the slots to create before reporting ready.
         inherited: the parent's pipe ends a forked child must close.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -200,16 +202,19 @@ def worker_main(
         _renew_tracker_lock()
     for conn in inherited:
         conn.close()
+    ring = WorkerSegments(prefix, index)
     try:
         specs = sources if pickler is None else _load_sources(sources, pickler)
+        ring.preallocate(slot_sizes)
     except Exception:
-        _reply(results, ("init_error", None, [], traceback.format_exc()))
+        _reply(results, ("init_error", None, ring.take_created(), traceback.format_exc()))
+        ring.close()
         return
-    if not _reply(results, ("ready", None, [], os.getpid())):
+    if not _reply(results, ("ready", None, ring.take_created(), os.getpid())):
+        ring.close()
         return
     inbox: queue.SimpleQueue = queue.SimpleQueue()
     threading.Thread(target=_read_tasks, args=(tasks, inbox, os.getppid()), daemon=True).start()
-    ring = WorkerSegments(prefix, index)
     states: dict[int, _IterState] = {}
     try:
         while (message := inbox.get()) is not None:

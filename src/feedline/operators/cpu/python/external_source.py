@@ -85,9 +85,13 @@ class ExternalSourceKernel(Kernel):
         pipeline = self.ctx.pipeline
         if self._kind == "push":
             raise ValueError(f"{self._what}: parallel=True needs a source")
-        if pipeline is None or pipeline.py_num_workers < 1:
+        workers = None if pipeline is None else pipeline.py_num_workers
+        if not workers:
             raise RuntimeError(
-                f"{self._what}: parallel=True needs py_num_workers >= 1 in the Pipeline"
+                f"{self._what}: the pipeline contains `fn.external_source` with `parallel` "
+                f"argument specified to True. However, the `py_num_workers` was set to "
+                f"`{workers}`. The external source cannot run in parallel mode without Python "
+                "workers pool; give the Pipeline a positive py_num_workers or set parallel=False"
             )
         from feedline.core.workers import WorkerPool
 
@@ -109,6 +113,8 @@ class ExternalSourceKernel(Kernel):
             prefetch=self.args["prefetch_queue_depth"] or 1,
             num_outputs=self._num_outputs,
             cycle=self._cycle,
+            batch_size=self.ctx.batch_size,
+            bytes_per_sample=sum(hint) if (hint := self.args["bytes_per_sample_hint"]) else None,
         )
 
     def reset_epoch(self, epoch_idx: int) -> None:

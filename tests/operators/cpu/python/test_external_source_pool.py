@@ -1,0 +1,94 @@
+"""A pipeline's worker pool for ``external_source(parallel=True)``, through the pipeline: DALI's
+names for it, its shared-memory statistics, ``py_num_workers=None`` and its end with the
+pipeline."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import psutil
+import pytest
+
+from feedline import fn, pipeline_def
+from feedline.core.types import SampleInfo
+
+MIB = 1 << 20
+
+
+def index_sample(info: SampleInfo) -> np.ndarray:
+    return np.full((2, 3), info.idx_in_epoch, np.int32)
+
+
+def slow_sample(info: SampleInfo) -> np.ndarray:
+    time.sleep(0.2)
+    return np.array(info.idx_in_epoch)
+
+
+def children() -> set[int]:
+    return {child.pid for child in psutil.Process().children()}
+
+
+def parallel_pipe(source=index_sample, workers=2, batch_size=4, **es_args):
+    @pipeline_def(batch_size=batch_size, num_threads=1, device_id=None, py_num_workers=workers)
+    def graph():
+        return fn.external_source(source, batch=False, parallel=True, **es_args)
+
+    return graph()
+
+
+def test_py_pool_is_dalis_name_of_the_pipelines_worker_pool() -> None:
+    pipe = parallel_pipe()
+    assert pipe._py_pool is None
+    pipe.build()
+    assert pipe._py_pool is pipe.py_pool
+    pids = pipe._py_pool.pids()
+    assert len(pids) == 2 and set(pids) <= children()
+    (out,) = pipe.run()
+    assert [int(out.at(i)[0, 0]) for i in range(4)] == [0, 1, 2, 3]
+    pipe.close()
+    assert not set(pids) & children()
+
+
+def test_shm_statistics_follow_the_hint_and_the_batch_split() -> None:
+    plain = parallel_pipe()
+    assert plain.external_source_shm_statistics() == {"capacities": [], "per_sample_capacities": []}
+    plain.build()
+    assert plain.external_source_shm_statistics()["capacities"] == [MIB, MIB]
+    hinted = parallel_pipe(batch_size=10, workers=3, bytes_per_sample_hint=[MIB])
+    hinted.build()
+    stats = hinted.external_source_shm_statistics()
+    assert stats["capacities"] == [4 * MIB] * 3  # ceil(10 / 3) samples per worker
+    assert stats["per_sample_capacities"] == [MIB] * 3
+    hinted.run()
+    assert hinted.external_source_shm_statistics() == stats  # the results fit: no new segment
+
+
+def test_no_pool_without_a_parallel_source() -> None:
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None)
+    def graph():
+        return fn.external_source(index_sample, batch=False)
+
+    pipe = graph()
+    pipe.run()
+    assert pipe._py_pool is None
+    assert pipe.external_source_shm_statistics()["capacities"] == []
+
+
+@pytest.mark.parametrize("workers", [None, 0])
+def test_a_parallel_source_without_workers_fails_at_build(workers: int | None) -> None:
+    pipe = parallel_pipe(workers=workers)
+    assert pipe.py_num_workers == workers
+    with pytest.raises(RuntimeError, match=f"`py_num_workers` was set to `{workers}`"):
+        pipe.build()
+
+
+def test_dropping_a_pipeline_stops_its_workers_at_once() -> None:
+    pipe = parallel_pipe(slow_sample, workers=1, batch_size=2)
+    pipe.build()
+    pipe.run()  # the next iterations are computed ahead, in the background, right now
+    pids = pipe._py_pool.pids()
+    thread = pipe._py_pool.pool._observer.thread
+    del pipe
+    assert not set(pids) & children()
+    assert not thread.is_alive()
