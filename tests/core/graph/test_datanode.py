@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import abc
 import collections.abc
 import typing
 from collections.abc import Iterator
@@ -124,3 +125,14 @@ def test_property_and_source_info_are_get_property_nodes() -> None:
     assert bytes(layout.at(1)).decode() == "layout:1"
     assert bytes(info.at(0)).decode() == "source_info:0"
     pipe.close()
+
+
+def test_iterable_can_still_be_subclassed_with_a_metaclass_of_ones_own() -> None:
+    class Meta(abc.ABCMeta):
+        pass
+
+    class Stream(collections.abc.Iterable, metaclass=Meta):
+        def __iter__(self) -> Iterator[int]:
+            yield 0
+
+    assert isinstance(Stream(), collections.abc.Iterable)

@@ -4,14 +4,14 @@ A class that defines ``__iter__`` counts as an ``Iterable`` for ``isinstance``, 
 sets ``__iter__ = None`` is refused by Python with a generic "object is not iterable" (or
 "cannot unpack non-iterable") message. DALI's ``DataNode`` has both a raising ``__iter__`` and
 ``isinstance(node, Iterable)`` False, and DALI programs rely on the latter to tell one node from a
-list of nodes. :func:`not_iterable` gives a class the same: it gives ``collections.abc.Iterable``
-(and only it) a metaclass that answers False for the registered classes and their subclasses,
-then asks the ABC machinery as before for everything else.
+list of nodes. :func:`not_iterable` gives a class the same: it replaces the ``__subclasshook__``
+of ``collections.abc.Iterable`` (and of nothing else) by one that answers False for the
+registered classes and their subclasses and asks the original hook about everything else. No
+metaclass changes, so classes that subclass ``Iterable`` with a metaclass of their own still can.
 """
 
 from __future__ import annotations
 
-import abc
 import collections.abc
 from typing import Any, NoReturn
 
@@ -20,18 +20,14 @@ __all__ = ["not_iterable"]
 _hidden: tuple[type, ...] = ()
 
 
-class _IterableCheck(abc.ABCMeta):
-    """The metaclass of ``collections.abc.Iterable`` once :func:`not_iterable` was called."""
+_original_hook = collections.abc.Iterable.__dict__["__subclasshook__"]
 
-    def __instancecheck__(cls, instance: Any) -> bool:
-        if isinstance(instance, _hidden):
-            return False
-        return super().__instancecheck__(instance)
 
-    def __subclasscheck__(cls, subclass: type) -> bool:
-        if isinstance(subclass, type) and issubclass(subclass, _hidden):
-            return False
-        return super().__subclasscheck__(subclass)
+def _iterable_hook(cls: type, subclass: type) -> Any:
+    """``Iterable.__subclasshook__`` once :func:`not_iterable` was called."""
+    if cls is collections.abc.Iterable and issubclass(subclass, _hidden):
+        return False
+    return _original_hook.__get__(None, cls)(subclass)
 
 
 def _refuse_iteration(self: Any) -> NoReturn:
@@ -48,8 +44,7 @@ def not_iterable(cls: type, add_iter: bool = True) -> None:
     """
     global _hidden
     iterable = collections.abc.Iterable
-    if not isinstance(iterable, _IterableCheck):
-        iterable.__class__ = _IterableCheck
+    iterable.__subclasshook__ = classmethod(_iterable_hook)  # type: ignore[assignment]
     if add_iter:
         cls.__iter__ = _refuse_iteration  # type: ignore[attr-defined]
     if cls not in _hidden:
