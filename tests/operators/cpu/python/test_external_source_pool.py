@@ -92,3 +92,40 @@ def test_dropping_a_pipeline_stops_its_workers_at_once() -> None:
     del pipe
     assert not set(pids) & children()
     assert not thread.is_alive()
+
+
+class EndsAt:
+    """A sample callback whose epoch ends (StopIteration) or fails (ValueError) at ``end``."""
+
+    def __init__(self, end: int, error: type[Exception]) -> None:
+        self.end, self.error = end, error
+
+    def __call__(self, info: SampleInfo) -> np.ndarray:
+        if info.idx_in_epoch >= self.end:
+            raise self.error("the end")
+        return np.array(info.idx_in_epoch)
+
+
+@pytest.mark.parametrize("error", [StopIteration, ValueError])
+def test_a_pipeline_dropped_after_its_epoch_ended_or_failed_stops_its_workers(error) -> None:
+    pipe = parallel_pipe(EndsAt(6, error), workers=2, batch_size=2)
+    pipe.build()
+    pids = pipe._py_pool.pids()
+    thread = pipe._py_pool.pool._observer.thread
+    with pytest.raises(Exception) as caught:  # either kind, checked below
+        while True:
+            pipe.run()
+    assert isinstance(caught.value, StopIteration if error is StopIteration else RuntimeError)
+    del caught, pipe  # no reference cycle through the error: freed without the collector
+    assert not set(pids) & children()
+    assert not thread.is_alive()
+
+
+def test_after_a_failure_the_next_run_still_names_it() -> None:
+    pipe = parallel_pipe(EndsAt(2, ValueError), workers=1, batch_size=2)
+    pipe.run()
+    with pytest.raises(RuntimeError, match="the end"):
+        pipe.run()
+    with pytest.raises(RuntimeError, match="(?s)earlier error.*ValueError: the end"):
+        pipe.run()
+    pipe.close()
