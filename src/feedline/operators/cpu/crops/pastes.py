@@ -161,8 +161,9 @@ class MultiPasteKernel(Kernel):
             out_hw = np.array(reference.shape[-3:-1])
         else:
             out_hw = np.asarray(size, dtype=np.int64).reshape(-1)
-            if out_hw.size != 2:
+            if out_hw.size < 2:
                 raise ValueError(f"output_size must hold (H, W), got {out_hw.tolist()}")
+            out_hw = out_hw[:2]  # as DALI: values after H and W (the channels) are not read
         in_hw = np.array([s.shape[-3:-1] for s in sources], dtype=np.int64).reshape(-1, 2)
         count = len(sources)
         in_anchors = _regions(arg, i, _REGION_ARGS[0], count, in_hw, np.zeros_like(in_hw))
