@@ -4,7 +4,8 @@ it turns callback results into arrays written to shared memory (:mod:`.segments`
 A worker serves ``(key, source, epoch, slot, payload)`` tasks from its pipe until it gets None
 or the parent goes away, and replies ``(status, key, created_segments, result)`` with status
 ``ok`` (the result's layout in its slot), ``stop`` (StopIteration), ``error`` (position,
-formatted traceback, pickled exception) or ``skipped`` (a task of an epoch that was reset).
+formatted traceback, pickled exception) or ``skipped`` (a task of an epoch that was reset; an
+iterable's task still runs, and the parent drops its result).
 """
 
 from __future__ import annotations
@@ -219,7 +220,10 @@ def worker_main(
     try:
         while (message := inbox.get()) is not None:
             key, source, task_epoch, slot, payload = message
-            if epochs[source] != task_epoch:
+            # A task of an epoch that was reset is skipped, except an iterable's: DALI's workers
+            # compute every batch they were asked for, so an iterable advances (and reaches its
+            # end, with cycle="raise") as far as its batches were requested.
+            if epochs[source] != task_epoch and specs[source][0] != "iterable":
                 status, result = "skipped", None
             else:
                 state = states.setdefault(source, _IterState())

@@ -129,3 +129,39 @@ def test_after_a_failure_the_next_run_still_names_it() -> None:
     with pytest.raises(RuntimeError, match="(?s)earlier error.*ValueError: the end"):
         pipe.run()
     pipe.close()
+
+
+class Batches:
+    """An iterable of ``count`` batches that starts over when ``iter()`` is called again."""
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+
+    def __iter__(self):
+        return iter(np.full((2, 1), i, np.int32) for i in range(self.count))
+
+
+@pytest.mark.parametrize("depth", [1, 2, 4])
+def test_every_parallel_source_reaches_its_end_in_the_iteration_that_ends(depth: int) -> None:
+    # The sample source ends first in iteration 3; the iterable, computed ahead like it, has
+    # reached its end too, so it starts over in the next epoch instead of going on.
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None, py_num_workers=2)
+    def graph():
+        per_sample = fn.external_source(
+            EndsAt(6, StopIteration), batch=False, parallel=True, prefetch_queue_depth=depth
+        )
+        whole = fn.external_source(
+            Batches(3), batch=True, parallel=True, cycle="raise", prefetch_queue_depth=depth
+        )
+        return per_sample, whole
+
+    pipe = graph()
+    for _ in range(3):
+        firsts = []
+        with pytest.raises(StopIteration):
+            while True:
+                _, whole = pipe.run()
+                firsts.append(int(whole.at(0)[0]))
+        assert firsts == [0, 1, 2]
+        pipe.reset()
+    pipe.close()
