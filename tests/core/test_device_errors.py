@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from feedline import fn, pipeline_def
+from feedline import Pipeline, fn, pipeline_def
 from feedline.core.plugins import PluginSystem
 
 
@@ -69,3 +69,32 @@ def test_gpu_operator_given_a_cpu_batch_fails_when_called() -> None:
         return data
 
     pipe().close()
+
+
+def test_an_operator_without_a_gpu_kernel_in_a_cpu_only_pipeline_fails_at_build() -> None:
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None)
+    def pipe() -> Any:
+        return fn.rotate(fn.external_source(source=images).gpu(), angle=25)  # no gpu kernel
+
+    p = pipe()
+    with pytest.raises(RuntimeError, match="The pipeline requires a CUDA-capable GPU but"):
+        p.build()
+    p.close()
+
+
+def test_an_operator_without_a_gpu_kernel_defined_outside_a_pipeline_fails_at_build() -> None:
+    data = fn.external_source(source=images)
+    rotated = fn.rotate(data.gpu(), angle=25)  # classic style: no pipeline yet, no error yet
+    pipe = Pipeline(batch_size=2, num_threads=1, device_id=None)
+    pipe.set_outputs(rotated)
+    with pytest.raises(RuntimeError, match="The pipeline requires a CUDA-capable GPU but"):
+        pipe.build()
+    pipe.close()
+
+
+def test_an_operator_without_a_gpu_kernel_is_refused_at_once_where_a_gpu_is_asked_for() -> None:
+    with (
+        Pipeline(batch_size=2, num_threads=1, device_id=0),
+        pytest.raises(ValueError, match=r"'rotate' has no 'gpu' kernel registered"),
+    ):
+        fn.rotate(fn.external_source(source=images).gpu(), angle=25)

@@ -148,7 +148,7 @@ def test_start_py_workers_before_build() -> None:
 
     pipe = Parallel(batch_size=2, num_threads=1, py_num_workers=1)
     pipe.start_py_workers()
-    assert pipe.py_pool is not None and pipe.py_pool.pids and not pipe._built
+    assert pipe.py_pool is not None and pipe.py_pool.pids() and not pipe._built
     with pytest.raises(RuntimeError, match="Duplicate graph definition"):
         pipe.build(define_graph=lambda: None)
     pipe.build()

@@ -84,8 +84,27 @@ def test_deprecated_alias_renamed_and_conflict() -> None:
     with pytest.warns(DeprecationWarning, match="resize_size"):
         static, _ = SCHEMA.validate({"resize_size": 10})
     assert static["size"] == (10.0,)
-    with pytest.raises(TypeError, match="only 'size'"):
+    with pytest.raises(TypeError, match="unexpected 'resize_size' deprecated argument when 'size'"):
         SCHEMA.validate({"resize_size": 10, "size": 3})
+
+
+def test_deprecation_texts_are_dalis() -> None:
+    schema = OpSchema(
+        "op",
+        "",
+        args=(ArgSpec("size", "int", 0, "S."),),
+        deprecated={"old": "size"},
+        removed=("gone",),
+    )
+    with pytest.warns(DeprecationWarning) as caught:
+        static, _ = schema.validate({"old": 3, "gone": "anything"})
+    assert static == {"size": 3}  # the removed argument is dropped, whatever its value
+    assert [str(w.message) for w in caught] == [
+        "The argument `old` is a deprecated alias for `size`. Use `size` instead.",
+        "The argument `gone` is no longer used and will be removed in a future release.",
+    ]
+    assert "gone" in schema.closest("gones")
+    assert "No longer used (ignored, with a warning): gone." in schema.docstring()
 
 
 def test_required_and_tensor_arguments() -> None:

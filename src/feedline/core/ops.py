@@ -83,7 +83,7 @@ class Operator:
 
     def _check_names(self, kwargs: dict[str, Any]) -> None:
         schema = self._entry.schema
-        known = {*schema.arg_map, *schema.deprecated, *COMMON_ARGS}
+        known = {*schema.arg_map, *schema.deprecated, *schema.removed, *COMMON_ARGS}
         for key in kwargs:
             if key not in known:
                 hint = schema.closest(key)

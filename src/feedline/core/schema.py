@@ -243,6 +243,7 @@ class OpSchema:
         args: keyword arguments (``name``, ``device``, ``preserve``, ``seed`` and ``on_error`` are
             implicit).
         deprecated: old argument name → new name.
+        removed: arguments DALI no longer uses: accepted with its DeprecationWarning, dropped.
         no_prune: never prune the operator, even when its outputs are unused.
         serializable: whether pipelines using it can be serialized.
         hidden: left out of ``dir(fn)`` (internal operators such as arithmetic).
@@ -263,6 +264,7 @@ class OpSchema:
     outputs: tuple[str, ...] | Callable[[Mapping[str, Any]], tuple[str, ...]] = ("output",)
     args: tuple[ArgSpec, ...] = ()
     deprecated: Mapping[str, str] = field(default_factory=dict)
+    removed: tuple[str, ...] = ()
     no_prune: bool = False
     serializable: bool = True
     hidden: bool = False
@@ -320,7 +322,7 @@ class OpSchema:
 
     def closest(self, name: str) -> list[str]:
         """The valid argument names closest to ``name``."""
-        valid = [*self.arg_map, *self.deprecated, *COMMON_ARGS]
+        valid = [*self.arg_map, *self.deprecated, *self.removed, *COMMON_ARGS]
         return difflib.get_close_matches(name, valid, n=3, cutoff=0.5)
 
     def check_num_inputs(self, count: int) -> None:
@@ -361,20 +363,29 @@ class OpSchema:
         return (), kwargs
 
     def rename_deprecated(self, kwargs: Mapping[str, Any]) -> dict[str, Any]:
-        """Rename deprecated aliases (with a DeprecationWarning); both names given is an error."""
+        """Rename deprecated aliases and drop removed arguments, with DALI's DeprecationWarning
+        texts; an alias given with its new name is DALI's TypeError."""
         result = dict(kwargs)
         for old, new in self.deprecated.items():
             if old in result:
                 if new in result:
                     raise TypeError(
-                        f"{self.name}: {old!r} is a deprecated alias of {new!r}; give only {new!r}"
+                        f"Operator `{self.name}` got an unexpected '{old}' deprecated argument "
+                        f"when '{new}' was already provided"
                     )
                 warnings.warn(
-                    f"{self.name}: argument {old!r} is deprecated, use {new!r} instead",
+                    f"The argument `{old}` is a deprecated alias for `{new}`. Use `{new}` instead.",
                     DeprecationWarning,
                     stacklevel=4,
                 )
                 result[new] = result.pop(old)
+        for old in (name for name in self.removed if name in result):
+            del result[old]
+            warnings.warn(
+                f"The argument `{old}` is no longer used and will be removed in a future release.",
+                DeprecationWarning,
+                stacklevel=4,
+            )
         return result
 
     def validate(
@@ -457,6 +468,8 @@ class OpSchema:
         if self.deprecated:
             lines += ["", "Deprecated aliases:"]
             lines += [f"    {old} → {new}" for old, new in self.deprecated.items()]
+        if self.removed:
+            lines += ["", f"No longer used (ignored, with a warning): {', '.join(self.removed)}."]
         lines += ["", "Returns:"]
         if callable(self.outputs):
             lines.append(

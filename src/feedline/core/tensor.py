@@ -35,6 +35,27 @@ def _uniform(samples: Sequence[np.ndarray]) -> bool:
     return all(s.shape == first for s in samples)
 
 
+def _gather(samples: Sequence[np.ndarray]) -> np.ndarray:
+    """Uniform samples as one ``(n, *shape)`` array: a view of their buffer when they already
+    lie back to back in one C-contiguous array, in order (a batch split and merged again, or
+    passed through), else a stacked copy."""
+    first = samples[0]
+    base, size = first.base, first.nbytes
+    if isinstance(base, np.ndarray) and base.flags.c_contiguous and size:
+        start = first.__array_interface__["data"][0]
+        if all(
+            sample.base is base
+            and sample.dtype == first.dtype
+            and sample.flags.c_contiguous
+            and sample.__array_interface__["data"][0] == start + i * size
+            for i, sample in enumerate(samples)
+        ):
+            offset = start - base.__array_interface__["data"][0]
+            raw = base.reshape(-1).view(np.uint8)[offset : offset + size * len(samples)]
+            return raw.view(first.dtype).reshape((len(samples), *first.shape))
+    return np.stack(samples)
+
+
 class TensorAccessors:
     """What a single tensor says about itself, shared by :class:`TensorCPU` and the GPU
     plugin's ``TensorGPU``: both keep an ``_array`` (NumPy or CuPy), a ``_layout`` and a
@@ -385,7 +406,7 @@ class TensorListCPU(BatchAccessors):
             if not self._samples:
                 return np.empty((0,), dtype=np.uint8)
             if _uniform(self._samples):
-                self._dense, self._samples = np.stack(self._samples), None
+                self._dense, self._samples = _gather(self._samples), None
                 return self._dense
             raise RuntimeError(
                 "as_array() needs a dense batch, but not all samples have the same shape: "

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import abc
 import collections.abc
+import typing
 from collections.abc import Iterator
 
 import numpy as np
 import pytest
 
 from feedline import Pipeline, fn, types
+from feedline._utils.hacks import not_iterable
 from feedline.core.hookspecs import hookimpl
 from feedline.core.kernel import SampleKernel
 from feedline.core.plugins import PluginSystem
@@ -68,10 +71,38 @@ def plugins(empty_plugin_system: PluginSystem) -> Iterator[PluginSystem]:
 def test_a_datanode_is_not_iterable() -> None:
     node = fn.constant(idata=[1, 2, 3])
     assert not isinstance(node, collections.abc.Iterable)
-    with pytest.raises(TypeError, match="not iterable"):
+    assert not isinstance(node, typing.Iterable)
+    assert not issubclass(type(node), collections.abc.Iterable)
+    with pytest.raises(TypeError, match="cannot be iterated or unpacked"):
         iter(node)
-    with pytest.raises(TypeError, match="not iterable"):
+
+
+def test_unpacking_one_node_says_how_many_outputs_its_operator_has() -> None:
+    node = fn.constant(idata=[1, 2, 3])
+    with pytest.raises(TypeError, match=r"output 0 of operator 'constant' \(1 output\)"):
         _first, _second = node
+    with pytest.raises(TypeError, match="cannot be iterated"):
+        list(node)
+
+
+def test_not_iterable_hides_a_class_and_its_subclasses_only() -> None:
+    class Listing:
+        def __iter__(self) -> Iterator[int]:
+            yield 1
+
+    class Child(Listing):
+        pass
+
+    assert isinstance(Listing(), collections.abc.Iterable)  # the answer is cached now
+    not_iterable(Listing)
+    assert not isinstance(Listing(), collections.abc.Iterable)
+    assert not isinstance(Child(), collections.abc.Iterable)
+    assert not issubclass(Child, collections.abc.Iterable)
+    with pytest.raises(TypeError, match="Child` are not iterable"):
+        iter(Child())
+    assert isinstance([], collections.abc.Iterable)
+    assert isinstance(range(2), collections.abc.Sequence)
+    assert not isinstance(3, collections.abc.Iterable)
 
 
 def test_shape_is_a_node_of_the_sample_shapes() -> None:
@@ -94,3 +125,14 @@ def test_property_and_source_info_are_get_property_nodes() -> None:
     assert bytes(layout.at(1)).decode() == "layout:1"
     assert bytes(info.at(0)).decode() == "source_info:0"
     pipe.close()
+
+
+def test_iterable_can_still_be_subclassed_with_a_metaclass_of_ones_own() -> None:
+    class Meta(abc.ABCMeta):
+        pass
+
+    class Stream(collections.abc.Iterable, metaclass=Meta):
+        def __iter__(self) -> Iterator[int]:
+            yield 0
+
+    assert isinstance(Stream(), collections.abc.Iterable)

@@ -176,6 +176,7 @@ def test_seeded_pipelines_store_the_seeds_they_draw_with() -> None:
         ("bbox_paste", "BBoxPaste"),
         ("random_bbox_crop", "RandomBBoxCrop"),
         ("roi_random_crop", "ROIRandomCrop"),
+        ("ssd_random_crop", "SSDRandomCrop"),
         ("readers.tfrecord", "TFRecord"),
         ("hsv", "Hsv"),
         ("dl_tensor_python_function", "DLTensorPythonFunction"),

@@ -100,10 +100,47 @@ def test_a_debug_pipeline_is_not_a_context_manager_and_debug_params_stay_the_fun
     p.close()
 
 
-def test_debug_mode_with_conditionals_is_refused_not_ignored() -> None:
-    @pipeline_def(batch_size=2, num_threads=1, device_id=None, debug=True, enable_conditionals=True)
-    def pipe():
-        return fn.random.uniform(range=(0.0, 1.0))
+def _conditional_graph(seen: list | None = None):
+    draw = fn.random.uniform(range=[0.0, 1.0])
+    if draw > 0.5:
+        if draw > 0.75:  # noqa: SIM108 (a statement is what the conditionals convert)
+            out = draw * 100.0
+        else:
+            out = draw + fn.random.uniform(range=[10.0, 11.0])
+        if seen is not None:
+            seen.append(out)
+    else:
+        out = draw - fn.random.coin_flip(dtype=types.FLOAT) * 10.0
+    return draw, out
 
-    with pytest.raises(ValueError, match="debug=True cannot be combined with enable_conditionals"):
-        pipe()
+
+@settings(max_examples=5, deadline=None)
+@given(seed=st.integers(0, 2**31 - 1))
+def test_debug_mode_with_conditionals_returns_what_the_graph_run_returns(seed: int) -> None:
+    @pipeline_def(batch_size=8, num_threads=2, device_id=None, seed=seed, enable_conditionals=True)
+    def pipe():
+        return _conditional_graph()
+
+    debug, graph = pipe(debug=True), pipe()
+    for _ in range(3):
+        (draw, out), (ref_draw, ref_out) = debug.run(), graph.run()
+        np.testing.assert_array_equal(draw.as_array(), ref_draw.as_array())
+        np.testing.assert_array_equal(out.as_array(), ref_out.as_array())
+    debug.close()
+    graph.close()
+
+
+def test_a_branch_sees_the_batch_of_the_samples_that_take_it() -> None:
+    seen: list = []
+
+    @pipeline_def(batch_size=16, num_threads=1, device_id=None, seed=5, enable_conditionals=True)
+    def pipe():
+        return _conditional_graph(seen)
+
+    p = pipe(debug=True)
+    (draw, _out) = p.run()
+    branch = seen[-1]  # the inner branch's merge, as the replay of this iteration saw it
+    assert isinstance(branch, DataNodeDebug)
+    values = draw.as_array()
+    assert len(branch.get()) == int(np.count_nonzero(values > 0.5))
+    p.close()

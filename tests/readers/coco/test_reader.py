@@ -169,7 +169,7 @@ def test_deprecated_aliases(dataset: tuple, tmp_path: Path) -> None:
     with pytest.warns(DeprecationWarning) as record:
         pipe = coco_pipe(file_root=root, annotations_file=ann, save_img_ids=True,
                          dump_meta_files=True, dump_meta_files_path=out_dir)  # fmt: skip
-    assert {str(w.message).split("'")[1] for w in record} == {
+    assert {str(w.message).split("`")[1] for w in record} == {
         "save_img_ids", "dump_meta_files", "dump_meta_files_path"
     }  # fmt: skip
     pipe.build()

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import inspect
 import threading
 import weakref
 from collections import deque
@@ -38,6 +39,39 @@ from feedline.core.execution.threads import abort_all_pools
 __all__ = ["IterationQueue"]
 
 _LIVE_RUNNERS: weakref.WeakSet[_Runner] = weakref.WeakSet()
+
+
+_SUSPENDABLE = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+
+
+def _detached(error: BaseException) -> BaseException:
+    """A copy of ``error`` for later messages ("stopped after an earlier error"), without its
+    traceback: the raised error's traceback runs through the pipeline's own frames, so keeping
+    it in the queue, which the pipeline owns, would be a reference cycle that keeps a dropped
+    pipeline (its threads and worker processes) alive until the garbage collector runs."""
+    try:
+        copy = type(error).__new__(type(error), *error.args)
+        copy.__init__(*error.args)
+    except Exception:
+        return RuntimeError(f"{type(error).__name__}: {error}")
+    return copy
+
+
+def _release_frames(error: BaseException | None) -> None:
+    """Drop the local variables of the finished background frames in the traceback of
+    ``error`` and of its causes (their lines stay for printing): the executor's frames hold the
+    error again (its progress record), and such a cycle would keep the frames the error passes
+    through next, the pipeline's, alive after the caller dropped the error."""
+    seen: set[int] = set()
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        tb = error.__traceback__
+        while tb is not None:
+            if not tb.tb_frame.f_code.co_flags & _SUSPENDABLE:  # clearing would close it
+                with contextlib.suppress(RuntimeError):  # a frame still running
+                    tb.tb_frame.clear()
+            tb = tb.tb_next
+        error = error.__cause__ or error.__context__
 
 
 @atexit.register
@@ -86,6 +120,7 @@ class _Runner:
                 future = self._running = self._todo.popleft()
             if future.set_running_or_notify_cancel():
                 self._run_one(future)
+            future = None  # this thread must not keep a finished iteration (or its error) alive
             with self._lock:
                 self._running = None
                 self._lock.notify_all()
@@ -101,7 +136,9 @@ class _Runner:
             future.set_exception(exc)
 
     def close(self, wait: bool) -> None:
-        """Cancel what has not started; with ``wait``, wait for the iteration being computed."""
+        """Cancel what has not started; with ``wait``, wait for the iteration being computed
+        (unless called from this runner's own thread, which cannot wait for itself)."""
+        wait = wait and threading.current_thread() is not self._thread
         with self._lock:
             self._closed = True
             while self._todo:
@@ -213,7 +250,7 @@ class IterationQueue:
             raise StopIteration
         future = self._pending[0]
         try:
-            result = future.result()
+            error = future.exception()  # waits; the error is not raised here yet (see below)
         except CancelledError:
             self._pending.popleft()
             raise PipelineError(
@@ -224,18 +261,21 @@ class IterationQueue:
             # Interrupted while waiting: drop the work queued behind, keep this one for a retry.
             self.stop()
             raise
-        except EndOfData:
-            self._pending.popleft()
-            self._drain()
-            self.end_reached = True
-            raise StopIteration from None
-        except BaseException as exc:
-            self._pending.popleft()
-            self._drain()
-            self.failure = exc
-            raise
         self._pending.popleft()
-        return result
+        if error is None:
+            return future.result()
+        future = None
+        self._drain()
+        if isinstance(error, EndOfData):
+            self.end_reached = True
+            error = None
+            raise StopIteration
+        self.failure = _detached(error)
+        _release_frames(error)
+        try:
+            raise error
+        finally:
+            error = None  # no cycle through this frame: the caller's drop frees the pipeline
 
     def new_epoch(self) -> bool:
         """Start a new epoch if an iteration had failed, or if the input had ended and every
@@ -298,6 +338,6 @@ class IterationQueue:
         while self._pending:
             future = self._pending.popleft()
             with contextlib.suppress(BaseException):
-                future.cancel() or future.result()
+                future.cancel() or future.exception()
         self._discard()
         self.requested = self.iteration

@@ -26,6 +26,7 @@ _ACRONYMS = {
     "mxnet": "MXNet",
     "rms": "RMS",
     "roi": "ROI",
+    "ssd": "SSD",
     "tfrecord": "TFRecord",
 }
 """Words DALI's class names keep in capitals (its CamelCase → snake_case rule loses them)."""

@@ -16,10 +16,11 @@ import itertools
 import threading
 import weakref
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from feedline.core.graph.hooks import active_graph_hook
 from feedline.core.graph.names import class_name, detached_name
+from feedline.core.graph.not_iterable import not_iterable
 from feedline.core.registry import TRANSFER_TO_CPU, TRANSFER_TO_GPU
 from feedline.core.schema import OpSchema
 from feedline.core.types import DataType
@@ -91,7 +92,25 @@ class DataNode:
             "(e.g. a mask multiply)."
         )
 
-    __iter__ = None  # not iterable, and not a collections.abc.Iterable (as in DALI)
+    def __iter__(self) -> NoReturn:
+        """Refused: a DataNode is one batch (and, as in DALI, not a ``collections.abc.Iterable``).
+
+        Raises:
+            TypeError: always, saying how many outputs the operator has (so that ``a, b = node``
+                on an operator with one output explains itself).
+        """
+        op = self.source
+        if op is None:
+            origin = "it is not an operator output"
+        else:
+            count = len(op.outputs)
+            outputs = f"{count} output{'s' if count != 1 else ''}"
+            origin = f"it is output {self.index} of operator {op.schema.name!r} ({outputs})"
+        raise TypeError(
+            f"DataNode {self.name!r} cannot be iterated or unpacked: {origin}, one batch. Unpack "
+            "the operator call itself (`a, b = fn.op(...)`) for an operator with several "
+            "outputs, and index the node (`node[0]`) for a part of each sample."
+        )
 
     def shape(self, *, dtype: DataType | None = None, device: str = "cpu") -> DataNode:
         """The run-time shape of each sample, as a new node (``fn.shapes``; INT64 by default)."""
@@ -145,6 +164,9 @@ class DataNode:
         return self
 
     __hash__ = object.__hash__
+
+
+not_iterable(DataNode, add_iter=False)
 
 
 class OpNode:

@@ -1,4 +1,5 @@
-"""Build-time work on a defined graph: pruning, the registered graph passes, ordering checks.
+"""Build-time work on a defined graph: pruning, common subgraph elimination, the registered
+graph passes, ordering checks.
 
 This is where a graph rewrite hooks in: a plugin registers a pass with
 :meth:`Registry.add_graph_pass <feedline.core.registry.Registry.add_graph_pass>` (the CPU
@@ -10,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from feedline.core.errors import PipelineError
+from feedline.core.graph.cse import eliminate_common_subgraphs
 from feedline.core.graph.nodes import DataNode, Graph, OpNode
 from feedline.core.registry import Registry, load_object
 
@@ -88,9 +90,10 @@ def ordered_ops(ops: Sequence[OpNode]) -> list[OpNode]:
 
 
 def prepare(ops: Sequence[OpNode], outputs: Sequence[DataNode], registry: Registry) -> list[OpNode]:
-    """The operators to build for ``outputs``: pruned, rewritten by every graph pass registered
-    in ``registry`` (in registration order), and checked to be in topological order."""
-    kept = prune(ops, outputs)
+    """The operators to build for ``outputs``: pruned, with repeated computations merged
+    (:mod:`.cse`), rewritten by every graph pass registered in ``registry`` (in registration
+    order), and checked to be in topological order."""
+    kept = eliminate_common_subgraphs(prune(ops, outputs))
     for graph_pass, _owner in registry.graph_passes.values():
         kept = list(load_object(graph_pass)(kept, outputs))
     return ordered_ops(kept)

@@ -48,7 +48,8 @@ def place(entry: OperatorEntry, requested: str | None, nodes: Sequence[DataNode]
     """The device of a new operator: the requested one, else ``gpu`` when an input is there.
 
     Raises:
-        ValueError: the device is unknown or has no registered kernel (naming those that have).
+        ValueError: the device is unknown or has no registered kernel (naming those that have;
+            for ``gpu``/``mixed`` outside a pipeline or in a CPU-only one, the build says it).
         DevicePlacementError: a cpu/mixed operator is given a GPU input, or a gpu operator a
             CPU one (a ValueError and, as in DALI, a RuntimeError).
     """
@@ -58,7 +59,8 @@ def place(entry: OperatorEntry, requested: str | None, nodes: Sequence[DataNode]
         device = "gpu" if any(n.device == "gpu" for n in nodes) else "cpu"
     if device not in DEVICES:
         raise ValueError(f"{op_name}: unknown device {device!r}; expected cpu, mixed or gpu")
-    entry.check_device(device)
+    if device == "cpu" or device in entry.kernels or not _build_decides():
+        entry.check_device(device)
     for index, node in enumerate(nodes):
         if device in ("cpu", "mixed") and node.device == "gpu":
             raise DevicePlacementError(
@@ -73,6 +75,18 @@ def place(entry: OperatorEntry, requested: str | None, nodes: Sequence[DataNode]
                 "incompatible device cpu; call .gpu() on it or run the operator on the cpu)"
             )
     return device
+
+
+def _build_decides() -> bool:
+    """Whether a missing ``gpu``/``mixed`` kernel is left for the build to report: for an
+    operator defined outside any pipeline, or in a CPU-only one (``device_id=None``), where
+    the build first fails as DALI's does ("The pipeline requires a CUDA-capable GPU", a
+    RuntimeError). In a pipeline with a device, the call is refused at once."""
+    from feedline.core.graph.nodes import Graph  # nodes builds on this module
+
+    graph = Graph.current()
+    owner = None if graph is None else graph.owner
+    return owner is None or getattr(owner, "device_id", 0) is None
 
 
 def is_host_source(entry: OperatorEntry, requested: str | None, nodes: Sequence[DataNode]) -> bool:

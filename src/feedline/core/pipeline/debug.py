@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from feedline.core.graph import DataNode, Graph, OpNode
+from feedline.core.graph.hooks import active_graph_hook
 from feedline.core.pipeline.pipeline import Pipeline
 from feedline.core.schema import OpSchema
 from feedline.core.tensor import TensorListCPU
@@ -61,6 +62,11 @@ class _Replayed:
     def __init__(self, op: OpNode, batches: Sequence[Any]) -> None:
         self.outputs = [DataNodeDebug(n, b) for n, b in zip(op.outputs, batches, strict=True)]
         self.on_error: str | None = None
+        self._recorded = op
+
+    def upstream(self) -> list[DataNode]:
+        """What the recorded operator read (the conditionals' hook asks)."""
+        return self._recorded.upstream()
 
 
 class _ReplayGraph(Graph):
@@ -71,10 +77,22 @@ class _ReplayGraph(Graph):
         super().__init__()
         self._recorded = list(zip(ops, batches, strict=True))
         self._next = 0
+        self._replayed: list[_Replayed] = []
 
     def add_op(  # type: ignore[override]
-        self, schema: OpSchema, *args: Any, **kwargs: Any
+        self,
+        schema: OpSchema,
+        device: str,
+        inputs: list[DataNode],
+        arg_inputs: dict[str, DataNode],
+        *args: Any,
+        **kwargs: Any,
     ) -> _Replayed:
+        # A graph hook (the conditionals' condition stack) sees the call as in a definition: it
+        # splits the inputs into the branch being traced, which replays those splits first.
+        hook = active_graph_hook()
+        if hook is not None:
+            hook.before_add(schema, inputs, arg_inputs)
         if self._next >= len(self._recorded) or self._recorded[self._next][0].schema is not schema:
             raise RuntimeError(
                 f"Unexpected operator {schema.name!r}. Debug mode does not support changing the "
@@ -82,7 +100,11 @@ class _ReplayGraph(Graph):
             )
         op, batches = self._recorded[self._next]
         self._next += 1
-        return _Replayed(op, batches)
+        replayed = _Replayed(op, batches)
+        self._replayed.append(replayed)  # alive, as a graph keeps its nodes: ids stay unique
+        if hook is not None:
+            hook.after_add(replayed)  # type: ignore[arg-type]
+        return replayed
 
 
 class DebugPipeline(Pipeline):

@@ -28,11 +28,11 @@ def pipeline_def(fn: Callable[..., Any] | None = None, **pipeline_kwargs: Any) -
 
     Raises:
         TypeError: the function takes ``**kwargs``.
-        ValueError: ``debug=True`` together with ``enable_conditionals=True`` (not supported).
 
     ``enable_conditionals=True`` (given to the decorator or to the call) transforms the function
     so that ``if``/``and``/``or``/``not`` on per-sample DataNodes run each branch on the samples
-    that take it (see ``docs/conditionals.md``).
+    that take it (see ``docs/conditionals.md``); in debug mode too, where each branch then shows
+    the batch of the samples that take it.
     """
 
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -64,23 +64,12 @@ def pipeline_def(fn: Callable[..., Any] | None = None, **pipeline_kwargs: Any) -
                 pipe_kwargs.pop("enable_conditionals", False)
             )
             if "debug" not in func_params and pipe_kwargs.pop("debug", False):
-                if conditionals:
-                    raise ValueError(
-                        "@pipeline_def: debug=True cannot be combined with "
-                        "enable_conditionals=True in feedline yet; run the conditional pipeline "
-                        "without debug mode"
-                    )
-                return DebugPipeline(functools.partial(func, *args, **fn_kwargs), **pipe_kwargs)
+                run = functools.partial(_run_function, func, conditionals, args, fn_kwargs)
+                return DebugPipeline(run, **pipe_kwargs)
             pipe_kwargs.pop("debug", None)
             pipe = Pipeline(**pipe_kwargs)
             with pipe:
-                if conditionals:
-                    # The AST transformation loads with the first conditional pipeline.
-                    from feedline.core.pipeline.conditionals import trace_conditionally
-
-                    result = trace_conditionally(func, args, fn_kwargs)
-                else:
-                    result = func(*args, **fn_kwargs)
+                result = _run_function(func, conditionals, args, fn_kwargs)
             outputs = result if isinstance(result, tuple) else (() if result is None else (result,))
             pipe.set_outputs(*outputs)
             return pipe
@@ -89,3 +78,15 @@ def pipeline_def(fn: Callable[..., Any] | None = None, **pipeline_kwargs: Any) -
         return create
 
     return decorate(fn) if fn is not None else decorate
+
+
+def _run_function(
+    func: Callable[..., Any], conditionals: bool, args: Any, kwargs: dict[str, Any]
+) -> Any:
+    """Call the pipeline function, transformed for conditionals when they are enabled."""
+    if not conditionals:
+        return func(*args, **kwargs)
+    # The AST transformation loads with the first conditional pipeline.
+    from feedline.core.pipeline.conditionals import trace_conditionally
+
+    return trace_conditionally(func, args, kwargs)

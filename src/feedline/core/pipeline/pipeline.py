@@ -45,7 +45,7 @@ from feedline.core.pipeline.properties import (
     check_queue_depth,
     check_seed,
 )
-from feedline.core.pipeline.references import weak_method
+from feedline.core.pipeline.references import iteration_runner, weak_method
 from feedline.core.pipeline.staging import (
     ExecutorSettings,
     StagePlan,
@@ -83,7 +83,8 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
         default_cuda_stream_priority: the priority of the pipeline's CUDA stream (lower is more
             urgent; GPU pipelines only; None: 0). DALI deprecated it; feedline still applies it.
         enable_memory_stats: record output memory sizes in :meth:`executor_statistics`.
-        py_num_workers: worker processes for ``external_source(parallel=True)``.
+        py_num_workers: worker processes for ``external_source(parallel=True)`` (None or 0:
+            none; a parallel source then fails at build, as in DALI).
         py_start_method: ``"fork"`` or ``"spawn"`` for those workers.
         py_callback_pickler: custom pickler for ``spawn`` callbacks.
         output_dtype, output_ndim, output_layout: expected output properties, checked each
@@ -124,7 +125,7 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
         enable_memory_stats: bool = False,
         enable_checkpointing: bool = False,
         checkpoint: str | Mapping[str, Any] | None = None,
-        py_num_workers: int = 1,
+        py_num_workers: int | None = 1,
         py_start_method: str = "fork",
         py_callback_pickler: Any = None,
         output_dtype: Any = None,
@@ -207,7 +208,7 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
 
     def _new_queue(self) -> IterationQueue:
         return IterationQueue(
-            weak_method(self._run_iteration),
+            iteration_runner(self),
             weak_method(self._discard_overlapped),
             max(self._cpu_size, self._gpu_size) if self._exec_pipelined else 1,
             background=self._exec_async and self._exec_pipelined,
@@ -364,13 +365,6 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
                 f"but trying to use {api.name}"
             )
 
-    def _run_iteration(self, iteration: int) -> IterationResult:
-        assert self._executor is not None
-        result = self._executor.run_iteration(iteration)
-        if result.pending is None:
-            self._validate_outputs(result.outputs)
-        return result
-
     def _collect(self, result: IterationResult) -> IterationResult:
         """The complete outputs of an iteration whose device stage was still under way."""
         executor = self._executor
@@ -524,5 +518,10 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
         self._queue = self._new_queue()  # a later build() starts clean, whatever failed before
 
     def __del__(self) -> None:
+        # Dropped while an iteration runs in the background: wait for it, so that everything
+        # the pipeline owns (threads, worker processes, files) is released now, on this thread.
         with contextlib.suppress(Exception):
-            self._queue.close(wait=False)
+            self._queue.close(wait=True)
+        with contextlib.suppress(Exception):
+            if self.py_pool is not None:
+                self.py_pool.close()

@@ -135,8 +135,10 @@ def check_py_workers(py_num_workers: Any, py_start_method: Any, pickler: Any = N
         raise ValueError(
             f"Pipeline: py_start_method must be 'fork' or 'spawn', got {py_start_method!r}"
         )
-    if not isinstance(py_num_workers, int) or py_num_workers < 0:
-        raise ValueError(f"Pipeline: py_num_workers must be an int >= 0, got {py_num_workers!r}")
+    if py_num_workers is not None and (not isinstance(py_num_workers, int) or py_num_workers < 0):
+        raise ValueError(
+            f"Pipeline: py_num_workers must be None or an int >= 0, got {py_num_workers!r}"
+        )
     if pickler is not None and py_start_method == "fork":
         raise ValueError(
             "``py_callback_pickler`` should not be set when 'fork' start method is used."
@@ -191,9 +193,10 @@ class PipelineProperties:
     _concurrency: OperatorConcurrency | None
     _enable_memory_stats: bool
     _enable_checkpointing: bool
-    _py_num_workers: int
+    _py_num_workers: int | None
     _py_start_method: str
     _py_callback_pickler: Any
+    py_pool: Any
     _on_error: str
     _max_errors: int | None
     _max_decoded_bytes: int | None
@@ -329,8 +332,8 @@ class PipelineProperties:
         return self._enable_checkpointing
 
     @property
-    def py_num_workers(self) -> int:
-        """Worker processes for parallel external sources."""
+    def py_num_workers(self) -> int | None:
+        """Worker processes for parallel external sources (None or 0: none)."""
         return self._py_num_workers
 
     @property
@@ -342,6 +345,25 @@ class PipelineProperties:
     def py_callback_pickler(self) -> Any:
         """Custom pickler for spawned callbacks."""
         return self._py_callback_pickler
+
+    @property
+    def _py_pool(self) -> Any:
+        """DALI's name of :attr:`py_pool`, the worker pool of the parallel external sources
+        (None until the pipeline has one); DALI programs and tests read it."""
+        return self.py_pool
+
+    def external_source_shm_statistics(self) -> dict[str, list[int]]:
+        """Shared memory that the parallel external sources' workers hold for their results.
+
+        Returns:
+            ``capacities``: the size in bytes of each shared-memory slot; and
+            ``per_sample_capacities``: each size divided by the number of samples the slot
+            holds (a task's share of the batch), comparable to ``bytes_per_sample_hint``.
+            Both are empty when the pipeline has no worker pool.
+        """
+        if self.py_pool is None:
+            return {"capacities": [], "per_sample_capacities": []}
+        return self.py_pool.shm_statistics()
 
     @property
     def on_error(self) -> str:

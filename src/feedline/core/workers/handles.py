@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import pickle
+import signal
 import time
 import types
 from collections import deque
@@ -18,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from feedline.core.workers.observer import PoolObserver
 from feedline.core.workers.segments import ParentSegments
 from feedline.core.workers.tasks import CallbackError, Spec
 
@@ -29,12 +31,29 @@ __all__ = [
     "TaskRecord",
     "WorkerHandle",
     "callback_name",
+    "check_int",
+    "exit_text",
+    "initial_slots",
     "pickle_sources",
     "pickler_parts",
 ]
 
 GRACE_S = 1.0
 """Seconds the parent waits for a worker to stop (or to show its exit code) before acting."""
+
+
+def exit_text(code: int | None) -> str:
+    """How a process ended, for messages: its exit code, and the signal that killed it."""
+    if code is not None and code < 0:
+        with suppress(ValueError):
+            return f"exit code {code} (killed by {signal.Signals(-code).name})"
+    return f"exit code {code}"
+
+
+def check_int(name: str, value: Any, minimum: int) -> None:
+    """Raise ValueError unless ``value`` is an int (not a bool) of at least ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
 
 
 def callback_name(callback: Any) -> str:
@@ -83,6 +102,24 @@ def pickle_sources(
         raise TypeError(f"callback_pickler {dumper!r} cannot be pickled: {exc}") from exc
 
 
+def initial_slots(sources: Sequence[SourceRecord], num_workers: int) -> list[list[tuple[int, int]]]:
+    """Per worker, the ``(size in bytes, samples per task)`` of each slot it creates at start.
+
+    A worker gets ``prefetch`` slots for every source whose tasks it may run (every source
+    but the iterables of other workers), as large as the largest ``initial_bytes`` among them.
+    """
+    plans: list[list[tuple[int, int]]] = []
+    for worker in range(num_workers):
+        mine = [s for s in sources if s.kind != "iterable" or s.worker == worker]
+        if not mine:
+            plans.append([])
+            continue
+        size = max(s.initial_bytes for s in mine)
+        samples = max(s.samples_per_task for s in mine)
+        plans.append([(size, samples)] * sum(s.prefetch for s in mine))
+    return plans
+
+
 @dataclass(eq=False)
 class WorkerHandle:
     """The parent's record of one worker: its process, pipe ends, load and free slots."""
@@ -94,19 +131,25 @@ class WorkerHandle:
     pid: int | None = None
     outstanding: int = 0
     slots: int = 0
-    free: list[int] = field(default_factory=list)
+    free: deque[int] = field(default_factory=deque)
 
     def take_slot(self) -> int:
-        """A free slot of this worker's ring, or a new one."""
+        """The free slot of this worker's ring freed the longest ago (so that every slot takes
+        turns and grows to what the results need), or a new one."""
         if self.free:
-            return self.free.pop()
+            return self.free.popleft()
         self.slots += 1
         return self.slots - 1
 
 
 @dataclass(eq=False)
 class SourceRecord:
-    """A source added to the pool, with its batches scheduled and not yet received."""
+    """A source added to the pool, with its batches scheduled and not yet received.
+
+    ``samples_per_task`` is how many samples one task's result holds at most (a worker's share
+    of a batch for sample sources, the whole batch otherwise; 1 when the batch size is not
+    known) and ``initial_bytes`` the size of the slots the workers create for it at start.
+    """
 
     id: int
     index: int
@@ -116,6 +159,8 @@ class SourceRecord:
     num_outputs: int | None
     cycle: str
     worker: int
+    samples_per_task: int
+    initial_bytes: int
     pending: deque[BatchRecord] = field(default_factory=deque)
 
 
@@ -149,6 +194,11 @@ class PoolResources:
 
     Kept apart from the pool object so that ``weakref.finalize`` can hold it without keeping
     the pool alive. In a forked child (which inherits a copy) :meth:`shutdown` does nothing.
+
+    Attributes:
+        _observer: the :class:`PoolObserver` of the workers (None until they are started;
+            closed by :meth:`shutdown`); DALI's process pool has it under this name, and
+            DALI's tests read its ``thread``.
     """
 
     def __init__(self, segments: ParentSegments, epochs: Any) -> None:
@@ -157,6 +207,16 @@ class PoolResources:
         self.epochs = epochs
         self.workers: list[WorkerHandle] = []
         self.closed = False
+        self._observer: PoolObserver | None = None
+
+    def observe(self) -> None:
+        """Start watching the workers for an unexpected exit."""
+        self._observer = PoolObserver(self.workers)
+
+    @property
+    def first_exit(self) -> WorkerHandle | None:
+        """The worker the observer saw end first, if one ended while watched."""
+        return None if self._observer is None else self._observer.first_exit
 
     def apply(self, worker: WorkerHandle, updates: list[tuple[int, int]]) -> None:
         """Install the segments a worker reported as created."""
@@ -175,6 +235,8 @@ class PoolResources:
         if self.closed or os.getpid() != self.owner:
             return
         self.closed = True
+        if self._observer is not None:
+            self._observer.close()  # the workers' exits below are not failures
         for index in range(len(self.epochs)):
             self.epochs[index] += 1
         started = [w for w in self.workers if w.pid is not None]

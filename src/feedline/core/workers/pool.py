@@ -25,7 +25,6 @@ import multiprocessing as mp
 import os
 import pickle
 import secrets
-import signal
 import time
 import weakref
 from contextlib import suppress
@@ -42,11 +41,14 @@ from feedline.core.workers.handles import (
     TaskRecord,
     WorkerHandle,
     callback_name,
+    check_int,
+    exit_text,
+    initial_slots,
     pickle_sources,
     pickler_parts,
 )
 from feedline.core.workers.process import worker_main
-from feedline.core.workers.segments import ParentSegments
+from feedline.core.workers.segments import MIN_INITIAL_SLOT_BYTES, ParentSegments
 from feedline.core.workers.tasks import (
     BatchTask,
     CallbackError,
@@ -64,18 +66,6 @@ _CYCLES = ("no", "quiet", "raise")
 _START_METHODS = ("fork", "spawn")
 
 
-def _exit_text(code: int | None) -> str:
-    if code is not None and code < 0:
-        with suppress(ValueError):
-            return f"exit code {code} (killed by {signal.Signals(-code).name})"
-    return f"exit code {code}"
-
-
-def _check_int(name: str, value: Any, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise ValueError(f"{name} must be an int >= {minimum}, got {value!r}")
-
-
 class WorkerPool:
     """Processes that run the callbacks of parallel external sources.
 
@@ -90,7 +80,7 @@ class WorkerPool:
     def __init__(
         self, num_workers: int, start_method: str = "fork", *, callback_pickler: Any = None
     ) -> None:
-        _check_int("num_workers (py_num_workers)", num_workers, 1)
+        check_int("num_workers (py_num_workers)", num_workers, 1)
         if start_method not in _START_METHODS:
             raise ValueError(
                 f"start_method (py_start_method) must be one of {_START_METHODS}, "
@@ -112,10 +102,15 @@ class WorkerPool:
         self._broken: WorkerDiedError | None = None
         self._closed = False
 
-    @property
     def pids(self) -> list[int]:
-        """Process ids of the started workers."""
+        """Process ids of the started workers (a method, as DALI's pool has it)."""
         return [] if self._res is None else [w.pid for w in self._res.workers if w.pid]
+
+    @property
+    def pool(self) -> PoolResources | None:
+        """The processes, pipes, segments and observer thread of the started pool (None before
+        :meth:`start`); DALI's pool has its process pool under this name."""
+        return self._res
 
     @property
     def segment_prefix(self) -> str | None:
@@ -131,6 +126,8 @@ class WorkerPool:
         prefetch: int = 1,
         num_outputs: int | None = None,
         cycle: Cycle = "no",
+        batch_size: int | None = None,
+        bytes_per_sample: int | None = None,
     ) -> None:
         """Register a source (before :meth:`start`).
 
@@ -147,6 +144,12 @@ class WorkerPool:
             num_outputs: None for one output; n when the callback returns an n-tuple.
             cycle: iterables only: at the end, ``"no"`` stops for good, ``"quiet"`` restarts
                 at once, ``"raise"`` stops until the next epoch (:meth:`reset`), then restarts.
+            batch_size: the most samples of a batch, to size the shared memory the workers
+                create at start: per slot, one task's share of the batch (a sample source's
+                batch is split over the workers) times ``bytes_per_sample``, and at least
+                1 MiB (DALI's rule; a slot grows later when a result does not fit).
+            bytes_per_sample: the expected bytes of one sample (all its outputs); None: the
+                slots start at 1 MiB.
         """
         if self._res is not None or self._closed:
             raise RuntimeError(f"add_source({source_id!r}): the pool was already started")
@@ -168,9 +171,17 @@ class WorkerPool:
                 f"cycle of source {source_id} must be one of {_CYCLES} (other than 'no' only "
                 f"for iterables), got {cycle!r} for kind {kind!r}"
             )
-        _check_int(f"prefetch of source {source_id}", prefetch, 1)
+        check_int(f"prefetch of source {source_id}", prefetch, 1)
         if num_outputs is not None:
-            _check_int(f"num_outputs of source {source_id}", num_outputs, 1)
+            check_int(f"num_outputs of source {source_id}", num_outputs, 1)
+        samples = 1
+        if batch_size is not None:
+            check_int(f"batch_size of source {source_id}", batch_size, 1)
+            samples = -(-batch_size // self._num_workers) if kind == "sample" else batch_size
+        initial = MIN_INITIAL_SLOT_BYTES
+        if bytes_per_sample is not None:
+            check_int(f"bytes_per_sample of source {source_id}", bytes_per_sample, 1)
+            initial = max(initial, samples * bytes_per_sample)
         iterables = sum(source.kind == "iterable" for source in self._sources.values())
         self._sources[source_id] = SourceRecord(
             source_id,
@@ -181,6 +192,8 @@ class WorkerPool:
             num_outputs,
             cycle,
             worker=iterables % self._num_workers,
+            samples_per_task=samples,
+            initial_bytes=initial,
         )
 
     def start(self) -> None:
@@ -208,14 +221,18 @@ class WorkerPool:
         try:
             if self._start_method == "fork":
                 resource_tracker.ensure_running()  # forked workers must share the parent's
+            plans = initial_slots(list(self._sources.values()), self._num_workers)
             for index in range(self._num_workers):
-                self._launch(ctx, index, payload, how)
-            self._await_ready()
+                self._launch(ctx, index, payload, how, [size for size, _ in plans[index]])
+            res.observe()
+            self._await_ready(plans)
         except BaseException:
             self.close()
             raise
 
-    def _launch(self, ctx: Any, index: int, payload: list, how: tuple | None) -> None:
+    def _launch(
+        self, ctx: Any, index: int, payload: list, how: tuple | None, slot_sizes: list[int]
+    ) -> None:
         res = self._res
         task_reader, task_writer = ctx.Pipe(duplex=False)
         result_reader, result_writer = ctx.Pipe(duplex=False)
@@ -223,7 +240,8 @@ class WorkerPool:
         if self._start_method == "fork":
             inherited = [task_writer, result_reader]
             inherited += [c for w in res.workers for c in (w.tasks, w.results)]
-        args = (index, task_reader, result_writer, payload, how, res.epochs, res.segments.prefix)
+        prefix = res.segments.prefix
+        args = (index, task_reader, result_writer, payload, how, res.epochs, prefix, slot_sizes)
         process = ctx.Process(
             target=worker_main, name=f"feedline-worker-{index}", args=(*args, inherited)
         )
@@ -237,16 +255,18 @@ class WorkerPool:
             task_reader.close()
             result_writer.close()
 
-    def _await_ready(self) -> None:
+    def _await_ready(self, plans: list[list[tuple[int, int]]]) -> None:
+        """Wait for every worker's "ready" and install the slots it created (as planned)."""
         waiting = list(self._res.workers)
         while waiting:
             watched: dict[Any, WorkerHandle] = {w.results: w for w in waiting}
             watched.update({w.process.sentinel: w for w in waiting})
             for worker in {watched[ready] for ready in wait(list(watched))}:
                 try:
-                    status, _, _, detail = worker.results.recv()
+                    status, _, updates, detail = worker.results.recv()
                 except (EOFError, OSError):
                     self._died(worker, "while starting")
+                self._res.apply(worker, updates)
                 if status != "ready":
                     raise WorkerError(
                         f"worker {worker.index} (pid {worker.pid}) could not load the external "
@@ -254,6 +274,10 @@ class WorkerPool:
                         worker=worker.index,
                         pid=worker.pid,
                     )
+                for slot, (_, samples) in enumerate(plans[worker.index]):
+                    self._res.segments.expect(worker.index, slot, samples)
+                worker.slots = len(plans[worker.index])
+                worker.free.extend(range(worker.slots))
                 waiting.remove(worker)
 
     def _check(self) -> PoolResources:
@@ -456,13 +480,14 @@ class WorkerPool:
         return (-1 if index is None else index), error
 
     def _died(self, worker: WorkerHandle, when: str) -> NoReturn:
+        worker = self._res.first_exit or worker  # the others were stopped because of it
         worker.process.join(GRACE_S)
         code = worker.process.exitcode
         busy = sorted({t.batch.source.id for t in self._tasks.values() if t.worker is worker})
         running = ", ".join(f"{i} ({callback_name(self._sources[i].callback)})" for i in busy)
         self._broken = WorkerDiedError(
             f"external source worker {worker.index} (pid {worker.pid}) exited unexpectedly "
-            f"{when + ' ' if when else ''}with {_exit_text(code)}"
+            f"{when + ' ' if when else ''}with {exit_text(code)}"
             f"{f'; it had tasks of source(s) {running}' if running else ''}; "
             "the worker pool can only be closed",
             worker=worker.index,

@@ -4,7 +4,8 @@ it turns callback results into arrays written to shared memory (:mod:`.segments`
 A worker serves ``(key, source, epoch, slot, payload)`` tasks from its pipe until it gets None
 or the parent goes away, and replies ``(status, key, created_segments, result)`` with status
 ``ok`` (the result's layout in its slot), ``stop`` (StopIteration), ``error`` (position,
-formatted traceback, pickled exception) or ``skipped`` (a task of an epoch that was reset).
+formatted traceback, pickled exception) or ``skipped`` (a task of an epoch that was reset; an
+iterable's task still runs, and the parent drops its result).
 """
 
 from __future__ import annotations
@@ -181,6 +182,7 @@ def worker_main(
     pickler: tuple | None,
     epochs: Any,
     prefix: str,
+    slot_sizes: list[int],
     inherited: list[Connection],
 ) -> None:
     """Entry point of a worker process: serve tasks until told to stop or orphaned.
@@ -193,6 +195,7 @@ def worker_main(
         pickler: how to load pickled sources, from :func:`pickle_sources`.
         epochs: shared current epoch of every source; tasks of an older epoch are skipped.
         prefix: segment name prefix.
+        slot_sizes: the sizes of the slots to create before reporting ready.
         inherited: the parent's pipe ends a forked child must close.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -200,21 +203,27 @@ def worker_main(
         _renew_tracker_lock()
     for conn in inherited:
         conn.close()
+    ring = WorkerSegments(prefix, index)
     try:
         specs = sources if pickler is None else _load_sources(sources, pickler)
+        ring.preallocate(slot_sizes)
     except Exception:
-        _reply(results, ("init_error", None, [], traceback.format_exc()))
+        _reply(results, ("init_error", None, ring.take_created(), traceback.format_exc()))
+        ring.close()
         return
-    if not _reply(results, ("ready", None, [], os.getpid())):
+    if not _reply(results, ("ready", None, ring.take_created(), os.getpid())):
+        ring.close()
         return
     inbox: queue.SimpleQueue = queue.SimpleQueue()
     threading.Thread(target=_read_tasks, args=(tasks, inbox, os.getppid()), daemon=True).start()
-    ring = WorkerSegments(prefix, index)
     states: dict[int, _IterState] = {}
     try:
         while (message := inbox.get()) is not None:
             key, source, task_epoch, slot, payload = message
-            if epochs[source] != task_epoch:
+            # A task of an epoch that was reset is skipped, except an iterable's: DALI's workers
+            # compute every batch they were asked for, so an iterable advances (and reaches its
+            # end, with cycle="raise") as far as its batches were requested.
+            if epochs[source] != task_epoch and specs[source][0] != "iterable":
                 status, result = "skipped", None
             else:
                 state = states.setdefault(source, _IterState())

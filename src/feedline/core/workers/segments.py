@@ -2,12 +2,13 @@
 
 Each worker owns a small ring of *slots*; the parent assigns a slot to every task it sends and
 frees it once it has copied the result out, so a slot is never written while it is being read.
-A slot is backed by one POSIX shared-memory segment that the worker creates (and replaces by a
-larger one when a result does not fit). Ownership rule: **workers create and only close
-segments; the parent unlinks every one of them**, exactly once. Segment names are
-``{prefix}w{worker}n{seq}`` with a per-worker sequence number counting up from 0, and every reply
-reports the segments created for it, so after a worker crash the parent finds an unreported one
-by probing the following sequence numbers.
+A slot is backed by one POSIX shared-memory segment that the worker creates, at its initial size
+when the worker starts (:meth:`WorkerSegments.preallocate`, so that the first batches need no
+new segment), and replaces by a larger one when a result does not fit. Ownership rule:
+**workers create and only close segments; the parent unlinks every one of them**, exactly once.
+Segment names are ``{prefix}w{worker}n{seq}`` with a per-worker sequence number counting up from
+0, and every reply reports the segments created for it, so after a worker crash the parent finds
+an unreported one by probing the following sequence numbers.
 
 A result is a list of samples, each a tuple of arrays, packed at naturally aligned offsets
 (equal-shaped samples of one dtype end up contiguous); only the layout, ``(dtype, shape,
@@ -24,12 +25,22 @@ from multiprocessing.shared_memory import SharedMemory
 
 import numpy as np
 
-__all__ = ["Layout", "ParentSegments", "WorkerSegments", "plan_layout", "segment_name"]
+__all__ = [
+    "MIN_INITIAL_SLOT_BYTES",
+    "Layout",
+    "ParentSegments",
+    "WorkerSegments",
+    "plan_layout",
+    "segment_name",
+]
 
 Layout = list[tuple[tuple[np.dtype, tuple[int, ...], int], ...]]
 """Per sample, per output: ``(dtype, shape, byte offset)`` in the slot's segment."""
 
 _MIN_CAPACITY = 1 << 16
+
+MIN_INITIAL_SLOT_BYTES = 1 << 20
+"""The smallest initial size of a slot's segment (DALI's default initial chunk, 1 MiB)."""
 
 
 def segment_name(prefix: str, worker: int, seq: int) -> str:
@@ -74,6 +85,19 @@ class WorkerSegments:
         self._seq = 0
         self._created: list[tuple[int, int]] = []
 
+    def preallocate(self, sizes: Sequence[int]) -> None:
+        """Create the segments of slots ``0..len(sizes)-1`` with the given sizes (whole pages)."""
+        for slot, size in enumerate(sizes):
+            self._create(slot, -(-size // mmap.PAGESIZE) * mmap.PAGESIZE)
+
+    def _create(self, slot: int, size: int) -> SharedMemory:
+        name = segment_name(self._prefix, self._worker, self._seq)
+        segment = SharedMemory(name, create=True, size=size)
+        self._segments[slot] = segment
+        self._created.append((slot, self._seq))
+        self._seq += 1
+        return segment
+
     def write(self, slot: int, samples: Sequence[tuple[np.ndarray, ...]]) -> tuple[Layout, int]:
         """Copy ``samples`` into ``slot`` (growing it if needed); return the layout and size."""
         layout, total = plan_layout(samples)
@@ -83,11 +107,7 @@ class WorkerSegments:
         if segment is None or segment.size < total:
             if segment is not None:
                 segment.close()
-            name = segment_name(self._prefix, self._worker, self._seq)
-            segment = SharedMemory(name, create=True, size=_capacity(total))
-            self._segments[slot] = segment
-            self._created.append((slot, self._seq))
-            self._seq += 1
+            segment = self._create(slot, _capacity(total))
         for sample, entry in zip(samples, layout, strict=True):
             for array, (dtype, shape, offset) in zip(sample, entry, strict=True):
                 if array.nbytes:
@@ -125,6 +145,11 @@ class ParentSegments:
             _unlink(old)
         self._handles[worker, slot] = SharedMemory(segment_name(self.prefix, worker, seq))
 
+    def expect(self, worker: int, slot: int, samples: int) -> None:
+        """Note how many samples a task's result in ``slot`` is planned to hold at most (for
+        :meth:`statistics`)."""
+        self._samples[worker, slot] = samples
+
     def read(
         self, worker: int, slot: int, layout: Layout, total: int
     ) -> list[tuple[np.ndarray, ...]]:
@@ -137,7 +162,7 @@ class ParentSegments:
             source = np.frombuffer(self._handles[worker, slot].buf, np.uint8, total)
             buffer[:] = source
             del source
-        self._samples[worker, slot] = len(layout)
+        self._samples[worker, slot] = max(self._samples.get((worker, slot), 1), len(layout))
         return [
             tuple(
                 np.ndarray(shape, dtype, buffer=buffer, offset=offset)
@@ -149,7 +174,8 @@ class ParentSegments:
         ]
 
     def statistics(self) -> dict[str, list[int]]:
-        """Bytes per live segment, and per sample of the last result read from it."""
+        """Bytes per live segment, and per sample: divided by the most samples the slot is
+        planned to hold (a task's share of the batch) or has held."""
         keys = sorted(self._handles)
         capacities = [self._handles[key].size for key in keys]
         counts = [max(self._samples.get(key, 1), 1) for key in keys]

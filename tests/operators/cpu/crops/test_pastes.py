@@ -133,9 +133,22 @@ def test_paste_regions_copies_exactly_the_region(y: int, x: int, h: int, w: int)
     assert (canvas == -1).sum() == 36 - h * w
 
 
+def test_output_size_reads_only_h_and_w() -> None:
+    # DALI's CPU-only tests give the whole sample shape, channels included: they are not read.
+    with_channels = _first(
+        lambda: fn.multi_paste(feed([_A, _A], "HWC"), in_ids=_ints([0]), output_size=[5, 6, 9])
+    )
+    plain = _first(
+        lambda: fn.multi_paste(feed([_A, _A], "HWC"), in_ids=_ints([0]), output_size=[5, 6])
+    )
+    assert with_channels.shape == plain.shape == (5, 6, 1)
+    np.testing.assert_array_equal(with_channels, plain)
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
+        ({"in_ids": [0], "output_size": [4]}, r"output_size must hold \(H, W\)"),
         ({"in_ids": [0], "out_anchors": [3, 3]}, "must be within output bounds"),
         (
             {"in_ids": [0], "in_anchors": [3, 3], "shapes": [2, 2]},

@@ -71,7 +71,7 @@ def test_lookup_table_errors(sample: Any, kwargs: dict, error: type, message: st
 
 
 def test_lookup_table_accepts_the_deprecated_output_dtype() -> None:
-    with pytest.warns(DeprecationWarning, match="'output_dtype' is deprecated"):
+    with pytest.warns(DeprecationWarning, match="`output_dtype` is a deprecated alias for `dtype`"):
         ((out, _),) = build(
             lambda: fn.lookup_table(
                 feed([np.array([1], np.int32)]), keys=[1], values=[3], output_dtype=types.INT16

@@ -30,15 +30,12 @@ from feedline.core.pipeline.conditionals.transform import (
     transform_lambda,
 )
 
-__all__ = ["CONVERTED_MODULES", "call", "converted", "do_not_convert", "is_converted"]
+__all__ = ["call", "converted", "do_not_convert", "is_converted"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 _CONVERTED = runtime.CONVERTED
 _DO_NOT_CONVERT = "_feedline_do_not_convert"
-#: feedline's own modules whose functions are transformed. None: ``feedline.auto_aug`` chooses
-#: per sample through the conditionals runtime directly, without the transformation.
-CONVERTED_MODULES: tuple[str, ...] = ()
 _SKIPPED_PACKAGES = frozenset({"feedline", "nvidia", "numpy", "cupy", "torch", "jax", "PIL"})
 _UNCONVERTIBLE_FLAGS = (
     inspect.CO_GENERATOR
@@ -91,8 +88,6 @@ def _users(function: types.FunctionType) -> bool:
     if _mangles_names(function.__code__):
         return False
     module = getattr(function, "__module__", None) or ""
-    if f"{module}.".startswith(CONVERTED_MODULES):
-        return True
     if module.split(".")[0] in _SKIPPED_PACKAGES:
         return False
     filename = function.__code__.co_filename
@@ -199,8 +194,16 @@ def _argument_names(args: ast.arguments) -> list[str]:
     return names
 
 
+_DEFINED_AS = "__fl_converted"
+"""The name the transformed definition is compiled under inside the factory. Under the
+function's own name it would be a local of the factory, and a function that calls itself
+(directly, in a lambda or in a generator expression) would then read itself from a closure cell
+the original does not have, instead of from its globals as the original does."""
+
+
 def _compile(function: types.FunctionType) -> types.CodeType:
     definition, _ = _definition(function)
+    definition.name = _DEFINED_AS
     free = list(function.__code__.co_freevars)
     factory = ast.FunctionDef(
         "__fl_factory",
@@ -213,8 +216,9 @@ def _compile(function: types.FunctionType) -> types.CodeType:
     ast.fix_missing_locations(module)
     compiled = compile(module, function.__code__.co_filename, "exec", dont_inherit=True)
     factory_code = _nested_code(compiled, "__fl_factory")
-    code = _nested_code(factory_code, definition.name)
-    return _requalified(code, f"__fl_factory.<locals>.{definition.name}", function.__qualname__)
+    code = _nested_code(factory_code, _DEFINED_AS)
+    code = code.replace(co_name=function.__code__.co_name)
+    return _requalified(code, f"__fl_factory.<locals>.{_DEFINED_AS}", function.__qualname__)
 
 
 def _requalified(code: types.CodeType, old: str, new: str) -> types.CodeType:

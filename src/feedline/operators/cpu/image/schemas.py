@@ -315,6 +315,7 @@ RESIZE = OpSchema(
             "needed).",
         ),
     ),
+    removed=("image_type",),
     random=False,
 )
 RANDOM_RESIZED_CROP = OpSchema(
@@ -342,6 +343,7 @@ CROP = OpSchema(
         ArgSpec("dtype", "dtype", None, "Output type (values converted, not rescaled)."),
     ),
     deprecated=OUTPUT_DTYPE_ALIAS,
+    removed=("image_type",),
     random=False,
 )
 CROP_MIRROR_NORMALIZE = OpSchema(
@@ -364,6 +366,7 @@ CROP_MIRROR_NORMALIZE = OpSchema(
         ArgSpec("pad_output", "bool", False, "Pad the channels to a power of two."),
     ),
     deprecated=OUTPUT_DTYPE_ALIAS,
+    removed=("image_type",),
     random=False,
 )
 _RESIZE_CROP_MIRROR_DOC = (

@@ -279,6 +279,37 @@ def output_layout(info: OpInfo, layouts: Sequence[str], ndims: Sequence[int]) ->
     return next((lay for lay, nd in zip(layouts, ndims, strict=True) if lay and nd == top), "")
 
 
+def _is_scalar_constant(tl: TensorListCPU) -> bool:
+    """Whether every sample of ``tl`` is the same single value."""
+    if not len(tl) or not tl.is_dense_tensor():
+        return False
+    array = tl.as_array()
+    return array[0].size == 1 and bool(np.all(array == array[:1]))
+
+
+def _fit_constants(inputs: Sequence[TensorListCPU]) -> Sequence[TensorListCPU]:
+    """The inputs, with a batch of one and the same scalar in every sample (a Python number or
+    ``types.Constant`` in the expression) fitted to the size of the others when the batch sizes
+    differ: in DALI such a constant is an argument of the operator, not a batch, so it fits the
+    batch of a conditional's branch read without a conditional scope (``fn._conditional.split``
+    called directly)."""
+    if len({len(tl) for tl in inputs}) < 2:
+        return inputs
+    constant = [_is_scalar_constant(tl) for tl in inputs]
+    others = {len(tl) for tl, c in zip(inputs, constant, strict=True) if not c}
+    if len(others) > 1:
+        return inputs  # batches that disagree: _check reports it
+    # The batch of the others; when every input is such a constant, the smallest (a branch's
+    # batch is never larger than the iteration's, which constants made outside it have).
+    size = others.pop() if others else min(len(tl) for tl in inputs)
+    return [
+        TensorListCPU.from_dense(tl.as_array()[:1].repeat(size, axis=0), tl.layout())
+        if c and len(tl) != size
+        else tl
+        for tl, c in zip(inputs, constant, strict=True)
+    ]
+
+
 class ArithmeticKernel(Kernel):
     """Batch kernel of every ``arithmetic.<op>`` operator (the op is read from the schema name).
 
@@ -299,7 +330,7 @@ class ArithmeticKernel(Kernel):
 
     def run(self, batch: Batch) -> Sequence[TensorListCPU]:
         """Compute the operator on one batch (one NumPy call when every input is dense)."""
-        inputs = batch.inputs
+        inputs = _fit_constants(batch.inputs)
         if len(inputs) == self._info.arity and all(
             tl.is_dense_tensor() and len(tl) for tl in inputs
         ):
@@ -355,7 +386,7 @@ class ArithmeticKernel(Kernel):
         return plan
 
     def _run_samples(self, batch: Batch) -> TensorListCPU:
-        inputs = batch.inputs
+        inputs = _fit_constants(batch.inputs)
         dtype, layout = self._check(inputs)
         n = len(inputs[0])
         if n == 0:

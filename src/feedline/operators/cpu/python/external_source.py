@@ -66,6 +66,7 @@ class ExternalSourceKernel(Kernel):
         self._fed: deque[list[TensorListCPU]] = deque()
         self._last_fed: list[TensorListCPU] | None = None
         self._iteration = 0
+        self._scheduled = 0  # parallel: the next iteration to hand to the workers
         self._epoch_idx = 0
         self._iterator: Iterator[Any] | None = None
         self._exhausted = False
@@ -85,9 +86,13 @@ class ExternalSourceKernel(Kernel):
         pipeline = self.ctx.pipeline
         if self._kind == "push":
             raise ValueError(f"{self._what}: parallel=True needs a source")
-        if pipeline is None or pipeline.py_num_workers < 1:
+        workers = None if pipeline is None else pipeline.py_num_workers
+        if not workers:
             raise RuntimeError(
-                f"{self._what}: parallel=True needs py_num_workers >= 1 in the Pipeline"
+                f"{self._what}: the pipeline contains `fn.external_source` with `parallel` "
+                f"argument specified to True. However, the `py_num_workers` was set to "
+                f"`{workers}`. The external source cannot run in parallel mode without Python "
+                "workers pool; give the Pipeline a positive py_num_workers or set parallel=False"
             )
         from feedline.core.workers import WorkerPool
 
@@ -109,12 +114,14 @@ class ExternalSourceKernel(Kernel):
             prefetch=self.args["prefetch_queue_depth"] or 1,
             num_outputs=self._num_outputs,
             cycle=self._cycle,
+            batch_size=self.ctx.batch_size,
+            bytes_per_sample=sum(hint) if (hint := self.args["bytes_per_sample_hint"]) else None,
         )
 
     def reset_epoch(self, epoch_idx: int) -> None:
         """Start a new epoch: counters restart, cycling sources rewind."""
         self._epoch_idx = epoch_idx
-        self._iteration = 0
+        self._iteration = self._scheduled = 0
         if self._pool_source is not None:
             self.ctx.pipeline.py_pool.reset(self._pool_source)
 
@@ -198,18 +205,29 @@ class ExternalSourceKernel(Kernel):
         return source(BatchInfo(iteration, epoch) if self.args["batch_info"] else iteration)
 
     def _fetch_parallel(self) -> Any:
+        """This iteration's batch from the workers, keeping ``prefetch_queue_depth`` batches
+        computed ahead as DALI does: so every parallel source reaches the end of its data in
+        the iteration where it ends, even when another source ended that iteration first."""
+        pool = self.ctx.pipeline.py_pool
+        depth = self.args["prefetch_queue_depth"] or 1
+        self._scheduled = max(self._scheduled, self._iteration)
+        while self._scheduled < self._iteration + depth:
+            pool.schedule(self._pool_source, self._task(self._scheduled))
+            self._scheduled += 1
+        batch = pool.receive(self._pool_source)
+        pool.schedule(self._pool_source, self._task(self._scheduled))
+        self._scheduled += 1
+        return batch
+
+    def _task(self, iteration: int) -> Any:
         from feedline.core.workers import BatchTask, SampleBatchTask
 
-        pool = self.ctx.pipeline.py_pool
-        iteration, epoch, bs = self._iteration, self._epoch_idx, self.ctx.batch_size
+        epoch, bs = self._epoch_idx, self.ctx.batch_size
         if not self._batch:
-            task: Any = SampleBatchTask(
+            return SampleBatchTask(
                 [SampleInfo(iteration * bs + i, i, iteration, epoch) for i in range(bs)]
             )
-        else:
-            task = BatchTask(BatchInfo(iteration, epoch) if self.args["batch_info"] else iteration)
-        pool.schedule(self._pool_source, task)
-        return pool.receive(self._pool_source)
+        return BatchTask(BatchInfo(iteration, epoch) if self.args["batch_info"] else iteration)
 
     def _next_from_iterable(self) -> Any:
         assert self._iterator is not None

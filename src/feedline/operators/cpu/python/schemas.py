@@ -259,8 +259,10 @@ EXTERNAL_SOURCE = OpSchema(
             "bytes_per_sample_hint",
             "int_vec",
             None,
-            "With parallel: DALI's initial shared-memory size per sample. Checked (positive) "
-            "but not needed: feedline sizes each shared-memory segment from the batch it holds.",
+            "With parallel: the expected bytes of one sample (a list: per output, added up). "
+            "The workers start with shared memory for a task's share of the batch at this size "
+            "(at least 1 MiB), so that the first batches need no new segment; memory grows "
+            "later when a result does not fit.",
         ),
         ArgSpec(
             "repeat_last",

@@ -208,6 +208,7 @@ SLICE = OpSchema(
         dtype_arg("Output type: the input's, FLOAT, FLOAT16 or UINT8."),
     ),
     deprecated=OUTPUT_DTYPE_ALIAS,
+    removed=("image_type",),
     random=False,
 )
 
