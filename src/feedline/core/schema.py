@@ -248,6 +248,9 @@ class OpSchema:
         hidden: left out of ``dir(fn)`` (internal operators such as arithmetic).
         output_dict: the ``fn`` call returns ``{output name: DataNode}`` instead of a list (as
             DALI's ``readers.tfrecord`` does).
+        output_list: given the validated static arguments, whether the ``fn`` call returns a
+            list even for a single output (DALI's ``external_source`` whenever ``num_outputs``
+            is given); None: one output is returned bare.
         random: whether the operator draws random numbers (or shuffles). When False, a ``seed``
             argument is ignored with DALI's DeprecationWarning.
         positional_args: arguments that may also be given positionally, in this order (DALI's
@@ -267,6 +270,7 @@ class OpSchema:
     serializable: bool = True
     hidden: bool = False
     output_dict: bool = False
+    output_list: Callable[[Mapping[str, Any]], bool] | None = None
     random: bool = True
     positional_args: tuple[str, ...] = ()
     check: Callable[[Mapping[str, Any]], None] | None = None

@@ -201,4 +201,6 @@ def _make_one(
     if schema.output_dict:
         names = schema.output_names(static, num_inputs=len(nodes))
         return dict(zip(names, outputs, strict=True))
-    return outputs[0] if len(outputs) == 1 else outputs
+    if len(outputs) == 1 and not (schema.output_list and schema.output_list(static)):
+        return outputs[0]
+    return outputs
