@@ -50,7 +50,7 @@ ERASE = OpSchema(
                 "to. Without axes or axis_names: every axis except C."),
         ArgSpec("centered_anchor", "bool", False, "Anchors are region centres."),
         ArgSpec("fill_value", "float_vec", (0.0,), "The fill: one value, or one per channel "
-                "(the layout needs a C axis)."),
+                "(the layout needs a C axis).", tensor=True),
         ArgSpec("normalized", "bool", None, "Both anchor and shape are fractions of the extents "
                 "(default False). Mutually exclusive with normalized_anchor/normalized_shape."),
         ArgSpec("normalized_anchor", "bool", None, "The anchor is a fraction of the extents."),
