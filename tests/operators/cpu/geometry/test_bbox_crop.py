@@ -376,9 +376,38 @@ def test_kernel_rejects_mismatched_labels_and_bad_shapes() -> None:
         kernel.run_sample((boxes.reshape(4),), kernel.args, sample)
     with pytest.raises(TypeError, match="floating point"):
         kernel.run_sample((boxes.astype(np.int32),), kernel.args, sample)
+
+
+def test_a_fixed_window_larger_than_the_image_starts_before_it() -> None:
+    """DALI 2.4 accepts ``crop_shape`` above ``input_shape``: the anchor is then drawn between
+    ``input_shape - crop_shape`` (negative) and 0, and the boxes are mapped into that window."""
+    boxes = np.array([[0.1, 0.1, 0.5, 0.5]], np.float32)
     fixed = crop_kernel(crop_shape=[50, 50], input_shape=[40, 100])
-    with pytest.raises(ValueError, match=r"crop_shape .* exceeds input_shape"):
-        fixed.run_sample((boxes,), fixed.args, sample)
+    anchors = []
+    for seed in range(40):
+        sample = SampleContext(0, 0, "", ("",), seed=seed)
+        anchor, shape, mapped = fixed.run_sample((boxes,), fixed.args, sample)
+        np.testing.assert_array_equal(shape, [50, 50])
+        assert -10 <= anchor[0] <= 0 and 0 <= anchor[1] <= 50
+        rel_lo, rel_hi = anchor / [40, 100], (anchor + 50) / [40, 100]
+        expected = np.clip((np.maximum(boxes[0, :2], rel_lo) - rel_lo) / (rel_hi - rel_lo), 0, 1)
+        np.testing.assert_allclose(mapped[0, :2], expected, atol=1e-6)
+        anchors.append(anchor[0])
+    assert min(anchors) < 0
+
+
+def test_prune_threshold_zero_drops_missed_and_arealess_boxes() -> None:
+    """With ``bbox_prune_threshold`` a box must overlap the window: at 0 the boxes the window
+    misses are dropped, and a box without area never overlaps (DALI 2.4's results)."""
+    lo = np.array([[0.0, 0.0], [0.9, 0.9], [0.3, 0.3]])
+    hi = np.array([[0.2, 0.2], [1.0, 1.0], [0.3, 0.4]])
+    p = params(scaling=(0.3, 0.5), bbox_prune_threshold=0.0, allow_no_crop=False)
+    for seed in range(30):
+        result = find_crop(lo, hi, p, np.random.default_rng(seed))
+        crop_lo, crop_hi = result.anchor, result.anchor + result.shape
+        inside = np.prod(np.clip(np.minimum(crop_hi, hi) - np.maximum(crop_lo, lo), 0, None), 1)
+        np.testing.assert_array_equal(result.indices, np.flatnonzero(inside > 0))
+        assert 2 not in result.indices
 
 
 def test_boxes_with_swapped_corners_are_accepted_as_dali_accepts_them() -> None:

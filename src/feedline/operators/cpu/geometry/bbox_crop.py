@@ -9,11 +9,13 @@ The search follows DALI's operator:
    extents are made to follow it (in a random axis order, keeping the largest extent); a window
    whose aspect ratios fall outside ``aspect_ratio`` is discarded. The anchor is uniform in
    ``[0, 1 - extent]``. With ``crop_shape`` the window has that size (in pixels) and an integer
-   anchor uniform in ``[0, input_shape - crop_shape]``.
+   anchor uniform between 0 and ``input_shape - crop_shape`` (negative where the window is
+   larger than the image, as in DALI 2.4).
 3. A window is *valid* when its overlap metric (``threshold_type``: IoU with each box, or the
    fraction of each box inside the window) is at least the threshold for every box
    (``all_boxes_above_threshold``) or for at least one. Boxes are then pruned (by centroid,
-   ``lo <= centroid < hi``, or by ``bbox_prune_threshold``), and mapped into the window
+   ``lo <= centroid < hi``, or with ``bbox_prune_threshold``: a box is kept when it overlaps the
+   window and at least that fraction of its area is inside), and mapped into the window
    (clipped to ``[0, 1]``). A valid window that keeps at least one box ends the search.
 4. Otherwise the best window so far (highest metric) is remembered and the next round starts.
    After ``total_num_attempts`` windows the best one is returned.
@@ -157,32 +159,43 @@ def _axis_pairs(ndim: int) -> list[tuple[int, int]]:
     return [(i, j) for i in range(ndim) for j in range(i + 1, ndim)]
 
 
-def _relative_extent(rng: np.random.Generator, params: CropParams, ndim: int) -> np.ndarray | None:
-    """Draw one relative window extent, or None when it breaks the aspect-ratio ranges."""
-    extent = rng.uniform(params.scaling[0], params.scaling[1], size=ndim)
-    ranges = params.aspect_ratio
-    fixed: dict[tuple[int, int], float] = {}
+def _fixed_ratios(params: CropParams, ndim: int) -> np.ndarray | None:
+    """``ratios[d1, d0]``: the fixed ratio ``extent[d1] / extent[d0]`` where an aspect-ratio
+    range is a single value, else 0; None when no range is."""
+    ratios = np.zeros((ndim, ndim))
     for k, (i, j) in enumerate(_axis_pairs(ndim)):
-        low, high = ranges[k % len(ranges)]
+        low, high = params.aspect_ratio[k % len(params.aspect_ratio)]
         if low == high:
-            fixed[(i, j)], fixed[(j, i)] = low, 1.0 / low
-    if fixed:
-        largest = extent.max()
-        order = rng.permutation(ndim)
-        for a in range(ndim):
-            for b in range(a + 1, ndim):
-                d0, d1 = order[a], order[b]
-                if (d1, d0) in fixed:
-                    extent[d1] = extent[d0] * fixed[(d1, d0)]
-        extent *= largest / extent.max()
-    if not np.all(extent > 0):
-        return None
-    for k, (i, j) in enumerate(_axis_pairs(ndim)):
-        low, high = ranges[k % len(ranges)]
-        ratio = extent[i] / extent[j]
-        if not low * (1 - _ASPECT_TOLERANCE) <= ratio <= high * (1 + _ASPECT_TOLERANCE):
-            return None
-    return extent
+            ratios[i, j], ratios[j, i] = low, 1.0 / low
+    return ratios if ratios.any() else None
+
+
+def _relative_extents(
+    rng: np.random.Generator, params: CropParams, count: int, ndim: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """``count`` relative window extents ``(count, ndim)`` and whether each keeps to the
+    aspect-ratio ranges."""
+    extent = rng.uniform(params.scaling[0], params.scaling[1], size=(count, ndim))
+    ratios = _fixed_ratios(params, ndim)
+    if ratios is not None:
+        largest = extent.max(axis=1, keepdims=True)
+        order = rng.permuted(np.tile(np.arange(ndim), (count, 1)), axis=1)
+        rows = np.arange(count)
+        for a, b in _axis_pairs(ndim):
+            d0, d1 = order[:, a], order[:, b]
+            ratio = ratios[d1, d0]
+            extent[rows, d1] = np.where(ratio > 0, extent[rows, d0] * ratio, extent[rows, d1])
+        extent *= largest / extent.max(axis=1, keepdims=True)
+    ok = np.all(extent > 0, axis=1)
+    ranges = params.aspect_ratio
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for k, (i, j) in enumerate(_axis_pairs(ndim)):
+            low, high = ranges[k % len(ranges)]
+            ratio = extent[:, i] / extent[:, j]
+            ok &= (low * (1 - _ASPECT_TOLERANCE) <= ratio) & (
+                ratio <= high * (1 + _ASPECT_TOLERANCE)
+            )
+    return extent, ok
 
 
 def _overlap_metric(
@@ -206,7 +219,10 @@ def _kept(
     params: CropParams, crop_lo: np.ndarray, crop_hi: np.ndarray, lo: np.ndarray, hi: np.ndarray
 ) -> np.ndarray:
     if params.bbox_prune_threshold is not None:
-        return _fraction_inside(crop_lo, crop_hi, lo, hi) >= params.bbox_prune_threshold
+        inside = intersection_volume(crop_lo, crop_hi, lo, hi)
+        volume = box_volume(lo, hi)
+        fraction = inside / np.where(inside > 0, volume, 1.0)
+        return (inside > 0) & (fraction >= params.bbox_prune_threshold)
     centre = (lo + hi) / 2
     return np.all((centre >= crop_lo) & (centre < crop_hi), axis=-1)
 
@@ -220,6 +236,38 @@ def _remap(
     return new_lo, new_hi
 
 
+@dataclass(frozen=True)
+class _Candidates:
+    """One round's candidate windows: anchors and extents in output units, the relative
+    window corners, and whether each keeps to the aspect-ratio ranges."""
+
+    anchor: np.ndarray
+    extent: np.ndarray
+    crop_lo: np.ndarray
+    crop_hi: np.ndarray
+    usable: np.ndarray
+
+
+def _candidates(
+    rng: np.random.Generator,
+    params: CropParams,
+    count: int,
+    ndim: int,
+    input_shape: np.ndarray | None,
+    crop_shape: np.ndarray | None,
+) -> _Candidates:
+    if crop_shape is not None and input_shape is not None:
+        slack = (input_shape - crop_shape).astype(np.int64)
+        start = np.minimum(slack, 0)  # a window larger than the image starts before it
+        anchor = (start + rng.integers(0, np.abs(slack) + 1, size=(count, ndim))).astype(float)
+        extent = np.broadcast_to(crop_shape.astype(np.float64), (count, ndim))
+        crop_lo, crop_hi = anchor / input_shape, (anchor + extent) / input_shape
+        return _Candidates(anchor, extent, crop_lo, crop_hi, np.ones(count, bool))
+    extent, usable = _relative_extents(rng, params, count, ndim)
+    anchor = rng.uniform(0.0, 1.0 - extent)
+    return _Candidates(anchor, extent, anchor, anchor + extent, usable)
+
+
 def find_crop(
     lo: np.ndarray,
     hi: np.ndarray,
@@ -229,6 +277,9 @@ def find_crop(
     crop_shape: np.ndarray | None = None,
 ) -> CropResult:
     """Search a crop window for boxes ``(lo, hi)`` (relative, ``(N, ndim)`` each).
+
+    The windows of a round are drawn and scored together (one NumPy pass per round), then
+    visited in order as the round's attempts.
 
     Args:
         lo: box start corners in x, y(, z) order.
@@ -248,42 +299,32 @@ def find_crop(
     limit = total if total > 0 else UNBOUNDED_SEARCH_LIMIT
     count = 0
     best_metric = -1.0
-    best: CropResult | None = None
+    best: tuple[_Candidates, int] | None = None
     while count < limit:
         threshold = options[int(rng.integers(len(options)))]
         if threshold == _NO_CROP:
             full = np.ones(ndim) if input_shape is None else input_shape.astype(np.float64)
             return CropResult(np.zeros(ndim), full, lo, hi, np.arange(lo.shape[0]))
-        for _ in range(params.num_attempts):
-            if count >= limit:
-                break
-            count += 1
-            if crop_shape is not None and input_shape is not None:
-                slack = input_shape - crop_shape
-                anchor = np.array([rng.integers(s + 1) if s > 0 else 0 for s in slack], float)
-                extent = crop_shape.astype(np.float64)
-                crop_lo, crop_hi = anchor / input_shape, (anchor + extent) / input_shape
-            else:
-                maybe_extent = _relative_extent(rng, params, ndim)
-                if maybe_extent is None:
-                    continue
-                extent = maybe_extent
-                anchor = rng.uniform(0.0, 1.0 - extent)
-                crop_lo, crop_hi = anchor, anchor + extent
-            metrics = _overlap_metric(params, crop_lo, crop_hi, lo, hi)
-            if metrics.size == 0:
-                metric = 0.0
-            else:
-                metric = float(metrics.min() if params.all_boxes_above_threshold else metrics.max())
-            valid = metric >= threshold
-            if metric <= best_metric and not valid:
+        size = min(params.num_attempts, limit - count)
+        count += size
+        round_ = _candidates(rng, params, size, ndim, input_shape, crop_shape)
+        window_lo, window_hi = round_.crop_lo[:, None, :], round_.crop_hi[:, None, :]
+        if lo.shape[0]:
+            metrics = _overlap_metric(params, window_lo, window_hi, lo[None], hi[None])
+            metric = (
+                metrics.min(axis=1) if params.all_boxes_above_threshold else metrics.max(axis=1)
+            )
+            kept = _kept(params, window_lo, window_hi, lo[None], hi[None]).any(axis=1)
+        else:
+            metric, kept = np.zeros(size), np.zeros(size, bool)
+        valid = metric >= threshold
+        for i in np.flatnonzero(round_.usable).tolist():
+            if metric[i] <= best_metric and not valid[i]:
                 continue
-            best_metric = metric
-            keep = np.flatnonzero(_kept(params, crop_lo, crop_hi, lo, hi))
-            new_lo, new_hi = _remap(crop_lo, crop_hi, lo[keep], hi[keep])
-            best = CropResult(anchor, extent, new_lo, new_hi, keep)
-            if valid and keep.size:
-                return best
+            best_metric = float(metric[i])
+            best = (round_, i)
+            if valid[i] and kept[i]:
+                return _result(best, lo, hi, params)
     if best is None:
         raise ValueError(
             f"no crop window satisfied aspect_ratio={params.aspect_ratio} with "
@@ -295,7 +336,17 @@ def find_crop(
             f"{best_metric:.3f}); set total_num_attempts to fall back to the best window, or "
             "relax thresholds"
         )
-    return best
+    return _result(best, lo, hi, params)
+
+
+def _result(
+    chosen: tuple[_Candidates, int], lo: np.ndarray, hi: np.ndarray, params: CropParams
+) -> CropResult:
+    round_, i = chosen
+    crop_lo, crop_hi = round_.crop_lo[i], round_.crop_hi[i]
+    keep = np.flatnonzero(_kept(params, crop_lo, crop_hi, lo, hi))
+    new_lo, new_hi = _remap(crop_lo, crop_hi, lo[keep], hi[keep])
+    return CropResult(round_.anchor[i].copy(), round_.extent[i].copy(), new_lo, new_hi, keep)
 
 
 def _shape_arg(value: Any, name: str, ndim: int, layout: str) -> np.ndarray:
@@ -355,11 +406,6 @@ class RandomBBoxCropKernel(SampleKernel):
             shape_layout = resolve_shape_layout(args["shape_layout"], ndim)
             input_shape = _shape_arg(args["input_shape"], "input_shape", ndim, shape_layout)
             crop_shape = _shape_arg(args["crop_shape"], "crop_shape", ndim, shape_layout)
-            if np.any(crop_shape > input_shape):
-                raise ValueError(
-                    f"crop_shape {crop_shape.tolist()} exceeds input_shape "
-                    f"{input_shape.tolist()} (both in {'WHD'[:ndim]} order)"
-                )
         result = find_crop(lo, hi, self.params, sample.rng, input_shape, crop_shape)
         outputs: list[np.ndarray] = [
             result.anchor.astype(np.float32),
