@@ -59,7 +59,6 @@ def test_axes_channels_and_defaults() -> None:
     assert box(first) == (0, 5, 0, 5) and box(second) == (10, 15, 10, 15)
 
 
-
 def test_fill_value_per_sample() -> None:
     """``fill_value`` is an argument input in DALI: one fill (scalar or per channel) per sample."""
     (first, second), _ = run_op(
