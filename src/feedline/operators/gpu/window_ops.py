@@ -255,7 +255,10 @@ class CropMirrorNormalizeGpu(GpuKernel, CropMirrorNormalizeKernel):
                     channels,
                 )
             )
-            fills = np.resize(np.asarray(fill, np.float64), channels)
+            given = sample_args.get("fill_values") or (0.0,)  # written as given, not cast
+            fills = np.resize(
+                np.asarray(given if has_crop(sample_args) else fill, np.float64), channels
+            )
             params.gain.append(gain.tolist())
             params.offset.append(offset.tolist())
             params.fill.append(fills.tolist())

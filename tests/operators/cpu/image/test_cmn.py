@@ -142,6 +142,37 @@ def test_out_of_bounds_pad() -> None:
     np.testing.assert_array_equal(got[3:32], IMAGE.astype(np.float32))
 
 
+
+@pytest.mark.parametrize("mirror", [0, 1])
+@pytest.mark.parametrize(("layout", "dtype"), [("HWC", types.FLOAT), ("CHW", types.UINT8)])
+def test_padding_holds_fill_values_as_given_not_normalized(mirror, layout, dtype) -> None:
+    """DALI writes ``fill_values`` into the padded area unchanged; only the pixels taken from
+    the sample are normalized (mean, std, scale, shift)."""
+    kwargs = dict(mean=(10, 20, 30), std=(2, 4, 8), scale=0.5, shift=3, mirror=mirror)
+    (got,), _ = run_op(
+        "crop_mirror_normalize",
+        [IMAGE],
+        crop=(35, 44),
+        out_of_bounds_policy="pad",
+        fill_values=(5, 6, 7),
+        output_layout=layout,
+        dtype=dtype,
+        **kwargs,
+    )
+    hwc = got if layout == "HWC" else got.transpose(1, 2, 0)
+    inner = reference(IMAGE, **kwargs)
+    if dtype == types.UINT8:
+        inner = np.clip(np.sign(inner) * np.floor(np.abs(inner) + 0.5), 0, 255)
+    height, width = IMAGE.shape[:2]
+    top, left = -dali_round(0.5 * (height - 35)), -dali_round(0.5 * (width - 44))
+    rows = slice(top, top + height)
+    cols = slice(44 - left - width, 44 - left) if mirror else slice(left, left + width)
+    np.testing.assert_allclose(hwc[rows, cols], inner, atol=1e-4)
+    outside = np.ones(hwc.shape[:2], bool)
+    outside[rows, cols] = False
+    np.testing.assert_array_equal(hwc[outside], np.broadcast_to([5, 6, 7], (outside.sum(), 3)))
+
+
 @pytest.mark.parametrize(
     ("kwargs", "layout", "message"),
     [

@@ -2,8 +2,9 @@
 
 ``out = (in - mean) / std * scale + shift`` per channel, computed in float32, then converted to
 ``dtype`` (integers rounded to nearest and saturated). The crop follows :mod:`.crop`'s rules;
-``mirror`` flips the window horizontally. ``pad_output`` pads the channels to the next power of
-two with the fill value (0 by default).
+``mirror`` flips the window horizontally. Where ``out_of_bounds_policy="pad"`` takes the window
+outside the sample, the output holds ``fill_values`` as given (not normalized), as in DALI.
+``pad_output`` pads the channels to the next power of two with the fill value (0 by default).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from feedline.operators.cpu.common.tensors import (
     saturate_cast,
 )
 from feedline.operators.cpu.image.bindings import normalize_u8
-from feedline.operators.cpu.image.crop import crop_image
+from feedline.operators.cpu.image.crop import crop_image, crop_window
 
 __all__ = [
     "CMN_LAYOUTS",
@@ -164,6 +165,7 @@ def crop_mirror_normalize(
     ``allocate(shape, dtype)`` provides the float output buffer (e.g. a row of the batch).
     """
     window = crop_image(OP, image, layout, args) if has_crop(args) else image
+    outside = _padded_area(image.shape, layout, args) if has_crop(args) else None
     out_layout, order, out_channel, channels, pad, shape = output_plan(layout, window.shape, args)
     gain, offset = gain_offset(args, channels)
     float_out = out_dtype == np.float32
@@ -176,6 +178,8 @@ def crop_mirror_normalize(
             window, out, gain, offset, bool(args.get("mirror")), out_layout == "CHW", fill
         )
     ):
+        if outside is not None:
+            _fill_padding(out, outside, layout, order, out_channel, channels, args)
         return (out if float_out else saturate_cast(out, out_dtype)), out_layout
     if args.get("mirror"):
         flip = [slice(None)] * window.ndim
@@ -193,9 +197,48 @@ def crop_mirror_normalize(
     np.add(target, offset.reshape(broadcast), out=target)
     if pad > channels:
         out[(*head, slice(channels, None))] = fill
+    if outside is not None:
+        _fill_padding(out, outside, layout, order, out_channel, channels, args)
     if not float_out:
         out = saturate_cast(out, out_dtype)
     return out, out_layout
+
+
+def _padded_area(shape: tuple[int, ...], layout: str, args: Mapping[str, Any]) -> np.ndarray | None:
+    """With ``out_of_bounds_policy="pad"``: a mask of the crop window (extent 1 on the axes
+    not cropped), True where the window lies outside the sample; None when nothing is."""
+    if (args.get("out_of_bounds_policy") or "error") != "pad":
+        return None
+    window = crop_window(OP, layout, shape, args)
+    outside = np.zeros([window[a][1] if a in window else 1 for a in range(len(shape))], bool)
+    for axis, (start, size) in window.items():
+        position = np.arange(start, start + size)
+        view = [1] * len(shape)
+        view[axis] = size
+        outside |= ((position < 0) | (position >= shape[axis])).reshape(view)
+    return outside if outside.any() else None
+
+
+def _fill_padding(
+    out: np.ndarray,
+    outside: np.ndarray,
+    layout: str,
+    order: Sequence[int],
+    out_channel: int,
+    channels: int,
+    args: Mapping[str, Any],
+) -> None:
+    """Write ``fill_values`` as they are (not normalized, as in DALI) where the crop window
+    left the sample."""
+    if args.get("mirror"):
+        outside = np.flip(outside, layout.index("W"))
+    fill = np.asarray(args.get("fill_values") or (0.0,), np.float32).ravel()
+    view = [1] * out.ndim
+    if fill.size > 1:
+        view[out_channel] = fill.size
+    head = (slice(None),) * out_channel
+    target = out[(*head, slice(0, channels))]
+    np.copyto(target, fill.reshape(view), where=outside.transpose(order))
 
 
 class CropMirrorNormalizeKernel(SampleKernel):

@@ -19,7 +19,8 @@
  * transpose, pad, cast, crop_mirror_normalize, normalize, brightness_contrast).
  * desc row (int64, FLG_WINDOW_DESC): out_shape[6], in_extent[6], in_stride[6] (elements, per
  * output axis), anchor[6], stat_stride[6] (mode 4), mirror bit mask, real channel count.
- * Positions outside in_extent read fill[sample * channels_max + c] (a value of the input type);
+ * Positions outside in_extent read fill[sample * channels_max + c] (a value of the input type)
+ * in modes 0 and 1; modes 2 to 4 write it as it is, saturated to the output type;
  * channel positions >= the real channel count are written as saturate(pad[sample]).
  * mode 0: DALI cast; 1: saturate_cast; 2: float32 v * gain + offset, saturated;
  * 3: the same in float64; 4: (float32 v - mean[s]) * factor[s] + shift, saturated, where s is

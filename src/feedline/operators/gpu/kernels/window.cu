@@ -85,6 +85,11 @@ __global__ void flg_window_kernel(int mode, int ndim, int channel_axis, int chan
             out[index] = flg_saturate<Out>((float)pad[sample]);
             continue;
         }
+        if (!inside && mode >= 2) {
+            /* the normalizing modes (crop_mirror_normalize) write the fill as given, as DALI */
+            out[index] = flg_saturate<Out>((float)fill[param]);
+            continue;
+        }
         const In value = inside ? in[source] : flg_convert<In>(fill[param]);
         switch (mode) {
             case 0: out[index] = flg_cast<Out>(value); break;
