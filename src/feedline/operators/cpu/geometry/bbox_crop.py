@@ -8,7 +8,10 @@ The search follows DALI's operator:
    extent per axis from ``scaling``; where an ``aspect_ratio`` range is a single value, the
    extents are made to follow it (in a random axis order, keeping the largest extent); a window
    whose aspect ratios fall outside ``aspect_ratio`` is discarded. The anchor is uniform in
-   ``[0, 1 - extent]``. With ``crop_shape`` the window has that size (in pixels) and an integer
+   ``[0, 1 - extent]``. With ``input_shape`` alone the aspect ratios are those of the window in
+   pixels (the largest extent in pixels is kept, so a fixed ratio can make a relative extent
+   exceed 1 and its anchor negative, as in DALI). With ``crop_shape`` the window has that size
+   (in pixels) and an integer
    anchor uniform between 0 and ``input_shape - crop_shape`` (negative where the window is
    larger than the image, as in DALI 2.4).
 3. A window is *valid* when its overlap metric (``threshold_type``: IoU with each box, or the
@@ -16,9 +19,11 @@ The search follows DALI's operator:
    (``all_boxes_above_threshold``) or for at least one. Boxes are then pruned (by centroid,
    ``lo <= centroid < hi``, or with ``bbox_prune_threshold``: a box is kept when it overlaps the
    window and at least that fraction of its area is inside), and mapped into the window
-   (clipped to ``[0, 1]``). A valid window that keeps at least one box ends the search.
+   (clipped to ``[0, 1]``). A valid window that keeps at least one box ends the search; without
+   boxes the first window does.
 4. Otherwise the best window so far (highest metric) is remembered and the next round starts.
-   After ``total_num_attempts`` windows the best one is returned.
+   After ``total_num_attempts`` windows the best one is returned, with DALI's warning on the
+   ``feedline`` logger.
 
 Departures from DALI, all documented in the operator docs: a round stops at its first successful
 window; aspect ratios are compared with a relative tolerance of 1e-6 (so fixed ratios such as 4/3
@@ -30,6 +35,7 @@ accepts it: it has no area, and is kept, mapped, as the other boxes.
 
 from __future__ import annotations
 
+import logging
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -50,6 +56,8 @@ from feedline.operators.cpu.geometry.bbox import (
 from feedline.operators.cpu.geometry.schemas import random_bbox_crop_outputs
 
 __all__ = ["CropParams", "CropResult", "RandomBBoxCropKernel", "find_crop", "make_crop_params"]
+
+logger = logging.getLogger("feedline")
 
 UNBOUNDED_SEARCH_LIMIT = 100_000
 _ASPECT_TOLERANCE = 1e-6
@@ -171,11 +179,17 @@ def _fixed_ratios(params: CropParams, ndim: int) -> np.ndarray | None:
 
 
 def _relative_extents(
-    rng: np.random.Generator, params: CropParams, count: int, ndim: int
+    rng: np.random.Generator,
+    params: CropParams,
+    count: int,
+    ndim: int,
+    pixels: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``count`` relative window extents ``(count, ndim)`` and whether each keeps to the
-    aspect-ratio ranges."""
-    extent = rng.uniform(params.scaling[0], params.scaling[1], size=(count, ndim))
+    aspect-ratio ranges; with ``pixels`` (the image size) the ratios are those of the window in
+    pixels, and a fixed ratio may stretch an extent past 1."""
+    size = np.ones(ndim) if pixels is None else pixels
+    extent = rng.uniform(params.scaling[0], params.scaling[1], size=(count, ndim)) * size
     ratios = _fixed_ratios(params, ndim)
     if ratios is not None:
         largest = extent.max(axis=1, keepdims=True)
@@ -195,7 +209,7 @@ def _relative_extents(
             ok &= (low * (1 - _ASPECT_TOLERANCE) <= ratio) & (
                 ratio <= high * (1 + _ASPECT_TOLERANCE)
             )
-    return extent, ok
+    return extent / size, ok
 
 
 def _overlap_metric(
@@ -263,8 +277,8 @@ def _candidates(
         extent = np.broadcast_to(crop_shape.astype(np.float64), (count, ndim))
         crop_lo, crop_hi = anchor / input_shape, (anchor + extent) / input_shape
         return _Candidates(anchor, extent, crop_lo, crop_hi, np.ones(count, bool))
-    extent, usable = _relative_extents(rng, params, count, ndim)
-    anchor = rng.uniform(0.0, 1.0 - extent)
+    extent, usable = _relative_extents(rng, params, count, ndim, input_shape)
+    anchor = rng.random(extent.shape) * (1.0 - extent)  # negative past an extent of 1
     return _Candidates(anchor, extent, anchor, anchor + extent, usable)
 
 
@@ -286,7 +300,8 @@ def find_crop(
         hi: box end corners.
         params: validated settings (:func:`make_crop_params`).
         rng: the sample's random generator.
-        input_shape: image size per axis (x, y(, z)) for a fixed window, in pixels.
+        input_shape: image size per axis (x, y(, z)) in pixels: with ``crop_shape`` for a fixed
+            window, alone to measure aspect ratios in pixels.
         crop_shape: window size per axis for a fixed window, in pixels.
 
     Raises:
@@ -315,9 +330,9 @@ def find_crop(
                 metrics.min(axis=1) if params.all_boxes_above_threshold else metrics.max(axis=1)
             )
             kept = _kept(params, window_lo, window_hi, lo[None], hi[None]).any(axis=1)
-        else:
-            metric, kept = np.zeros(size), np.zeros(size, bool)
-        valid = metric >= threshold
+            valid = metric >= threshold
+        else:  # no boxes: nothing to satisfy, any window will do (as in DALI)
+            metric, kept, valid = np.zeros(size), np.ones(size, bool), np.ones(size, bool)
         for i in np.flatnonzero(round_.usable).tolist():
             if metric[i] <= best_metric and not valid[i]:
                 continue
@@ -336,6 +351,10 @@ def find_crop(
             f"{best_metric:.3f}); set total_num_attempts to fall back to the best window, or "
             "relax thresholds"
         )
+    logger.warning(  # DALI's words, once per sample, as DALI prints them
+        "Could not find a valid cropping window to satisfy the specified requirements (attempted "
+        f"{count} times). Using the best cropping window so far (best_metric={best_metric:g})"
+    )
     return _result(best, lo, hi, params)
 
 
@@ -366,8 +385,8 @@ class RandomBBoxCropKernel(SampleKernel):
         args = self.args
         has_crop = args.get("crop_shape") is not None or "crop_shape" in self.ctx.tensor_args
         has_input = args.get("input_shape") is not None or "input_shape" in self.ctx.tensor_args
-        if has_crop != has_input:
-            raise ValueError("crop_shape and input_shape must be given together")
+        if has_crop and not has_input:
+            raise ValueError("crop_shape needs input_shape (the image size it is taken from)")
         if args["ltrb"] is not None:
             if args["bbox_layout"]:
                 raise ValueError(
@@ -402,9 +421,10 @@ class RandomBBoxCropKernel(SampleKernel):
                 "within [0, 1]"
             )
         input_shape = crop_shape = None
-        if self.params.fixed_window:
-            shape_layout = resolve_shape_layout(args["shape_layout"], ndim)
+        shape_layout = resolve_shape_layout(args["shape_layout"], ndim)
+        if args["input_shape"] is not None:
             input_shape = _shape_arg(args["input_shape"], "input_shape", ndim, shape_layout)
+        if self.params.fixed_window:
             crop_shape = _shape_arg(args["crop_shape"], "crop_shape", ndim, shape_layout)
         result = find_crop(lo, hi, self.params, sample.rng, input_shape, crop_shape)
         outputs: list[np.ndarray] = [

@@ -287,7 +287,8 @@ RANDOM_BBOX_CROP = OpSchema(
             "input_shape",
             "int_vec",
             None,
-            "Image size in pixels (order: ``shape_layout``); needed with ``crop_shape``.",
+            "Image size in pixels (order: ``shape_layout``); needed with ``crop_shape``. "
+            "Alone, aspect ratios are measured on the window in pixels.",
             True,
         ),
         ArgSpec(
