@@ -10,7 +10,7 @@ kept whole.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -95,6 +95,8 @@ def crop_image(op: str, image: np.ndarray, layout: str, args: Mapping[str, Any])
 
 class CropKernel(SampleKernel):
     """Per-sample ``crop``."""
+
+    implied_layouts: ClassVar[Mapping[int, str]] = {3: "HWC", 4: "DHWC"}
 
     def output_layouts(self, input_layouts: tuple[str, ...]) -> tuple[str, ...]:
         """The input's layout (HWC/HW/FHWC assumed for data without one)."""
