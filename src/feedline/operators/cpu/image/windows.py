@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from feedline.operators.cpu.common.errors import out_of_bounds
+
 __all__ = [
     "Source",
     "crop_anchor",
@@ -117,14 +119,7 @@ def extract_window(
             index[axis] = slice(lo, hi)
         return array[tuple(index)]
     if policy != "pad":
-        bad = {
-            axis: (start, start + size, array.shape[axis]) for axis, (start, size) in window.items()
-        }
-        detail = ", ".join(f"axis {a}: [{s}, {e}) of {n}" for a, (s, e, n) in bad.items())
-        raise ValueError(
-            f"{op}: crop window is out of bounds ({detail}); use "
-            "out_of_bounds_policy='pad' or 'trim_to_shape'"
-        )
+        raise out_of_bounds(op, array.shape, window)
     out_shape = list(array.shape)
     dst: list[slice] = [slice(None)] * array.ndim
     for axis, (start, size) in window.items():
