@@ -121,10 +121,11 @@ def test_squeeze_by_axes_and_names() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"axes": [1]}, "extent 2"),
+        ({"axes": [1]}, "Requested a shape with 3 elements but the original shape has 6 elements"),
         ({"axes": [4]}, "out of range"),
-        ({"axis_names": "X"}, "does not have"),
-        ({"axes": [0], "axis_names": "F"}, "mutually exclusive"),
+        ({"axis_names": "X"}, "Axis 'X' is not present in the input layout"),
+        ({"axes": [0], "axis_names": "F"}, "Provided both ``axes`` and ``axis_names`` arguments"),
+        ({"axes": [2, 2]}, "Specified at least twice same dimension to remove"),
     ],
 )
 def test_squeeze_errors(kwargs: dict, message: str) -> None:
