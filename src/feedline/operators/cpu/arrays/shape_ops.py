@@ -15,6 +15,7 @@ import numpy as np
 from feedline.core.kernel import Batch, Kernel
 from feedline.core.tensor import TensorListCPU
 from feedline.core.types import to_numpy_dtype
+from feedline.operators.cpu.common.errors import ArgumentError
 from feedline.operators.cpu.tensor.basic import cast_array, cast_batch
 from feedline.operators.cpu.tensor.layout import _axes_of
 
@@ -40,7 +41,9 @@ def map_samples(
 
 def _single_char(op: str, arg: str, value: str | None) -> str:
     if value is not None and len(value) != 1:
-        raise ValueError(f"{op}: argument {arg!r} = {value!r} must be a single character")
+        raise ArgumentError(
+            f'{op}: Unsupported {arg} value. It must be a single character, got "{value}" instead.'
+        )
     return value or ""
 
 
@@ -94,6 +97,11 @@ class OneHotKernel(Kernel):
             for s in samples
         ]
         layout = ""
+        if self._axis_name and ndim > 0 and not legacy and len(data.layout()) != ndim:
+            raise ValueError(
+                f"one_hot: Input layout mismatch - expected input layout to be of size {ndim} but "
+                f'instead got "{data.layout()}", which is of size {len(data.layout())}.'
+            )
         if self._axis_name and (ndim == 0 or (data.layout() and not legacy)):
             base = "" if ndim == 0 else data.layout()
             position = ndim if axis == -1 else axis
