@@ -20,7 +20,20 @@ import numpy as np
 
 from feedline.core.types import DataType, ImageType, InterpType, TensorLayout
 
-__all__ = ["COMMON_ARGS", "ON_ERROR_POLICIES", "REQUIRED", "ArgSpec", "InputSpec", "OpSchema"]
+__all__ = [
+    "COMMON_ARGS",
+    "ON_ERROR_POLICIES",
+    "REQUIRED",
+    "ArgSpec",
+    "ArgumentRankError",
+    "InputSpec",
+    "OpSchema",
+]
+
+
+class ArgumentRankError(TypeError, RuntimeError):
+    """An array with dimensions given for a scalar argument: a TypeError, and a RuntimeError as
+    DALI raises it (in its words: the input "cannot be converted to dimension (0)")."""
 
 
 class _Required:
@@ -182,6 +195,11 @@ class ArgSpec:
             else:
                 result = value
         except TypeError:
+            if kind in _SCALAR_KINDS and isinstance(value, np.ndarray) and value.ndim > 0:
+                raise ArgumentRankError(
+                    f"{op_name}: argument {self.name!r}: Input with dimension ({value.ndim}) "
+                    "cannot be converted to dimension (0)."
+                ) from None
             raise TypeError(
                 f"{op_name}: argument {self.name!r} expects {_KIND_DOC[kind]}, "
                 f"got {_type_name(value)} ({value!r:.60})"
