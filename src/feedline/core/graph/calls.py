@@ -174,7 +174,8 @@ def _make_one(
     for arg, node in tensor.items():
         if node.device != "cpu":
             raise ValueError(
-                f"{op_name}: named arguments must be on CPU, but {arg!r} is {node.name!r} on gpu"
+                f'{op_name}: Invalid device "gpu" for argument {arg!r}: named arguments must be '
+                f"on CPU, but {node.name!r} is on gpu"
             )
     name = common.get("name")
     if name is not None and not isinstance(name, str):
