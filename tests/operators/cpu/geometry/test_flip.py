@@ -107,7 +107,11 @@ def test_per_sample_flags_and_dtypes() -> None:
 @pytest.mark.parametrize(
     ("sample", "layout", "message"),
     [
-        (np.zeros((4, 5, 3), np.uint8), "XYZ", "layout 'XYZ' is not supported"),
+        (
+            np.zeros((4, 5, 3), np.uint8),
+            "XYZ",
+            'The layout "XYZ" does not match any of the allowed layouts',
+        ),
         (np.zeros((4,), np.uint8), None, "1 dimensions and no layout"),
     ],
 )

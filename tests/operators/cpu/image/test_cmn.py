@@ -142,7 +142,6 @@ def test_out_of_bounds_pad() -> None:
     np.testing.assert_array_equal(got[3:32], IMAGE.astype(np.float32))
 
 
-
 @pytest.mark.parametrize("mirror", [0, 1])
 @pytest.mark.parametrize(("layout", "dtype"), [("HWC", types.FLOAT), ("CHW", types.UINT8)])
 def test_padding_holds_fill_values_as_given_not_normalized(mirror, layout, dtype) -> None:
@@ -179,7 +178,7 @@ def test_padding_holds_fill_values_as_given_not_normalized(mirror, layout, dtype
         ({"std": (1.0, 0.0, 1.0)}, "HWC", "must not contain zeros"),
         ({"mean": (1.0, 2.0)}, "HWC", "'mean' has 2 values, the data has 3 channels"),
         ({"output_layout": "CWHX"}, "HWC", "not a permutation"),
-        ({}, "HW", "layout 'HW' is not supported"),
+        ({}, "HW", 'The layout "HW" does not match any of the allowed layouts'),
         ({"crop": (50, 10)}, "HWC", "out of bounds"),
     ],
 )

@@ -208,7 +208,12 @@ def test_per_sample_sizes() -> None:
     [
         ({}, "HWC", NOISE, "no output size"),
         ({"size": (10, 10), "resize_x": 5.0}, "HWC", NOISE, "cannot be combined"),
-        ({"size": (10, 10)}, "HWCD", NOISE[None], "layout 'HWCD' is not supported"),
+        (
+            {"size": (10, 10)},
+            "HWCD",
+            NOISE[None],
+            'The layout "HWCD" does not match any of the allowed layouts',
+        ),
         ({"size": (10, 10)}, "HWC", NOISE.astype(np.int8), "int8 is not supported"),
     ],
 )
