@@ -149,3 +149,15 @@ def test_three_values_crop_a_sequence_across_its_frames() -> None:
     (out,), layout = run_op("crop", [planar], "CFHW", crop=(2, 2, 3), crop_pos_z=1.0)
     assert layout == "CFHW"
     np.testing.assert_array_equal(out, planar[:, 2:4, 1:3, 1:4])
+
+
+def test_crop_d_crops_a_sequence_across_its_frames_too() -> None:
+    """As a three-value ``crop`` does, ``crop_d`` alone (with crop_h/crop_w) takes the frames of a
+    sequence without a D axis as its depth, in crop and crop_mirror_normalize (DALI 2.4)."""
+    frames = np.arange(10 * 4 * 5 * 3, dtype=np.uint8).reshape(10, 4, 5, 3)
+    (out,), _ = run_op("crop", [frames], "FHWC", crop_d=9.1, crop_h=2, crop_w=3, crop_pos_z=1.0)
+    np.testing.assert_array_equal(out, frames[1:10, 1:3, 1:4])
+    (out,), _ = run_op(
+        "crop_mirror_normalize", [frames], "FHWC", crop_d=4, crop_h=2, crop_w=3, crop_pos_z=0.0
+    )
+    assert out.shape == (4, 3, 2, 3)

@@ -54,14 +54,16 @@ def crop_window(
     """The crop window as ``{axis: (start, size)}`` for a sample of ``shape`` in ``layout``.
 
     As in DALI, a two-value ``crop`` of a volume crops H and W only, and a three-value ``crop``
-    of a sequence without D crops its frames (F) as the depth (``crop_pos_z`` places it).
+    (or ``crop_d``) of a sequence without D crops its frames (F) as the depth (``crop_pos_z``
+    places it).
 
     Raises:
         ValueError: bad crop arguments, or a ``crop_pos_*`` outside ``[0, 1]``.
     """
     axes = spatial_axes(layout)
     count = None if args.get("crop") is None else len(tuple(args["crop"]))
-    if count == 3 and "D" not in axes and "F" in layout:
+    depth = count == 3 or (count is None and args.get("crop_d") is not None)
+    if depth and "D" not in axes and "F" in layout:
         axes = {"D": layout.index("F"), **axes}
     names = [a for a in "DHW" if a in axes]
     if count == 2 and "D" in axes:
