@@ -161,3 +161,29 @@ def test_crop_d_crops_a_sequence_across_its_frames_too() -> None:
         "crop_mirror_normalize", [frames], "FHWC", crop_d=4, crop_h=2, crop_w=3, crop_pos_z=0.0
     )
     assert out.shape == (4, 3, 2, 3)
+
+
+@pytest.mark.parametrize(
+    ("crop", "pos", "rounding", "start"),
+    [
+        ((11, 9), 0.5, "truncate", 0),  # -0.5 truncates toward zero, as DALI's does
+        ((11, 11), 0.5, "truncate", -1),
+        ((11, 9), 0.5, "round", -1),  # -0.5 rounds away from zero
+        ((4, 3), 0.7, "round", 3),  # float32(0.7) * 5 = 3.4999999..., below the half
+        ((4, 3), 0.7, "truncate", 3),
+    ],
+)
+def test_anchor_rounding_as_dali(crop, pos, rounding, start) -> None:
+    image = np.arange(20 * 8, dtype=np.uint8).reshape(20, 8, 1)
+    (out,), _ = run_op(
+        "crop",
+        [image],
+        crop=crop,
+        crop_pos_x=pos,
+        out_of_bounds_policy="pad",
+        rounding=rounding,
+        fill_values=(255,),
+    )
+    column = max(start, 0)
+    first = out[:, column - start, 0]
+    assert (first % 8 == column).all()

@@ -2,9 +2,9 @@
 
 The window extent comes from ``crop`` (``(H, W)`` or ``(D, H, W)``) or ``crop_h``/``crop_w``/
 ``crop_d`` (fractional extents are truncated); its start along each axis is
-``round(crop_pos * (in_size - crop_size))`` (halves away from zero, or floored with
-``rounding="truncate"``), so ``crop_pos=0.5`` centres it. Axes without a requested extent are
-kept whole.
+``round(crop_pos * (in_size - crop_size))`` (``crop_pos`` in single precision, as DALI holds
+it; halves away from zero, or truncated toward zero with ``rounding="truncate"``), so
+``crop_pos=0.5`` centres it. Axes without a requested extent are kept whole.
 """
 
 from __future__ import annotations

@@ -130,7 +130,7 @@ _CROP_WINDOW_ARGS = (
         "rounding",
         "str",
         "round",
-        "Anchor rounding: 'round' (nearest) or 'truncate' (floor).",
+        "Anchor rounding: 'round' (nearest, halves away from zero) or 'truncate' (toward zero).",
         choices=("round", "truncate"),
     ),
 )

@@ -4,7 +4,7 @@ Conventions (all measured on DALI 2.4):
 
 * Pixel ``i`` covers ``[i, i + 1)``; its centre is ``i + 0.5``.
 * Crop anchor along an axis: ``round(pos * (in_size - crop_size))``, rounding halves away from
-  zero (``rounding="round"``) or flooring (``rounding="truncate"``). A fractional crop size is
+  zero (``rounding="round"``) or toward zero (``rounding="truncate"``). A fractional crop size is
   truncated.
 * Resize output sizes are computed in floating point and rounded half away from zero.
 """
@@ -49,9 +49,10 @@ def spatial_axes(layout: str) -> dict[str, int]:
 
 
 def crop_anchor(in_size: int, crop_size: int, pos: float, rounding: str = "round") -> int:
-    """Start of a crop window: ``pos * (in_size - crop_size)``, rounded as DALI does."""
-    exact = float(pos) * (in_size - crop_size)
-    return math.floor(exact) if rounding == "truncate" else round_half_away(exact)
+    """Start of a crop window: ``pos * (in_size - crop_size)`` with ``pos`` a single-precision
+    value (as DALI holds it), rounded half away from zero or truncated toward zero."""
+    exact = float(np.float32(pos)) * (in_size - crop_size)
+    return int(exact) if rounding == "truncate" else round_half_away(exact)
 
 
 def crop_shape_from_args(op: str, args: Mapping[str, Any], axes: Sequence[str]) -> dict[str, int]:
