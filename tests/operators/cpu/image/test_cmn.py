@@ -251,3 +251,30 @@ def test_scale_none_means_the_default() -> None:
     (got,), _ = run_op("crop_mirror_normalize", [image], "HWC", mean=[1.0, 2.0, 3.0], scale=None)
     (default,), _ = run_op("crop_mirror_normalize", [image], "HWC", mean=[1.0, 2.0, 3.0])
     np.testing.assert_array_equal(got, default)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.uint8, np.int16])
+@pytest.mark.parametrize("layout", ["HWC", "CHW"])
+def test_float32_results_follow_dalis_order_of_operations(dtype, layout) -> None:
+    """DALI computes ``(x - centre) * gain`` in float32 with ``gain = (1 / std) * scale`` and
+    ``centre = mean - shift / gain``; the results are then DALI's to the bit (the uint8 input
+    takes the compiled path, the others NumPy)."""
+    rng = np.random.default_rng(8)
+    image = (rng.random((9, 11, 3)) * 255).astype(dtype)
+    mean, std = (123.675, 116.28, 103.53), (58.395, 57.12, 57.375)
+    for scale, shift in [(1.0, 0.0), (64.0, 128.0)]:
+        (got,), _ = run_op(
+            "crop_mirror_normalize",
+            [image],
+            mean=mean,
+            std=std,
+            scale=scale,
+            shift=shift,
+            output_layout=layout,
+        )
+        gain = (np.float32(1) / np.float32(std)) * np.float32(scale)
+        centre = np.float32(mean) - np.float32(shift) / gain
+        expected = (image.astype(np.float32) - centre) * gain
+        np.testing.assert_array_equal(
+            got, expected if layout == "HWC" else expected.transpose(2, 0, 1)
+        )
