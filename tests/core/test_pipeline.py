@@ -248,6 +248,9 @@ def test_error_names_operator_iteration_sample_and_source() -> None:
     error = info.value
     assert error.operator == "checker" and error.iteration == 1 and error.sample_index == 1
     assert "poisoned sample" in str(error)
+    # the kernel raised a ValueError: the error is one too (DALI raises ValueError for values it
+    # cannot use, such as a layout), besides a RuntimeError
+    assert isinstance(error, ValueError) and isinstance(error, RuntimeError)
     with pytest.raises(PipelineError, match="earlier error"):
         pipe.run()
     pipe.close()

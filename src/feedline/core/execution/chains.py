@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from feedline.core.buffers import BufferPool
-from feedline.core.errors import OperatorError
+from feedline.core.errors import OperatorError, OperatorValueError
 from feedline.core.graph import OpNode
 from feedline.core.kernel import BatchArena, SampleContext, SampleKernel, set_active_source
 from feedline.core.tensor import TensorListCPU
@@ -191,7 +191,8 @@ class ChainRun:
                 context.release()
                 self.timings[position][i] = time.perf_counter() - start
             except Exception as exc:
-                raise OperatorError(
+                error = OperatorValueError if isinstance(exc, ValueError) else OperatorError
+                raise error(
                     f"{type(exc).__name__}: {exc}",
                     operator=op.error_name or op.name,
                     iteration=iteration,
