@@ -5,10 +5,11 @@ from __future__ import annotations
 import inspect
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from feedline import types
-from feedline.core.schema import ArgSpec, InputSpec, OpSchema
+from feedline.core.schema import ArgSpec, ArgumentRankError, InputSpec, OpSchema
 
 SCHEMA = OpSchema(
     "demo.resize",
@@ -54,6 +55,17 @@ def test_wrong_type_names_argument_expected_and_given() -> None:
         SCHEMA.validate({"interp_type": 7})
     with pytest.raises(ValueError, match="'mode' must be one of"):
         SCHEMA.validate({"mode": "crop"})
+
+
+@pytest.mark.parametrize("array", [np.ones((2, 2)), np.ones((1, 1)), np.ones(2), np.ones(1)])
+def test_an_array_for_a_scalar_argument_is_refused_in_dalis_words(array: np.ndarray) -> None:
+    """DALI takes the array as a tensor and fails to make it 0-D, with a RuntimeError; feedline
+    refuses it when the operator is called, with an error that is both a TypeError and a
+    RuntimeError and carries DALI's text."""
+    expected = f"Input with dimension \\({array.ndim}\\) cannot be converted to dimension \\(0\\)"
+    with pytest.raises(ArgumentRankError, match=f"'max_size': {expected}") as caught:
+        SCHEMA.validate({"max_size": array})
+    assert isinstance(caught.value, TypeError) and isinstance(caught.value, RuntimeError)
 
 
 @pytest.mark.parametrize(

@@ -9,6 +9,7 @@ __all__ = [
     "CorruptDataWarning",
     "DevicePlacementError",
     "OperatorError",
+    "OperatorValueError",
     "PipelineError",
     "PluginError",
     "SkippedSample",
@@ -64,6 +65,12 @@ class OperatorError(PipelineError):
         self.iteration = iteration
         self.sample_index = sample_index
         self.source_info = source_info
+
+
+class OperatorValueError(OperatorError, ValueError):
+    """An :class:`OperatorError` caused by a ``ValueError`` (a value the operator cannot use,
+    such as a layout it does not accept): also a ``ValueError``, as DALI raises its
+    invalid-argument errors."""
 
 
 @dataclass(frozen=True)

@@ -346,6 +346,11 @@ class SampleKernel(Kernel):
     the thread pool. Right after a large sample (a decode) the caches are cold and such Python
     runs several times slower, holding the GIL that the pool's other threads need."""
 
+    implied_layouts: ClassVar[Mapping[int, str]] = {}
+    """Layouts by number of dimensions that the kernel takes data without a layout to have (as
+    DALI's image operators take 3-D data as HWC): an output left without a layout is labelled
+    with the one for its samples' number of dimensions, as DALI labels it."""
+
     def output_layouts(self, input_layouts: tuple[str, ...]) -> tuple[str, ...]:
         """Output layouts given input layouts (default: input 0's layout for every output)."""
         layout = input_layouts[0] if input_layouts else ""

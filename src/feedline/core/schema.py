@@ -20,7 +20,20 @@ import numpy as np
 
 from feedline.core.types import DataType, ImageType, InterpType, TensorLayout
 
-__all__ = ["COMMON_ARGS", "ON_ERROR_POLICIES", "REQUIRED", "ArgSpec", "InputSpec", "OpSchema"]
+__all__ = [
+    "COMMON_ARGS",
+    "ON_ERROR_POLICIES",
+    "REQUIRED",
+    "ArgSpec",
+    "ArgumentRankError",
+    "InputSpec",
+    "OpSchema",
+]
+
+
+class ArgumentRankError(TypeError, RuntimeError):
+    """An array with dimensions given for a scalar argument: a TypeError, and a RuntimeError as
+    DALI raises it (in its words: the input "cannot be converted to dimension (0)")."""
 
 
 class _Required:
@@ -182,6 +195,11 @@ class ArgSpec:
             else:
                 result = value
         except TypeError:
+            if kind in _SCALAR_KINDS and isinstance(value, np.ndarray) and value.ndim > 0:
+                raise ArgumentRankError(
+                    f"{op_name}: argument {self.name!r}: Input with dimension ({value.ndim}) "
+                    "cannot be converted to dimension (0)."
+                ) from None
             raise TypeError(
                 f"{op_name}: argument {self.name!r} expects {_KIND_DOC[kind]}, "
                 f"got {_type_name(value)} ({value!r:.60})"
@@ -249,6 +267,9 @@ class OpSchema:
         hidden: left out of ``dir(fn)`` (internal operators such as arithmetic).
         output_dict: the ``fn`` call returns ``{output name: DataNode}`` instead of a list (as
             DALI's ``readers.tfrecord`` does).
+        output_list: given the validated static arguments, whether the ``fn`` call returns a
+            list even for a single output (DALI's ``external_source`` whenever ``num_outputs``
+            is given); None: one output is returned bare.
         random: whether the operator draws random numbers (or shuffles). When False, a ``seed``
             argument is ignored with DALI's DeprecationWarning.
         positional_args: arguments that may also be given positionally, in this order (DALI's
@@ -269,6 +290,7 @@ class OpSchema:
     serializable: bool = True
     hidden: bool = False
     output_dict: bool = False
+    output_list: Callable[[Mapping[str, Any]], bool] | None = None
     random: bool = True
     positional_args: tuple[str, ...] = ()
     check: Callable[[Mapping[str, Any]], None] | None = None

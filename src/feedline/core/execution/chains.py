@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from feedline.core.buffers import BufferPool
-from feedline.core.errors import OperatorError
+from feedline.core.errors import OperatorError, OperatorValueError
 from feedline.core.graph import OpNode
 from feedline.core.kernel import BatchArena, SampleContext, SampleKernel, set_active_source
 from feedline.core.tensor import TensorListCPU
@@ -191,7 +191,8 @@ class ChainRun:
                 context.release()
                 self.timings[position][i] = time.perf_counter() - start
             except Exception as exc:
-                raise OperatorError(
+                error = OperatorValueError if isinstance(exc, ValueError) else OperatorError
+                raise error(
                     f"{type(exc).__name__}: {exc}",
                     operator=op.error_name or op.name,
                     iteration=iteration,
@@ -225,7 +226,7 @@ class ChainRun:
             OperatorError: an output's samples are not arrays of one dtype and ndim.
         """
         chain_infos: dict[int, list[str] | None] = {}
-        for position, (op, _kernel) in enumerate(self.chain.steps):
+        for position, (op, kernel) in enumerate(self.chain.steps):
             first_key = (id(op.inputs[0].source), op.inputs[0].index) if op.inputs else None
             infos = None
             if first_key is not None:
@@ -238,10 +239,13 @@ class ChainRun:
                     continue
                 samples = _consistent([s[key] for s in per_sample], op, index, self.iteration)
                 dense = self.arenas[id(op)][index].dense(samples)
+                layout = self.layouts[key]
+                if not layout and samples and isinstance(kernel, SampleKernel):
+                    layout = kernel.implied_layouts.get(samples[0].ndim, "")
                 tl = (
-                    TensorListCPU.from_dense(dense, self.layouts[key], infos)
+                    TensorListCPU.from_dense(dense, layout, infos)
                     if dense is not None
-                    else TensorListCPU.from_samples(samples, self.layouts[key], infos)
+                    else TensorListCPU.from_samples(samples, layout, infos)
                 )
                 values[key] = tl
                 outs.append(tl)

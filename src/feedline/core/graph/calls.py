@@ -174,7 +174,8 @@ def _make_one(
     for arg, node in tensor.items():
         if node.device != "cpu":
             raise ValueError(
-                f"{op_name}: named arguments must be on CPU, but {arg!r} is {node.name!r} on gpu"
+                f'{op_name}: Invalid device "gpu" for argument {arg!r}: named arguments must be '
+                f"on CPU, but {node.name!r} is on gpu"
             )
     name = common.get("name")
     if name is not None and not isinstance(name, str):
@@ -201,4 +202,6 @@ def _make_one(
     if schema.output_dict:
         names = schema.output_names(static, num_inputs=len(nodes))
         return dict(zip(names, outputs, strict=True))
-    return outputs[0] if len(outputs) == 1 else outputs
+    if len(outputs) == 1 and not (schema.output_list and schema.output_list(static)):
+        return outputs[0]
+    return outputs

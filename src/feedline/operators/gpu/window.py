@@ -17,9 +17,9 @@ import numpy as np
 
 from feedline.operators.gpu.backend import Backend, type_id
 
-__all__ = ["CAST", "SATURATE", "SCALE", "SCALE64", "STATS", "Window", "launch_window"]
+__all__ = ["CAST", "CENTRE", "SATURATE", "SCALE", "SCALE64", "STATS", "Window", "launch_window"]
 
-CAST, SATURATE, SCALE, SCALE64, STATS = 0, 1, 2, 3, 4
+CAST, SATURATE, SCALE, SCALE64, STATS, CENTRE = 0, 1, 2, 3, 4, 5
 _MAX_DIMS = 6
 _DESC = 38
 
@@ -113,7 +113,8 @@ def launch_window(
 
     Args:
         backend: where to run.
-        mode: ``CAST``, ``SATURATE``, ``SCALE``, ``SCALE64`` or ``STATS``.
+        mode: ``CAST``, ``SATURATE``, ``SCALE``, ``SCALE64``, ``STATS`` or ``CENTRE``
+            (``(v - offset) * gain``, crop_mirror_normalize's order).
         inputs: the input samples (same dtype and ndim).
         windows: what each sample reads.
         out_dtype: the output type.

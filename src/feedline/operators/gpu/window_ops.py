@@ -26,8 +26,8 @@ from feedline.operators.cpu.geometry.flip import FLIP_DEFAULTS, FLIP_LAYOUTS, Fl
 from feedline.operators.cpu.image.cmn import (
     CMN_LAYOUTS,
     CropMirrorNormalizeKernel,
+    centre_gain,
     fill_value,
-    gain_offset,
     has_crop,
     output_plan,
 )
@@ -50,6 +50,7 @@ from feedline.operators.gpu.backend import Backend
 from feedline.operators.gpu.base import GpuBatch, GpuKernel, Outputs
 from feedline.operators.gpu.window import (
     CAST,
+    CENTRE,
     SATURATE,
     SCALE,
     SCALE64,
@@ -243,7 +244,7 @@ class CropMirrorNormalizeGpu(GpuKernel, CropMirrorNormalizeKernel):
             out_layout, order, channel_out, channels, _, shape = output_plan(
                 layout, window.out_shape, sample_args
             )
-            gain, offset = gain_offset(sample_args, channels)
+            centre, gain = centre_gain(sample_args, channels)
             mirror = {out_layout.index("W")} if sample_args.get("mirror") else set()
             windows.append(
                 Window(
@@ -255,13 +256,16 @@ class CropMirrorNormalizeGpu(GpuKernel, CropMirrorNormalizeKernel):
                     channels,
                 )
             )
-            fills = np.resize(np.asarray(fill, np.float64), channels)
+            given = sample_args.get("fill_values") or (0.0,)  # written as given, not cast
+            fills = np.resize(
+                np.asarray(given if has_crop(sample_args) else fill, np.float64), channels
+            )
             params.gain.append(gain.tolist())
-            params.offset.append(offset.tolist())
+            params.offset.append(centre.tolist())
             params.fill.append(fills.tolist())
             params.pad.append(fill_value(sample_args))
             out_layouts.add(out_layout)
-        outs = launch_window(backend, SCALE, samples, windows, self._out_type, channel_out, params)
+        outs = launch_window(backend, CENTRE, samples, windows, self._out_type, channel_out, params)
         layout = out_layouts.pop() if out_layouts else self.layout_of(layouts)
         return [(outs, layout)]
 

@@ -334,22 +334,23 @@ static void reversed_copy(const float *restrict from, float *restrict to, int wi
 /* One row of 3-channel pixels to three planes; the channel loop is unrolled so the compiler
  * vectorises the interleaved loads (mirrored rows are written to `scratch`, then reversed). */
 static void planar_row3(const uint8_t *restrict line, int width, const float *restrict gain,
-                        const float *restrict offset, float *restrict r, float *restrict g,
+                        const float *restrict centre, float *restrict r, float *restrict g,
                         float *restrict b) {
     const float g0 = gain[0], g1 = gain[1], g2 = gain[2];
-    const float o0 = offset[0], o1 = offset[1], o2 = offset[2];
+    const float c0 = centre[0], c1 = centre[1], c2 = centre[2];
     for (int x = 0; x < width; ++x) {
-        r[x] = (float)line[3 * x] * g0 + o0;
-        g[x] = (float)line[3 * x + 1] * g1 + o1;
-        b[x] = (float)line[3 * x + 2] * g2 + o2;
+        r[x] = ((float)line[3 * x] - c0) * g0;
+        g[x] = ((float)line[3 * x + 1] - c1) * g1;
+        b[x] = ((float)line[3 * x + 2] - c2) * g2;
     }
 }
 
-/* out = in * gain[c] + offset[c] for a window of an interleaved 8-bit image, optionally mirrored
+/* out = (in - centre[c]) * gain[c] (DALI's order of operations, so the float32 results are
+ * DALI's) for a window of an interleaved 8-bit image, optionally mirrored
  * horizontally, written as float32 HWC (planar = 0) or CHW (planar = 1) with `out_channels`
  * channels; channels beyond `channels` are set to `fill`. */
 void fl_normalize_u8(const uint8_t *src, ptrdiff_t src_stride, int height, int width,
-                     int channels, int mirror, const float *gain, const float *offset,
+                     int channels, int mirror, const float *gain, const float *centre,
                      float *dst, int planar, int out_channels, float fill) {
     const ptrdiff_t plane = (ptrdiff_t)height * width;
     float *scratch = mirror && planar ? malloc((size_t)width * 3 * sizeof(float)) : NULL;
@@ -358,7 +359,7 @@ void fl_normalize_u8(const uint8_t *src, ptrdiff_t src_stride, int height, int w
         if (planar && channels == 3 && out_channels == 3) {
             float *r = dst + (ptrdiff_t)y * width, *g = r + plane, *b = g + plane;
             if (mirror && scratch != NULL) {
-                planar_row3(line, width, gain, offset, scratch, scratch + width,
+                planar_row3(line, width, gain, centre, scratch, scratch + width,
                             scratch + 2 * width);
                 reversed_copy(scratch, r, width);
                 reversed_copy(scratch + width, g, width);
@@ -366,20 +367,20 @@ void fl_normalize_u8(const uint8_t *src, ptrdiff_t src_stride, int height, int w
                 continue;
             }
             if (!mirror) {
-                planar_row3(line, width, gain, offset, r, g, b);
+                planar_row3(line, width, gain, centre, r, g, b);
                 continue;
             }
         }
         if (planar) {
             for (int c = 0; c < channels; ++c) {
                 float *out = dst + c * plane + (ptrdiff_t)y * width;
-                const float g = gain[c], o = offset[c];
+                const float g = gain[c], o = centre[c];
                 if (mirror) {
                     for (int x = 0; x < width; ++x)
-                        out[x] = (float)line[(ptrdiff_t)(width - 1 - x) * channels + c] * g + o;
+                        out[x] = ((float)line[(ptrdiff_t)(width - 1 - x) * channels + c] - o) * g;
                 } else {
                     for (int x = 0; x < width; ++x)
-                        out[x] = (float)line[(ptrdiff_t)x * channels + c] * g + o;
+                        out[x] = ((float)line[(ptrdiff_t)x * channels + c] - o) * g;
                 }
             }
             for (int c = channels; c < out_channels; ++c) {
@@ -391,7 +392,7 @@ void fl_normalize_u8(const uint8_t *src, ptrdiff_t src_stride, int height, int w
             for (int x = 0; x < width; ++x) {
                 const uint8_t *px = line + (ptrdiff_t)(mirror ? width - 1 - x : x) * channels;
                 float *o = out + (ptrdiff_t)x * out_channels;
-                for (int c = 0; c < channels; ++c) o[c] = (float)px[c] * gain[c] + offset[c];
+                for (int c = 0; c < channels; ++c) o[c] = ((float)px[c] - centre[c]) * gain[c];
                 for (int c = channels; c < out_channels; ++c) o[c] = fill;
             }
         }

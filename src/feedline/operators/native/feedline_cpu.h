@@ -12,5 +12,5 @@ int fl_resample_u8(const uint8_t *src, ptrdiff_t src_stride, int channels, int s
                    const int32_t *col_first, int col_taps, const float *col_weights);
 
 void fl_normalize_u8(const uint8_t *src, ptrdiff_t src_stride, int height, int width,
-                     int channels, int mirror, const float *gain, const float *offset,
+                     int channels, int mirror, const float *gain, const float *centre,
                      float *dst, int planar, int out_channels, float fill);

@@ -269,14 +269,14 @@ done:
 }
 
 /* fl_jpeg_decode_resample followed by fl_normalize_u8 (crop_mirror_normalize without a crop):
- * out = resampled * gain[c] + offset[c], mirrored when `mirror`, written as float32 CHW
+ * out = (resampled - centre[c]) * gain[c], mirrored when `mirror`, written as float32 CHW
  * (planar) or HWC with `out_channels` channels, those past 3 set to `fill`. The resampled
  * 8-bit image lives in a per-thread buffer. Returns 0, 1 after a warning, or -1 with a message. */
 int fl_jpeg_decode_resample_normalize(const uint8_t *data, size_t size, int win_y, int win_x,
                                       int win_h, int win_w, double y0, double y1, double x0,
                                       double x1,
                                       int row_filter, int col_filter, int antialias, int out_h,
-                                      int out_w, const float *gain, const float *offset,
+                                      int out_w, const float *gain, const float *centre,
                                       int mirror, int planar, int out_channels, float fill,
                                       float *out, char *error, int error_size) {
     const ptrdiff_t stride = (ptrdiff_t)out_w * 3;
@@ -290,7 +290,7 @@ int fl_jpeg_decode_resample_normalize(const uint8_t *data, size_t size, int win_
                                                row_filter, col_filter, antialias, resampled,
                                                stride, out_h, out_w, error, error_size);
     if (status < 0) return -1;
-    fl_normalize_u8(resampled, stride, out_h, out_w, 3, mirror, gain, offset, out, planar,
+    fl_normalize_u8(resampled, stride, out_h, out_w, 3, mirror, gain, centre, out, planar,
                     out_channels, fill);
     return status;
 }

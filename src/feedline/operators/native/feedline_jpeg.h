@@ -12,6 +12,6 @@ int fl_jpeg_decode_resample(const uint8_t *data, size_t size, int win_y, int win
 int fl_jpeg_decode_resample_normalize(const uint8_t *data, size_t size, int win_y, int win_x,
                                       int win_h, int win_w, double y0, double y1, double x0, double x1,
                                       int row_filter, int col_filter, int antialias, int out_h,
-                                      int out_w, const float *gain, const float *offset,
+                                      int out_w, const float *gain, const float *centre,
                                       int mirror, int planar, int out_channels, float fill,
                                       float *out, char *error, int error_size);

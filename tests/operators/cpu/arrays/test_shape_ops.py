@@ -70,13 +70,20 @@ def test_one_hot_legacy_scalars_and_default_layout() -> None:
     [
         ({"num_classes": 0}, "num_classes"),
         ({"num_classes": 3, "axis": 3}, r"out of range \[-1, 1\]"),
-        ({"num_classes": 3, "axis_name": "CD"}, "single character"),
+        ({"num_classes": 3, "axis_name": "CD"}, 'It must be a single character, got "CD"'),
         ({"num_classes": 3, "dtype": float}, "Python type 'float'"),
+        ({"num_classes": 3, "axis_name": "C"}, "Input layout mismatch - expected input layout"),
     ],
 )
 def test_one_hot_errors(kwargs: dict, message: str) -> None:
     with pytest.raises((OperatorError, ValueError, TypeError), match=message):
         run_op("one_hot", [np.array([1, 2], np.int32)], None, **kwargs)
+
+
+def test_one_hot_axis_name_errors_are_runtime_errors_as_in_dali() -> None:
+    for name in ("", "CD"):
+        with pytest.raises(RuntimeError, match="Unsupported axis_name value"):
+            run_op("one_hot", [np.array([1, 2], np.int32)], "W", num_classes=3, axis_name=name)
 
 
 def test_expand_dims_inserts_unit_axes_and_names() -> None:
@@ -121,10 +128,11 @@ def test_squeeze_by_axes_and_names() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"axes": [1]}, "extent 2"),
+        ({"axes": [1]}, "Requested a shape with 3 elements but the original shape has 6 elements"),
         ({"axes": [4]}, "out of range"),
-        ({"axis_names": "X"}, "does not have"),
-        ({"axes": [0], "axis_names": "F"}, "mutually exclusive"),
+        ({"axis_names": "X"}, "Axis 'X' is not present in the input layout"),
+        ({"axes": [0], "axis_names": "F"}, "Provided both ``axes`` and ``axis_names`` arguments"),
+        ({"axes": [2, 2]}, "Specified at least twice same dimension to remove"),
     ],
 )
 def test_squeeze_errors(kwargs: dict, message: str) -> None:

@@ -44,7 +44,11 @@ def test_resolve_layout() -> None:
     allowed, defaults = ("HWC", "CHW"), {3: "HWC"}
     assert resolve_layout("op", "", 3, allowed, defaults) == "HWC"
     assert resolve_layout("op", "CHW", 3, allowed, defaults) == "CHW"
-    with pytest.raises(ValueError, match="op: layout 'HW' is not supported; expected one of HWC"):
+    with pytest.raises(
+        ValueError,
+        match='op: The layout "HW" does not match any of the allowed layouts for input 0. '
+        "Valid layouts are: HWC",
+    ):
         resolve_layout("op", "HW", 2, allowed, defaults)
     with pytest.raises(ValueError, match="2 dimensions and no layout; expected 3-D data"):
         resolve_layout("op", "", 2, allowed, defaults)

@@ -50,7 +50,11 @@ def test_window_follows_dalis_formulas() -> None:
     expected = np.exp(-(np.arange(-3, 4) ** 2) / (2 * sigma**2))
     np.testing.assert_allclose(taps, expected / expected.sum())
     assert taps.sum() == pytest.approx(1.0)
-    for sigma, window, message in [(0, 0, "give sigma"), (1, 4, "odd"), (-1, 3, "negative")]:
+    for sigma, window, message in [
+        (0, 0, "shouldn't be 0 at the same time"),
+        (1, 4, "odd length, got: 4"),
+        (-1, 3, "non-negative values, got -1"),
+    ]:
         with pytest.raises(ValueError, match=message):
             gaussian_window(sigma, window)
 
@@ -88,16 +92,49 @@ def test_blur_in_a_pipeline_channels_per_axis_and_dtype() -> None:
     assert out[0].std() > out[1].std()  # the second sample is blurred more
 
 
+def test_data_without_a_layout_is_blurred_along_every_axis() -> None:
+    """As in DALI, an empty layout makes every axis (up to 3) spatial: a 3-D sample is a volume,
+    not an HWC image, and 4 axes without a layout are refused."""
+    rng = np.random.default_rng(3)
+    volume = rng.uniform(0, 255, (4, 5, 6)).astype(np.float32)
+    (got,), _ = run_op("gaussian_blur", [volume], "", sigma=[0.7, 1.0, 1.5])
+    expected = volume.astype(np.float64)
+    for axis, sigma in enumerate([0.7, 1.0, 1.5]):
+        taps = gaussian_window(sigma, 0)
+        r = len(taps) // 2
+        padded = np.pad(expected, [(r, r) if a == axis else (0, 0) for a in range(3)], "reflect")
+        windows = np.lib.stride_tricks.sliding_window_view(padded, len(taps), axis=axis)
+        expected = windows @ taps
+    np.testing.assert_allclose(got, expected, rtol=1e-4, atol=1e-3)
+    with pytest.raises(OperatorError, match="empty layout cannot have more than 3 dimensions"):
+        run_op("gaussian_blur", [np.zeros((2, 3, 4, 3), np.uint8)], "", sigma=1.0)
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"sigma": [1.0, 2.0, 3.0]}, "one per spatial axis"),
-        ({"window_size": 4}, "odd"),
+        ({"sigma": [1.0, 2.0, 3.0]}, "a single value or a list of 2 elements. 3 given"),
+        ({"window_size": 4}, "odd length, got: 4"),
+        ({"sigma": 0.0}, "shouldn't be 0 at the same time for sample: 0, axis: 0"),
+        ({"sigma": [1.0, -2.0]}, "non-negative values, got -2 for sample: 0, axis: 1"),
+        ({"window_size": [3, -5]}, "non-negative values, got -5 for sample: 0, axis : 1"),
         ({"sigma": 1.0, "dtype": types.INT16}, "'dtype' = INT16 is not supported"),
     ],
 )
 def test_blur_errors(kwargs: dict, message: str) -> None:
     with pytest.raises((OperatorError, ValueError, TypeError), match=message):
         run_op("gaussian_blur", [np.zeros((4, 4, 3), np.uint8)], "HWC", **kwargs)
-    with pytest.raises((OperatorError, ValueError), match="channels must be first or last"):
-        run_op("gaussian_blur", [np.zeros((4, 3, 4), np.uint8)], "HCW", sigma=1.0)
+
+
+@pytest.mark.parametrize(
+    ("layout", "shape", "message"),
+    [
+        ("HCW", (4, 3, 4), "Only channel-first or channel-last layouts are supported, got: HCW"),
+        ("HFWC", (4, 2, 4, 3), "For sequences, layout should begin with 'F' or 'C'"),
+        ("FCCHW", (2, 3, 3, 4, 4), "more the one occurrence of 'F' or 'C'"),
+        ("FWXYZC", (2, 3, 3, 3, 3, 3), "Too many dimensions, found: 4 data axes"),
+    ],
+)
+def test_layouts_dali_refuses(layout: str, shape: tuple, message: str) -> None:
+    with pytest.raises(OperatorError, match=message):
+        run_op("gaussian_blur", [np.zeros(shape, np.uint8)], layout, sigma=1.0)

@@ -59,6 +59,20 @@ def test_axes_channels_and_defaults() -> None:
     assert box(first) == (0, 5, 0, 5) and box(second) == (10, 15, 10, 15)
 
 
+def test_fill_value_per_sample() -> None:
+    """``fill_value`` is an argument input in DALI: one fill (scalar or per channel) per sample."""
+    (first, second), _ = run_op(
+        "erase",
+        [IMAGE, IMAGE],
+        "HWC",
+        anchor=(0, 0),
+        shape=(4, 4),
+        fill_value=PerSample([np.float32([7]), np.float32([1, 2, 3])]),
+    )
+    assert box(first, 7) == (0, 4, 0, 4)
+    assert second[3, 3].tolist() == [1, 2, 3] and second[4, 4].tolist() == [255] * 3
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [

@@ -304,7 +304,7 @@ def test_pipeline_errors_name_the_culprit() -> None:
         run_pipeline(define)
     with pytest.raises(ValueError, match="ltrb and bbox_layout"):
         run_pipeline(ssd_crop(ltrb=True, bbox_layout="xyXY"))
-    with pytest.raises(ValueError, match="crop_shape and input_shape must be given together"):
+    with pytest.raises(ValueError, match="crop_shape needs input_shape"):
         run_pipeline(ssd_crop(crop_shape=[10, 10]))
     with pytest.raises(ValueError, match="must be one of 'iou', 'overlap'"):
         run_pipeline(ssd_crop(threshold_type="area"))
@@ -376,9 +376,97 @@ def test_kernel_rejects_mismatched_labels_and_bad_shapes() -> None:
         kernel.run_sample((boxes.reshape(4),), kernel.args, sample)
     with pytest.raises(TypeError, match="floating point"):
         kernel.run_sample((boxes.astype(np.int32),), kernel.args, sample)
+
+
+def test_a_fixed_window_larger_than_the_image_starts_before_it() -> None:
+    """DALI 2.4 accepts ``crop_shape`` above ``input_shape``: the anchor is then drawn between
+    ``input_shape - crop_shape`` (negative) and 0, and the boxes are mapped into that window."""
+    boxes = np.array([[0.1, 0.1, 0.5, 0.5]], np.float32)
     fixed = crop_kernel(crop_shape=[50, 50], input_shape=[40, 100])
-    with pytest.raises(ValueError, match=r"crop_shape .* exceeds input_shape"):
-        fixed.run_sample((boxes,), fixed.args, sample)
+    anchors = []
+    for seed in range(40):
+        sample = SampleContext(0, 0, "", ("",), seed=seed)
+        anchor, shape, mapped = fixed.run_sample((boxes,), fixed.args, sample)
+        np.testing.assert_array_equal(shape, [50, 50])
+        assert -10 <= anchor[0] <= 0 and 0 <= anchor[1] <= 50
+        rel_lo, rel_hi = anchor / [40, 100], (anchor + 50) / [40, 100]
+        expected = np.clip((np.maximum(boxes[0, :2], rel_lo) - rel_lo) / (rel_hi - rel_lo), 0, 1)
+        np.testing.assert_allclose(mapped[0, :2], expected, atol=1e-6)
+        anchors.append(anchor[0])
+    assert min(anchors) < 0
+
+
+def test_input_shape_alone_measures_aspect_ratios_in_pixels() -> None:
+    """With ``input_shape`` but no ``crop_shape`` the window stays relative while its aspect
+    ratio is that of the window in pixels (DALI 2.4): a square in pixels may need a relative
+    width above 1, and then starts before the image."""
+    lo, hi = np.array([[0.1, 0.1]]), np.array([[0.3, 0.3]])
+    pixels = np.array([400.0, 600.0])
+    square = params(aspect_ratio=(1.0, 1.0), scaling=(0.5, 0.8), allow_no_crop=False)
+    wide = []
+    for seed in range(30):
+        result = find_crop(lo, hi, square, np.random.default_rng(seed), pixels)
+        width, height = result.shape * pixels
+        assert width == pytest.approx(height)
+        assert 0.5 * 600 <= max(width, height) <= 0.8 * 600
+        wide.append(result.shape[0] > 1)
+        if result.shape[0] > 1:
+            assert 1 - result.shape[0] <= result.anchor[0] <= 0
+    assert any(wide)
+    ranged = params(aspect_ratio=(0.5, 0.75), scaling=(0.5, 0.8), allow_no_crop=False)
+    for seed in range(30):
+        result = find_crop(lo, hi, ranged, np.random.default_rng(seed), pixels)
+        ratio = (result.shape[0] * 400) / (result.shape[1] * 600)
+        assert 0.5 * (1 - 1e-6) <= ratio <= 0.75 * (1 + 1e-6)
+
+
+def test_a_sample_without_boxes_takes_the_first_window() -> None:
+    """Nothing to satisfy: DALI returns a window at once, even for an impossible threshold."""
+    none = np.zeros((0, 2))
+    p = params(thresholds=(1.0,), scaling=(0.3, 0.5), aspect_ratio=(0.5, 2.0), allow_no_crop=False)
+    result = find_crop(none, none, p, np.random.default_rng(4))
+    assert np.all((result.shape >= 0.3) & (result.shape <= 0.5)) and result.indices.size == 0
+    fixed = params(fixed_window=True, thresholds=(1.0,))
+    result = find_crop(
+        none, none, fixed, np.random.default_rng(4), np.array([600.0, 400]), np.array([200.0, 200])
+    )
+    np.testing.assert_array_equal(result.shape, [200, 200])
+
+
+def test_falling_back_to_the_best_window_logs_dalis_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    lo, hi = np.array([[0.0, 0.0]]), np.array([[0.1, 0.1]])
+    p = params(thresholds=(1.0,), scaling=(0.5, 0.5), allow_no_crop=False, total_num_attempts=10)
+    with caplog.at_level("WARNING", logger="feedline"):
+        find_crop(lo, hi, p, np.random.default_rng(0))
+        find_crop(lo, hi, p, np.random.default_rng(1))
+    assert [r.getMessage() for r in caplog.records] == [
+        "Could not find a valid cropping window to satisfy the specified requirements (attempted "
+        f"10 times). Using the best cropping window so far (best_metric={m:g})"
+        for m in _best_metrics(lo, hi, p, seeds=(0, 1))
+    ]
+
+
+def _best_metrics(lo: np.ndarray, hi: np.ndarray, p: CropParams, seeds: tuple[int, ...]):
+    for seed in seeds:
+        result = find_crop(lo, hi, p, np.random.default_rng(seed))
+        crop_lo, crop_hi = result.anchor, result.anchor + result.shape
+        yield float(overlap(crop_lo, crop_hi, lo, hi, "iou").min())
+
+
+def test_prune_threshold_zero_drops_missed_and_arealess_boxes() -> None:
+    """With ``bbox_prune_threshold`` a box must overlap the window: at 0 the boxes the window
+    misses are dropped, and a box without area never overlaps (DALI 2.4's results)."""
+    lo = np.array([[0.0, 0.0], [0.9, 0.9], [0.3, 0.3]])
+    hi = np.array([[0.2, 0.2], [1.0, 1.0], [0.3, 0.4]])
+    p = params(scaling=(0.3, 0.5), bbox_prune_threshold=0.0, allow_no_crop=False)
+    for seed in range(30):
+        result = find_crop(lo, hi, p, np.random.default_rng(seed))
+        crop_lo, crop_hi = result.anchor, result.anchor + result.shape
+        inside = np.prod(np.clip(np.minimum(crop_hi, hi) - np.maximum(crop_lo, lo), 0, None), 1)
+        np.testing.assert_array_equal(result.indices, np.flatnonzero(inside > 0))
+        assert 2 not in result.indices
 
 
 def test_boxes_with_swapped_corners_are_accepted_as_dali_accepts_them() -> None:

@@ -326,7 +326,7 @@ def test_deprecated_output_dtype() -> None:
             np.zeros((4, 4, 3), np.uint8),
             "WHC",
             {"matrix": [1, 0, 0, 0, 1, 0]},
-            "layout 'WHC'",
+            'The layout "WHC" does not match any of the allowed layouts',
         ),
     ],
 )

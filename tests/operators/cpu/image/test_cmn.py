@@ -142,13 +142,43 @@ def test_out_of_bounds_pad() -> None:
     np.testing.assert_array_equal(got[3:32], IMAGE.astype(np.float32))
 
 
+@pytest.mark.parametrize("mirror", [0, 1])
+@pytest.mark.parametrize(("layout", "dtype"), [("HWC", types.FLOAT), ("CHW", types.UINT8)])
+def test_padding_holds_fill_values_as_given_not_normalized(mirror, layout, dtype) -> None:
+    """DALI writes ``fill_values`` into the padded area unchanged; only the pixels taken from
+    the sample are normalized (mean, std, scale, shift)."""
+    kwargs = dict(mean=(10, 20, 30), std=(2, 4, 8), scale=0.5, shift=3, mirror=mirror)
+    (got,), _ = run_op(
+        "crop_mirror_normalize",
+        [IMAGE],
+        crop=(35, 44),
+        out_of_bounds_policy="pad",
+        fill_values=(5, 6, 7),
+        output_layout=layout,
+        dtype=dtype,
+        **kwargs,
+    )
+    hwc = got if layout == "HWC" else got.transpose(1, 2, 0)
+    inner = reference(IMAGE, **kwargs)
+    if dtype == types.UINT8:
+        inner = np.clip(np.sign(inner) * np.floor(np.abs(inner) + 0.5), 0, 255)
+    height, width = IMAGE.shape[:2]
+    top, left = -dali_round(0.5 * (height - 35)), -dali_round(0.5 * (width - 44))
+    rows = slice(top, top + height)
+    cols = slice(44 - left - width, 44 - left) if mirror else slice(left, left + width)
+    np.testing.assert_allclose(hwc[rows, cols], inner, atol=1e-4)
+    outside = np.ones(hwc.shape[:2], bool)
+    outside[rows, cols] = False
+    np.testing.assert_array_equal(hwc[outside], np.broadcast_to([5, 6, 7], (outside.sum(), 3)))
+
+
 @pytest.mark.parametrize(
     ("kwargs", "layout", "message"),
     [
         ({"std": (1.0, 0.0, 1.0)}, "HWC", "must not contain zeros"),
         ({"mean": (1.0, 2.0)}, "HWC", "'mean' has 2 values, the data has 3 channels"),
         ({"output_layout": "CWHX"}, "HWC", "not a permutation"),
-        ({}, "HW", "layout 'HW' is not supported"),
+        ({}, "HW", 'The layout "HW" does not match any of the allowed layouts'),
         ({"crop": (50, 10)}, "HWC", "out of bounds"),
     ],
 )
@@ -221,3 +251,30 @@ def test_scale_none_means_the_default() -> None:
     (got,), _ = run_op("crop_mirror_normalize", [image], "HWC", mean=[1.0, 2.0, 3.0], scale=None)
     (default,), _ = run_op("crop_mirror_normalize", [image], "HWC", mean=[1.0, 2.0, 3.0])
     np.testing.assert_array_equal(got, default)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.uint8, np.int16])
+@pytest.mark.parametrize("layout", ["HWC", "CHW"])
+def test_float32_results_follow_dalis_order_of_operations(dtype, layout) -> None:
+    """DALI computes ``(x - centre) * gain`` in float32 with ``gain = (1 / std) * scale`` and
+    ``centre = mean - shift / gain``; the results are then DALI's to the bit (the uint8 input
+    takes the compiled path, the others NumPy)."""
+    rng = np.random.default_rng(8)
+    image = (rng.random((9, 11, 3)) * 255).astype(dtype)
+    mean, std = (123.675, 116.28, 103.53), (58.395, 57.12, 57.375)
+    for scale, shift in [(1.0, 0.0), (64.0, 128.0)]:
+        (got,), _ = run_op(
+            "crop_mirror_normalize",
+            [image],
+            mean=mean,
+            std=std,
+            scale=scale,
+            shift=shift,
+            output_layout=layout,
+        )
+        gain = (np.float32(1) / np.float32(std)) * np.float32(scale)
+        centre = np.float32(mean) - np.float32(shift) / gain
+        expected = (image.astype(np.float32) - centre) * gain
+        np.testing.assert_array_equal(
+            got, expected if layout == "HWC" else expected.transpose(2, 0, 1)
+        )

@@ -117,7 +117,9 @@ def test_bad_arguments(kwargs: dict, message: str) -> None:
 
 
 def test_bad_layout_and_empty_input() -> None:
-    with pytest.raises(OperatorError, match="layout 'NCHW' is not supported"):
+    with pytest.raises(
+        OperatorError, match='The layout "NCHW" does not match any of the allowed layouts'
+    ):
         run_op("crop", [IMAGE[None]], "NCHW", crop=(2, 2))
     with pytest.raises(OperatorError, match="empty image"):
         run_op("crop", [IMAGE[:0]], crop=(2, 2))
@@ -147,3 +149,41 @@ def test_three_values_crop_a_sequence_across_its_frames() -> None:
     (out,), layout = run_op("crop", [planar], "CFHW", crop=(2, 2, 3), crop_pos_z=1.0)
     assert layout == "CFHW"
     np.testing.assert_array_equal(out, planar[:, 2:4, 1:3, 1:4])
+
+
+def test_crop_d_crops_a_sequence_across_its_frames_too() -> None:
+    """As a three-value ``crop`` does, ``crop_d`` alone (with crop_h/crop_w) takes the frames of a
+    sequence without a D axis as its depth, in crop and crop_mirror_normalize (DALI 2.4)."""
+    frames = np.arange(10 * 4 * 5 * 3, dtype=np.uint8).reshape(10, 4, 5, 3)
+    (out,), _ = run_op("crop", [frames], "FHWC", crop_d=9.1, crop_h=2, crop_w=3, crop_pos_z=1.0)
+    np.testing.assert_array_equal(out, frames[1:10, 1:3, 1:4])
+    (out,), _ = run_op(
+        "crop_mirror_normalize", [frames], "FHWC", crop_d=4, crop_h=2, crop_w=3, crop_pos_z=0.0
+    )
+    assert out.shape == (4, 3, 2, 3)
+
+
+@pytest.mark.parametrize(
+    ("crop", "pos", "rounding", "start"),
+    [
+        ((11, 9), 0.5, "truncate", 0),  # -0.5 truncates toward zero, as DALI's does
+        ((11, 11), 0.5, "truncate", -1),
+        ((11, 9), 0.5, "round", -1),  # -0.5 rounds away from zero
+        ((4, 3), 0.7, "round", 3),  # float32(0.7) * 5 = 3.4999999..., below the half
+        ((4, 3), 0.7, "truncate", 3),
+    ],
+)
+def test_anchor_rounding_as_dali(crop, pos, rounding, start) -> None:
+    image = np.arange(20 * 8, dtype=np.uint8).reshape(20, 8, 1)
+    (out,), _ = run_op(
+        "crop",
+        [image],
+        crop=crop,
+        crop_pos_x=pos,
+        out_of_bounds_policy="pad",
+        rounding=rounding,
+        fill_values=(255,),
+    )
+    column = max(start, 0)
+    first = out[:, column - start, 0]
+    assert (first % 8 == column).all()

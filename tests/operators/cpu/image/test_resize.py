@@ -56,6 +56,44 @@ def test_output_sizes_match_dali(args: dict, expected: tuple[int, int]) -> None:
     assert size == expected
 
 
+# max_size and the axes without a requested size, as DALI 2.4 sized a 480 x 640 image: the
+# default and stretch modes limit each axis on its own (the aspect ratio is not kept), stretch
+# keeps an axis without a size, not_smaller/not_larger keep the aspect ratio.
+DALI_LIMITED_SIZES = [
+    ({"size": (600, 0), "max_size": (500,)}, (500, 500)),
+    ({"size": (0, 600), "max_size": (450, 550)}, (450, 550)),
+    ({"resize_x": 600, "max_size": (500,)}, (450, 500)),
+    ({"resize_y": 700, "max_size": (450, 550)}, (450, 550)),
+    ({"size": (300, 700), "max_size": (450, 550)}, (300, 550)),
+    ({"size": (900, 0), "mode": "stretch"}, (900, 640)),
+    ({"size": (900, 0), "mode": "stretch", "max_size": (500,)}, (500, 500)),
+    ({"size": (700, 0), "mode": "not_smaller", "max_size": (450, 550)}, (413, 550)),
+    ({"size": (0, 900), "mode": "not_larger", "max_size": (500,)}, (375, 500)),
+    ({"size": (300, 900), "mode": "not_larger", "max_size": (450, 550)}, (300, 400)),
+]
+
+
+@pytest.mark.parametrize(("args", "expected"), DALI_LIMITED_SIZES)
+def test_max_size_limits_as_dali_does(args: dict, expected: tuple[int, int]) -> None:
+    size, _ = resize_plan("resize", (480, 640), args)
+    assert size == expected
+
+
+def test_empty_axes_and_sizes_below_one_pixel() -> None:
+    """An empty axis stays empty (resize_shorter looks at the others); a size far below one
+    pixel gives one pixel read from the whole region, not a region scaled up to match."""
+    (out,), _ = run_op("resize", [np.zeros((0, 8, 3), np.uint8)], resize_shorter=10)
+    assert out.shape == (0, 10, 3)
+    (out,), _ = run_op("resize", [np.zeros((6, 0, 3), np.uint8)], resize_longer=12)
+    assert out.shape == (12, 0, 3)
+    size, source = resize_plan("resize", (12, 16), {"size": (1e-10,)})
+    assert size == (1, 1) and source == ((0.0, 12.0), (0.0, 16.0))
+    (out,), _ = run_op(
+        "resize", [np.zeros((0, 12, 14, 1), np.uint8)], "DHWC", size=(20, 30, 40), mode="not_larger"
+    )
+    assert out.shape[0] == 0 and out.shape[-1] == 1
+
+
 def test_pixels_match_reference_with_subpixel_scale() -> None:
     (got,) = run_op("resize", [NOISE], resize_shorter=32)[0]
     assert got.shape == (32, 43, 3)
@@ -170,7 +208,12 @@ def test_per_sample_sizes() -> None:
     [
         ({}, "HWC", NOISE, "no output size"),
         ({"size": (10, 10), "resize_x": 5.0}, "HWC", NOISE, "cannot be combined"),
-        ({"size": (10, 10)}, "HWCD", NOISE[None], "layout 'HWCD' is not supported"),
+        (
+            {"size": (10, 10)},
+            "HWCD",
+            NOISE[None],
+            'The layout "HWCD" does not match any of the allowed layouts',
+        ),
         ({"size": (10, 10)}, "HWC", NOISE.astype(np.int8), "int8 is not supported"),
     ],
 )

@@ -294,3 +294,21 @@ def test_bytes_per_sample_hint_only_with_parallel_and_positive() -> None:
         single(lambda: 1, bytes_per_sample_hint=1024)
     with pytest.raises(ValueError, match="must be a positive integer"):
         single(lambda info: 1, parallel=True, bytes_per_sample_hint=0)
+
+
+def test_num_outputs_always_gives_a_list_even_of_one() -> None:
+    """As in DALI, giving num_outputs (1 included) makes the call return a list of nodes, so
+    ``op(*fn.external_source(..., num_outputs=n))`` works for every n; without it, one node."""
+    seen = {}
+
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None)
+    def graph():
+        one = fn.external_source(source=lambda: ([np.arange(3)] * 2,), num_outputs=1)
+        bare = fn.external_source(source=lambda: [np.arange(2)] * 2)
+        seen["one"], seen["bare"] = one, bare
+        return (*one, bare)
+
+    first, second = graph().run()
+    assert isinstance(seen["one"], list) and len(seen["one"]) == 1
+    assert not isinstance(seen["bare"], list)
+    assert first.at(1).tolist() == [0, 1, 2] and second.at(0).tolist() == [0, 1]

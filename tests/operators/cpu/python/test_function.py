@@ -71,16 +71,36 @@ def test_multiple_outputs_batch_mode_and_side_effects() -> None:
         np.testing.assert_array_equal(both.at(i), DATA[i] * 2)
 
 
-def test_inputs_are_read_only_and_errors_name_the_function() -> None:
+def test_inputs_are_writable_copies_other_consumers_never_see_written() -> None:
     def mutate(x: np.ndarray) -> np.ndarray:
         x += 1
         return x
 
+    def mutate_batch(xs: list[np.ndarray]) -> list[np.ndarray]:
+        for x in xs:
+            x *= 3
+        return xs
+
+    def define():
+        a = data()
+        return (
+            a,
+            fn.python_function(a, function=mutate),
+            fn.python_function(a, function=mutate_batch, batch_processing=True),
+        )
+
+    original, bumped, tripled = run(define)[0]
+    for i in range(6):
+        np.testing.assert_array_equal(original.at(i), DATA[i])
+        np.testing.assert_array_equal(bumped.at(i), DATA[i] + 1)
+        np.testing.assert_array_equal(tripled.at(i), DATA[i] * 3)
+
+
+def test_errors_name_the_function() -> None:
     def wrong_count(x: np.ndarray) -> np.ndarray:
         return x
 
     cases = [
-        (dict(function=mutate), r"sample 0.*read-only"),
         (dict(function=wrong_count, num_outputs=2), r"wrong_count.*tuple of 2 outputs"),
         (dict(function=lambda x: "text"), r"output 0 has unsupported type"),
         (dict(function=lambda x: x, output_layouts=["HWC"]), r"layout 'HWC' has 3"),

@@ -198,19 +198,34 @@ def test_output_shape_rules() -> None:
                 fn.external_source(source=lambda: [np.arange(3)] * 2), p=[0.5, 0.6, 0.0]
             ),
             OperatorError,
-            "p must sum to 1",
+            r"Sum of probabilities must be 1.0, but got 1.1 for sample: 0\.",
         ),
         (
             lambda: fn.random.choice(
                 fn.external_source(source=lambda: [np.arange(3)] * 2), p=[0.5, 0.5]
             ),
             OperatorError,
-            "p has 2 probabilities for 3 elements",
+            r'Unexpected shape for argument "p". Expected \{3\}, but got \{2\}',
+        ),
+        (
+            lambda: fn.random.choice(2, p=[1.5, -0.5]),
+            OperatorError,
+            r"Probabilities must be in range \[0, 1\], but got: 1.5 for sample: 0 at index 0\.",
+        ),
+        (
+            lambda: fn.random.choice(2, p=0.25),  # a single p stands for every element
+            OperatorError,
+            "Sum of probabilities must be 1.0, but got 0.5",
+        ),
+        (
+            lambda: fn.random.choice(0),
+            OperatorError,
+            "Expected positive number of elements for sampling, got: 0 for sample: 0",
         ),
         (
             lambda: fn.random.choice(fn.external_source(source=lambda: [np.array(2.0)] * 2)),
             OperatorError,
-            "scalar input must be an integer",
+            "Data type float64 is not supported for 0D inputs",
         ),
         (lambda: fn.random.uniform(dtype="float"), TypeError, "argument 'dtype'"),
     ],

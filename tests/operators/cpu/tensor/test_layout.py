@@ -168,7 +168,7 @@ def test_pad_axes_given_per_sample() -> None:
         ({"axes": [3]}, r"Axis 3 out of range. Expected range is \[-3, 2\] for a 3D input"),
         ({"axis_names": "D"}, "'D'"),
         ({"shape": [1, 2]}, "needs 1 or 3 values"),
-        ({"align": [0]}, "Values of `align` argument must be positive"),
+        ({"align": [0]}, r"Values of `align` argument must be positive\. Got \[0, 0, 0\]"),
     ],
 )
 def test_pad_errors(kwargs: dict, message: str) -> None:

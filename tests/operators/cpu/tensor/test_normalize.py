@@ -108,6 +108,23 @@ def test_per_sample_tensor_statistics() -> None:
         np.testing.assert_allclose(got, (sample - mean) / std, atol=1e-5)
 
 
+@pytest.mark.parametrize("batch", [False, True])
+def test_ddof_not_below_the_reduced_count_leaves_only_epsilon(batch: bool) -> None:
+    """DALI 2.4 takes the variance as 0 when ``ddof`` reaches the number of reduced elements:
+    the output is then ``shift`` without epsilon, ``(x - mean) / sqrt(epsilon)`` with it."""
+    rng = np.random.default_rng(5)
+    samples = [rng.normal(size=(2, 3)).astype(np.float32) for _ in range(2)]
+    ddof = 4 if batch else 2  # the reduced count: 2 rows per sample, of every sample with batch
+    out, _ = run_op("normalize", samples, "HW", axes=[0], ddof=ddof, shift=0.5, batch=batch)
+    for got in out:
+        np.testing.assert_array_equal(got, 0.5)
+    out, _ = run_op(
+        "normalize", samples, "HW", axes=[0], ddof=5, mean=1.0, epsilon=0.25, batch=batch
+    )
+    for sample, got in zip(samples, out, strict=True):
+        np.testing.assert_allclose(got, (sample - 1.0) / 0.5, rtol=1e-6)
+
+
 def test_constant_input_gives_shift() -> None:
     (out,), _ = run_op("normalize", [np.ones((3, 3), np.float32)], "HW", shift=1.5)
     np.testing.assert_array_equal(out, 1.5)

@@ -175,7 +175,7 @@ def test_per_sample_windows() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"start": (-1, -1), "shape": (3, 4)}, "outside the input"),
+        ({"start": (-1, -1), "shape": (3, 4)}, "out of bounds with current policy"),
         ({"start": (1, 1), "rel_start": (0.1, 0.1)}, "either 'start' or 'rel_start'"),
         ({"start": (1, 1), "end": (3, 3), "shape": (1, 1)}, "mutually exclusive"),
         ({"start": (1, 2, 3)}, "needs 2 values"),

@@ -15,6 +15,7 @@ import numpy as np
 from feedline.core.kernel import Batch, Kernel
 from feedline.core.tensor import TensorListCPU
 from feedline.core.types import to_numpy_dtype
+from feedline.operators.cpu.common.errors import ArgumentError
 from feedline.operators.cpu.tensor.basic import cast_array, cast_batch
 from feedline.operators.cpu.tensor.layout import _axes_of
 
@@ -40,7 +41,9 @@ def map_samples(
 
 def _single_char(op: str, arg: str, value: str | None) -> str:
     if value is not None and len(value) != 1:
-        raise ValueError(f"{op}: argument {arg!r} = {value!r} must be a single character")
+        raise ArgumentError(
+            f'{op}: Unsupported {arg} value. It must be a single character, got "{value}" instead.'
+        )
     return value or ""
 
 
@@ -94,6 +97,11 @@ class OneHotKernel(Kernel):
             for s in samples
         ]
         layout = ""
+        if self._axis_name and ndim > 0 and not legacy and len(data.layout()) != ndim:
+            raise ValueError(
+                f"one_hot: Input layout mismatch - expected input layout to be of size {ndim} but "
+                f'instead got "{data.layout()}", which is of size {len(data.layout())}.'
+            )
         if self._axis_name and (ndim == 0 or (data.layout() and not legacy)):
             base = "" if ndim == 0 else data.layout()
             position = ndim if axis == -1 else axis
@@ -156,17 +164,28 @@ class ExpandDimsKernel(Kernel):
 
 
 def squeeze_axes(shape: tuple[int, ...], layout: str, axes: Sequence[int], names: str) -> list[int]:
-    """The non-negative axes that ``squeeze`` removes from a sample of ``shape``."""
-    resolved = _axes_of("squeeze", layout, len(shape), axes, names) if axes or names else []
-    resolved = sorted(set(resolved))
+    """The non-negative axes that ``squeeze`` removes from a sample of ``shape``.
+
+    Raises:
+        ValueError: in DALI's words: both ``axes`` and ``axis_names``, a name the layout lacks,
+            an axis named twice, or an axis whose extent is not 1 (the element counts differ).
+    """
+    if axes and names:
+        raise ValueError("squeeze: Provided both ``axes`` and ``axis_names`` arguments")
+    missing = [name for name in names or "" if name not in layout]
+    if missing:
+        raise ValueError(f"squeeze: Axis '{missing[0]}' is not present in the input layout")
+    found = _axes_of("squeeze", layout, len(shape), axes, names) if axes or names else []
+    resolved = sorted(set(found))
+    if len(resolved) != len(found):
+        raise ValueError("squeeze: Specified at least twice same dimension to remove.")
     volume = int(np.prod(shape))
     kept = [n for i, n in enumerate(shape) if i not in resolved]
-    for axis in resolved:
-        if shape[axis] != 1 and not (volume == 0 and int(np.prod(kept)) == 0):
-            raise ValueError(
-                f"squeeze: dimension {axis} of a sample of shape {shape} has extent "
-                f"{shape[axis]}; only dimensions of extent 1 can be removed"
-            )
+    if any(shape[a] != 1 for a in resolved) and not (volume == 0 and int(np.prod(kept)) == 0):
+        raise ValueError(
+            f"squeeze: Requested a shape with {int(np.prod(kept))} elements but the original "
+            f"shape has {volume} elements. (only dimensions of extent 1 can be removed)"
+        )
     return resolved
 
 

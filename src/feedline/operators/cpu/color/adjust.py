@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -181,6 +181,8 @@ def _checked_output_type(
 class BrightnessContrastKernel(SampleKernel):
     """``brightness``, ``contrast`` and ``brightness_contrast`` (elementwise, any layout)."""
 
+    implied_layouts: ClassVar[Mapping[int, str]] = {3: "HWC", 4: "FHWC"}
+
     def run_sample(
         self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
     ) -> np.ndarray:
@@ -193,6 +195,8 @@ class BrightnessContrastKernel(SampleKernel):
 
 class ColorTwistKernel(SampleKernel):
     """``hue``, ``saturation``, ``hsv`` and ``color_twist`` on 3-channel RGB or BGR images."""
+
+    implied_layouts: ClassVar[Mapping[int, str]] = {3: "HWC", 4: "FHWC"}
 
     def run_sample(
         self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext

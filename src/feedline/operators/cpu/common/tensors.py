@@ -45,8 +45,9 @@ def resolve_layout(
             f"layout among {', '.join(allowed)}"
         )
     if layout not in allowed:
-        raise ValueError(
-            f"{op}: layout {layout!r} is not supported; expected one of {', '.join(allowed)}"
+        raise ValueError(  # DALI's words
+            f'{op}: The layout "{layout}" does not match any of the allowed layouts for input 0. '
+            f"Valid layouts are: {', '.join(allowed)}"
         )
     if len(layout) != ndim:
         raise ValueError(f"{op}: layout {layout!r} does not match a {ndim}-D input")

@@ -19,8 +19,8 @@ GAUSSIAN_BLUR = OpSchema(
     ``window_size``, ``sigma = ((window_size - 1) / 2 - 1) * 0.3 + 0.8``. Both accept one value
     for all spatial axes or one per axis, outermost first. Channel (``C``) and frame (``F``)
     axes are not blurred; channels must be first or last. Borders mirror without repeating the
-    edge (``dcb|abcd|cba``). Data without a layout is taken as W, HW, HWC or FHWC by its number
-    of dimensions. Integer outputs are rounded and saturated.""",
+    edge (``dcb|abcd|cba``). Data without a layout is blurred along every axis (1 to 3 of them),
+    as in DALI. Integer outputs are rounded and saturated.""",
     inputs=(InputSpec("input", "Images, volumes or sequences (numeric types)."),),
     args=(
         ArgSpec("sigma", "float_vec", (0.0,), "Standard deviation of the kernel.", tensor=True),
@@ -50,7 +50,7 @@ ERASE = OpSchema(
                 "to. Without axes or axis_names: every axis except C."),
         ArgSpec("centered_anchor", "bool", False, "Anchors are region centres."),
         ArgSpec("fill_value", "float_vec", (0.0,), "The fill: one value, or one per channel "
-                "(the layout needs a C axis)."),
+                "(the layout needs a C axis).", tensor=True),
         ArgSpec("normalized", "bool", None, "Both anchor and shape are fractions of the extents "
                 "(default False). Mutually exclusive with normalized_anchor/normalized_shape."),
         ArgSpec("normalized_anchor", "bool", None, "The anchor is a fraction of the extents."),

@@ -8,15 +8,22 @@ The search follows DALI's operator:
    extent per axis from ``scaling``; where an ``aspect_ratio`` range is a single value, the
    extents are made to follow it (in a random axis order, keeping the largest extent); a window
    whose aspect ratios fall outside ``aspect_ratio`` is discarded. The anchor is uniform in
-   ``[0, 1 - extent]``. With ``crop_shape`` the window has that size (in pixels) and an integer
-   anchor uniform in ``[0, input_shape - crop_shape]``.
+   ``[0, 1 - extent]``. With ``input_shape`` alone the aspect ratios are those of the window in
+   pixels (the largest extent in pixels is kept, so a fixed ratio can make a relative extent
+   exceed 1 and its anchor negative, as in DALI). With ``crop_shape`` the window has that size
+   (in pixels) and an integer
+   anchor uniform between 0 and ``input_shape - crop_shape`` (negative where the window is
+   larger than the image, as in DALI 2.4).
 3. A window is *valid* when its overlap metric (``threshold_type``: IoU with each box, or the
    fraction of each box inside the window) is at least the threshold for every box
    (``all_boxes_above_threshold``) or for at least one. Boxes are then pruned (by centroid,
-   ``lo <= centroid < hi``, or by ``bbox_prune_threshold``), and mapped into the window
-   (clipped to ``[0, 1]``). A valid window that keeps at least one box ends the search.
+   ``lo <= centroid < hi``, or with ``bbox_prune_threshold``: a box is kept when it overlaps the
+   window and at least that fraction of its area is inside), and mapped into the window
+   (clipped to ``[0, 1]``). A valid window that keeps at least one box ends the search; without
+   boxes the first window does.
 4. Otherwise the best window so far (highest metric) is remembered and the next round starts.
-   After ``total_num_attempts`` windows the best one is returned.
+   After ``total_num_attempts`` windows the best one is returned, with DALI's warning on the
+   ``feedline`` logger.
 
 Departures from DALI, all documented in the operator docs: a round stops at its first successful
 window; aspect ratios are compared with a relative tolerance of 1e-6 (so fixed ratios such as 4/3
@@ -28,6 +35,7 @@ accepts it: it has no area, and is kept, mapped, as the other boxes.
 
 from __future__ import annotations
 
+import logging
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -48,6 +56,8 @@ from feedline.operators.cpu.geometry.bbox import (
 from feedline.operators.cpu.geometry.schemas import random_bbox_crop_outputs
 
 __all__ = ["CropParams", "CropResult", "RandomBBoxCropKernel", "find_crop", "make_crop_params"]
+
+logger = logging.getLogger("feedline")
 
 UNBOUNDED_SEARCH_LIMIT = 100_000
 _ASPECT_TOLERANCE = 1e-6
@@ -157,32 +167,49 @@ def _axis_pairs(ndim: int) -> list[tuple[int, int]]:
     return [(i, j) for i in range(ndim) for j in range(i + 1, ndim)]
 
 
-def _relative_extent(rng: np.random.Generator, params: CropParams, ndim: int) -> np.ndarray | None:
-    """Draw one relative window extent, or None when it breaks the aspect-ratio ranges."""
-    extent = rng.uniform(params.scaling[0], params.scaling[1], size=ndim)
-    ranges = params.aspect_ratio
-    fixed: dict[tuple[int, int], float] = {}
+def _fixed_ratios(params: CropParams, ndim: int) -> np.ndarray | None:
+    """``ratios[d1, d0]``: the fixed ratio ``extent[d1] / extent[d0]`` where an aspect-ratio
+    range is a single value, else 0; None when no range is."""
+    ratios = np.zeros((ndim, ndim))
     for k, (i, j) in enumerate(_axis_pairs(ndim)):
-        low, high = ranges[k % len(ranges)]
+        low, high = params.aspect_ratio[k % len(params.aspect_ratio)]
         if low == high:
-            fixed[(i, j)], fixed[(j, i)] = low, 1.0 / low
-    if fixed:
-        largest = extent.max()
-        order = rng.permutation(ndim)
-        for a in range(ndim):
-            for b in range(a + 1, ndim):
-                d0, d1 = order[a], order[b]
-                if (d1, d0) in fixed:
-                    extent[d1] = extent[d0] * fixed[(d1, d0)]
-        extent *= largest / extent.max()
-    if not np.all(extent > 0):
-        return None
-    for k, (i, j) in enumerate(_axis_pairs(ndim)):
-        low, high = ranges[k % len(ranges)]
-        ratio = extent[i] / extent[j]
-        if not low * (1 - _ASPECT_TOLERANCE) <= ratio <= high * (1 + _ASPECT_TOLERANCE):
-            return None
-    return extent
+            ratios[i, j], ratios[j, i] = low, 1.0 / low
+    return ratios if ratios.any() else None
+
+
+def _relative_extents(
+    rng: np.random.Generator,
+    params: CropParams,
+    count: int,
+    ndim: int,
+    pixels: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``count`` relative window extents ``(count, ndim)`` and whether each keeps to the
+    aspect-ratio ranges; with ``pixels`` (the image size) the ratios are those of the window in
+    pixels, and a fixed ratio may stretch an extent past 1."""
+    size = np.ones(ndim) if pixels is None else pixels
+    extent = rng.uniform(params.scaling[0], params.scaling[1], size=(count, ndim)) * size
+    ratios = _fixed_ratios(params, ndim)
+    if ratios is not None:
+        largest = extent.max(axis=1, keepdims=True)
+        order = rng.permuted(np.tile(np.arange(ndim), (count, 1)), axis=1)
+        rows = np.arange(count)
+        for a, b in _axis_pairs(ndim):
+            d0, d1 = order[:, a], order[:, b]
+            ratio = ratios[d1, d0]
+            extent[rows, d1] = np.where(ratio > 0, extent[rows, d0] * ratio, extent[rows, d1])
+        extent *= largest / extent.max(axis=1, keepdims=True)
+    ok = np.all(extent > 0, axis=1)
+    ranges = params.aspect_ratio
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for k, (i, j) in enumerate(_axis_pairs(ndim)):
+            low, high = ranges[k % len(ranges)]
+            ratio = extent[:, i] / extent[:, j]
+            ok &= (low * (1 - _ASPECT_TOLERANCE) <= ratio) & (
+                ratio <= high * (1 + _ASPECT_TOLERANCE)
+            )
+    return extent / size, ok
 
 
 def _overlap_metric(
@@ -206,7 +233,10 @@ def _kept(
     params: CropParams, crop_lo: np.ndarray, crop_hi: np.ndarray, lo: np.ndarray, hi: np.ndarray
 ) -> np.ndarray:
     if params.bbox_prune_threshold is not None:
-        return _fraction_inside(crop_lo, crop_hi, lo, hi) >= params.bbox_prune_threshold
+        inside = intersection_volume(crop_lo, crop_hi, lo, hi)
+        volume = box_volume(lo, hi)
+        fraction = inside / np.where(inside > 0, volume, 1.0)
+        return (inside > 0) & (fraction >= params.bbox_prune_threshold)
     centre = (lo + hi) / 2
     return np.all((centre >= crop_lo) & (centre < crop_hi), axis=-1)
 
@@ -220,6 +250,38 @@ def _remap(
     return new_lo, new_hi
 
 
+@dataclass(frozen=True)
+class _Candidates:
+    """One round's candidate windows: anchors and extents in output units, the relative
+    window corners, and whether each keeps to the aspect-ratio ranges."""
+
+    anchor: np.ndarray
+    extent: np.ndarray
+    crop_lo: np.ndarray
+    crop_hi: np.ndarray
+    usable: np.ndarray
+
+
+def _candidates(
+    rng: np.random.Generator,
+    params: CropParams,
+    count: int,
+    ndim: int,
+    input_shape: np.ndarray | None,
+    crop_shape: np.ndarray | None,
+) -> _Candidates:
+    if crop_shape is not None and input_shape is not None:
+        slack = (input_shape - crop_shape).astype(np.int64)
+        start = np.minimum(slack, 0)  # a window larger than the image starts before it
+        anchor = (start + rng.integers(0, np.abs(slack) + 1, size=(count, ndim))).astype(float)
+        extent = np.broadcast_to(crop_shape.astype(np.float64), (count, ndim))
+        crop_lo, crop_hi = anchor / input_shape, (anchor + extent) / input_shape
+        return _Candidates(anchor, extent, crop_lo, crop_hi, np.ones(count, bool))
+    extent, usable = _relative_extents(rng, params, count, ndim, input_shape)
+    anchor = rng.random(extent.shape) * (1.0 - extent)  # negative past an extent of 1
+    return _Candidates(anchor, extent, anchor, anchor + extent, usable)
+
+
 def find_crop(
     lo: np.ndarray,
     hi: np.ndarray,
@@ -230,12 +292,16 @@ def find_crop(
 ) -> CropResult:
     """Search a crop window for boxes ``(lo, hi)`` (relative, ``(N, ndim)`` each).
 
+    The windows of a round are drawn and scored together (one NumPy pass per round), then
+    visited in order as the round's attempts.
+
     Args:
         lo: box start corners in x, y(, z) order.
         hi: box end corners.
         params: validated settings (:func:`make_crop_params`).
         rng: the sample's random generator.
-        input_shape: image size per axis (x, y(, z)) for a fixed window, in pixels.
+        input_shape: image size per axis (x, y(, z)) in pixels: with ``crop_shape`` for a fixed
+            window, alone to measure aspect ratios in pixels.
         crop_shape: window size per axis for a fixed window, in pixels.
 
     Raises:
@@ -248,42 +314,32 @@ def find_crop(
     limit = total if total > 0 else UNBOUNDED_SEARCH_LIMIT
     count = 0
     best_metric = -1.0
-    best: CropResult | None = None
+    best: tuple[_Candidates, int] | None = None
     while count < limit:
         threshold = options[int(rng.integers(len(options)))]
         if threshold == _NO_CROP:
             full = np.ones(ndim) if input_shape is None else input_shape.astype(np.float64)
             return CropResult(np.zeros(ndim), full, lo, hi, np.arange(lo.shape[0]))
-        for _ in range(params.num_attempts):
-            if count >= limit:
-                break
-            count += 1
-            if crop_shape is not None and input_shape is not None:
-                slack = input_shape - crop_shape
-                anchor = np.array([rng.integers(s + 1) if s > 0 else 0 for s in slack], float)
-                extent = crop_shape.astype(np.float64)
-                crop_lo, crop_hi = anchor / input_shape, (anchor + extent) / input_shape
-            else:
-                maybe_extent = _relative_extent(rng, params, ndim)
-                if maybe_extent is None:
-                    continue
-                extent = maybe_extent
-                anchor = rng.uniform(0.0, 1.0 - extent)
-                crop_lo, crop_hi = anchor, anchor + extent
-            metrics = _overlap_metric(params, crop_lo, crop_hi, lo, hi)
-            if metrics.size == 0:
-                metric = 0.0
-            else:
-                metric = float(metrics.min() if params.all_boxes_above_threshold else metrics.max())
+        size = min(params.num_attempts, limit - count)
+        count += size
+        round_ = _candidates(rng, params, size, ndim, input_shape, crop_shape)
+        window_lo, window_hi = round_.crop_lo[:, None, :], round_.crop_hi[:, None, :]
+        if lo.shape[0]:
+            metrics = _overlap_metric(params, window_lo, window_hi, lo[None], hi[None])
+            metric = (
+                metrics.min(axis=1) if params.all_boxes_above_threshold else metrics.max(axis=1)
+            )
+            kept = _kept(params, window_lo, window_hi, lo[None], hi[None]).any(axis=1)
             valid = metric >= threshold
-            if metric <= best_metric and not valid:
+        else:  # no boxes: nothing to satisfy, any window will do (as in DALI)
+            metric, kept, valid = np.zeros(size), np.ones(size, bool), np.ones(size, bool)
+        for i in np.flatnonzero(round_.usable).tolist():
+            if metric[i] <= best_metric and not valid[i]:
                 continue
-            best_metric = metric
-            keep = np.flatnonzero(_kept(params, crop_lo, crop_hi, lo, hi))
-            new_lo, new_hi = _remap(crop_lo, crop_hi, lo[keep], hi[keep])
-            best = CropResult(anchor, extent, new_lo, new_hi, keep)
-            if valid and keep.size:
-                return best
+            best_metric = float(metric[i])
+            best = (round_, i)
+            if valid[i] and kept[i]:
+                return _result(best, lo, hi, params)
     if best is None:
         raise ValueError(
             f"no crop window satisfied aspect_ratio={params.aspect_ratio} with "
@@ -295,7 +351,21 @@ def find_crop(
             f"{best_metric:.3f}); set total_num_attempts to fall back to the best window, or "
             "relax thresholds"
         )
-    return best
+    logger.warning(  # DALI's words, once per sample, as DALI prints them
+        "Could not find a valid cropping window to satisfy the specified requirements (attempted "
+        f"{count} times). Using the best cropping window so far (best_metric={best_metric:g})"
+    )
+    return _result(best, lo, hi, params)
+
+
+def _result(
+    chosen: tuple[_Candidates, int], lo: np.ndarray, hi: np.ndarray, params: CropParams
+) -> CropResult:
+    round_, i = chosen
+    crop_lo, crop_hi = round_.crop_lo[i], round_.crop_hi[i]
+    keep = np.flatnonzero(_kept(params, crop_lo, crop_hi, lo, hi))
+    new_lo, new_hi = _remap(crop_lo, crop_hi, lo[keep], hi[keep])
+    return CropResult(round_.anchor[i].copy(), round_.extent[i].copy(), new_lo, new_hi, keep)
 
 
 def _shape_arg(value: Any, name: str, ndim: int, layout: str) -> np.ndarray:
@@ -315,8 +385,8 @@ class RandomBBoxCropKernel(SampleKernel):
         args = self.args
         has_crop = args.get("crop_shape") is not None or "crop_shape" in self.ctx.tensor_args
         has_input = args.get("input_shape") is not None or "input_shape" in self.ctx.tensor_args
-        if has_crop != has_input:
-            raise ValueError("crop_shape and input_shape must be given together")
+        if has_crop and not has_input:
+            raise ValueError("crop_shape needs input_shape (the image size it is taken from)")
         if args["ltrb"] is not None:
             if args["bbox_layout"]:
                 raise ValueError(
@@ -351,15 +421,11 @@ class RandomBBoxCropKernel(SampleKernel):
                 "within [0, 1]"
             )
         input_shape = crop_shape = None
-        if self.params.fixed_window:
-            shape_layout = resolve_shape_layout(args["shape_layout"], ndim)
+        shape_layout = resolve_shape_layout(args["shape_layout"], ndim)
+        if args["input_shape"] is not None:
             input_shape = _shape_arg(args["input_shape"], "input_shape", ndim, shape_layout)
+        if self.params.fixed_window:
             crop_shape = _shape_arg(args["crop_shape"], "crop_shape", ndim, shape_layout)
-            if np.any(crop_shape > input_shape):
-                raise ValueError(
-                    f"crop_shape {crop_shape.tolist()} exceeds input_shape "
-                    f"{input_shape.tolist()} (both in {'WHD'[:ndim]} order)"
-                )
         result = find_crop(lo, hi, self.params, sample.rng, input_shape, crop_shape)
         outputs: list[np.ndarray] = [
             result.anchor.astype(np.float32),

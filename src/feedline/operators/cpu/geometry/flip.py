@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -85,6 +85,8 @@ def _flip_with_opencv(
 
 class FlipKernel(SampleKernel):
     """Per-sample ``flip``; any non-zero ``horizontal``/``vertical``/``depthwise`` flips."""
+
+    implied_layouts: ClassVar[Mapping[int, str]] = {3: "HWC", 4: "FHWC"}
 
     def run_sample(
         self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext

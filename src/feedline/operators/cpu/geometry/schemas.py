@@ -214,7 +214,8 @@ RANDOM_BBOX_CROP = OpSchema(
         "windows; a window is valid when the overlap metric of all (or any, see "
         "``all_boxes_above_threshold``) boxes reaches the threshold and at least one box is "
         "kept. Boxes are kept when their centroid lies in the window (``lo <= c < hi``) or, "
-        "with ``bbox_prune_threshold``, when that fraction of their area lies in it. Windows "
+        "with ``bbox_prune_threshold``, when they overlap it and that fraction of their area "
+        "lies in it. Windows "
         "are drawn from the sample's generator, so results do not depend on ``num_threads``. "
         "Unlike DALI, an unbounded search (``total_num_attempts=-1``) raises after 100,000 "
         "windows instead of looping forever, a round ends at its first valid window, and "
@@ -286,7 +287,8 @@ RANDOM_BBOX_CROP = OpSchema(
             "input_shape",
             "int_vec",
             None,
-            "Image size in pixels (order: ``shape_layout``); needed with ``crop_shape``.",
+            "Image size in pixels (order: ``shape_layout``); needed with ``crop_shape``. "
+            "Alone, aspect ratios are measured on the window in pixels.",
             True,
         ),
         ArgSpec(
@@ -307,8 +309,8 @@ RANDOM_BBOX_CROP = OpSchema(
             "bbox_prune_threshold",
             "float",
             None,
-            "Keep a box when at least this fraction of its area is in the window (instead of "
-            "the centroid rule).",
+            "Keep a box when it overlaps the window and at least this fraction of its area is "
+            "in it (instead of the centroid rule).",
         ),
     ),
 )

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -318,6 +318,8 @@ def _spatial_size(image: np.ndarray, layout: str) -> tuple[int, int]:
 class WarpAffineKernel(SampleKernel):
     """Per-sample ``warp_affine``; the matrix comes from ``matrix`` or the second input."""
 
+    implied_layouts: ClassVar[Mapping[int, str]] = {3: "HWC", 4: "FHWC"}
+
     def run_sample(
         self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
     ) -> np.ndarray:
@@ -356,6 +358,8 @@ class WarpAffineKernel(SampleKernel):
 
 class RotateKernel(SampleKernel):
     """Per-sample ``rotate`` (2-D images and sequences)."""
+
+    implied_layouts: ClassVar[Mapping[int, str]] = {3: "HWC", 4: "FHWC"}
 
     def run_sample(
         self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext

@@ -36,14 +36,14 @@ class Normalization:
 
     Attributes:
         gain: ``C`` float32 gains.
-        offset: ``C`` float32 offsets (``out = pixel * gain + offset``).
+        centre: ``C`` float32 centres (``out = (pixel - centre) * gain``).
         mirror: flip horizontally.
         planar: write ``CHW`` instead of ``HWC``.
         fill: the value of padding channels.
     """
 
     gain: np.ndarray
-    offset: np.ndarray
+    centre: np.ndarray
     mirror: bool
     planar: bool
     fill: float
@@ -193,12 +193,12 @@ def normalize_u8(
     window: np.ndarray,
     out: np.ndarray,
     gain: np.ndarray,
-    offset: np.ndarray,
+    centre: np.ndarray,
     mirror: bool,
     planar: bool,
     fill: float,
 ) -> bool:
-    """``out = window * gain + offset`` per channel, mirrored and/or made planar; False if it
+    """``out = (window - centre) * gain`` per channel, mirrored and/or made planar; False if it
     could not run here.
 
     Args:
@@ -206,7 +206,7 @@ def normalize_u8(
         out: contiguous float32 ``(C', H, W)`` when ``planar`` else ``(H, W, C')``, ``C' >= C``;
             channels past ``C`` are set to ``fill``.
         gain: ``C`` float32 gains.
-        offset: ``C`` float32 offsets.
+        centre: ``C`` float32 centres.
         mirror: flip the window horizontally.
         planar: write ``CHW`` instead of ``HWC``.
         fill: the value of padding channels.
@@ -230,7 +230,7 @@ def normalize_u8(
             channels,
             int(bool(mirror)),
             _float_pointer(ffi, gain),
-            _float_pointer(ffi, offset),
+            _float_pointer(ffi, centre),
             _pointer(ffi, "float", out),
             int(bool(planar)),
             out_channels,
@@ -354,7 +354,7 @@ def decode_jpeg_resampled(
         out_h,
         out_w,
         _float_pointer(ffi, normalization.gain),
-        _float_pointer(ffi, normalization.offset),
+        _float_pointer(ffi, normalization.centre),
         int(bool(normalization.mirror)),
         int(bool(normalization.planar)),
         out_channels,

@@ -1,9 +1,12 @@
 """``crop_mirror_normalize``: crop, mirror, normalise, change layout and type in one pass.
 
-``out = (in - mean) / std * scale + shift`` per channel, computed in float32, then converted to
-``dtype`` (integers rounded to nearest and saturated). The crop follows :mod:`.crop`'s rules;
-``mirror`` flips the window horizontally. ``pad_output`` pads the channels to the next power of
-two with the fill value (0 by default).
+``out = (in - mean) / std * scale + shift`` per channel, computed in float32 in DALI's order
+(``(in - centre) * gain`` with ``gain = (1 / std) * scale`` and ``centre = mean - shift / gain``,
+so the float32 results are DALI's), then converted to ``dtype`` (integers rounded to nearest and
+saturated). The crop follows :mod:`.crop`'s rules;
+``mirror`` flips the window horizontally. Where ``out_of_bounds_policy="pad"`` takes the window
+outside the sample, the output holds ``fill_values`` as given (not normalized), as in DALI.
+``pad_output`` pads the channels to the next power of two with the fill value (0 by default).
 """
 
 from __future__ import annotations
@@ -21,14 +24,14 @@ from feedline.operators.cpu.common.tensors import (
     saturate_cast,
 )
 from feedline.operators.cpu.image.bindings import normalize_u8
-from feedline.operators.cpu.image.crop import crop_image
+from feedline.operators.cpu.image.crop import crop_image, crop_window
 
 __all__ = [
     "CMN_LAYOUTS",
     "CropMirrorNormalizeKernel",
+    "centre_gain",
     "crop_mirror_normalize",
     "fill_value",
-    "gain_offset",
     "has_crop",
     "normalized_layout",
     "normalized_type",
@@ -57,8 +60,8 @@ def _per_channel(name: str, values: Any, channels: int) -> np.ndarray:
 def _affine(
     mean: tuple[float, ...], std: tuple[float, ...], scale: float, shift: float, channels: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Per-channel ``(gain, offset)`` with ``out = in * gain + offset`` (cached: the arguments
-    rarely change between samples).
+    """Per-channel float32 ``(centre, gain)`` with ``out = (in - centre) * gain``, computed as
+    DALI computes them (cached: the arguments rarely change between samples).
 
     Raises:
         ValueError: ``mean``/``std`` do not match ``channels``, or ``std`` contains a zero.
@@ -66,17 +69,17 @@ def _affine(
     std_values = _per_channel("std", std, channels)
     if np.any(std_values == 0):
         raise ValueError(f"{OP}: 'std' must not contain zeros, got {std}")
-    gain = np.float32(scale) / std_values
-    offset = np.float32(shift) - _per_channel("mean", mean, channels) * gain
-    gain.flags.writeable = offset.flags.writeable = False
-    return gain, offset
+    gain = (np.float32(1) / std_values) * np.float32(scale)
+    centre = _per_channel("mean", mean, channels) - np.float32(shift) / gain
+    gain.flags.writeable = centre.flags.writeable = False
+    return centre, gain
 
 
 _RECENT: dict[tuple[int, int, float, float, int], tuple[Any, Any, np.ndarray, np.ndarray]] = {}
 
 
-def gain_offset(args: Mapping[str, Any], channels: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per-channel ``(gain, offset)`` with ``out = in * gain + offset`` for the sample's
+def centre_gain(args: Mapping[str, Any], channels: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per-channel ``(centre, gain)`` with ``out = (in - centre) * gain`` for the sample's
     arguments: :func:`_affine`, remembered by the identity of ``mean`` and ``std`` (static
     arguments are the same objects for every sample)."""
     mean, std = args["mean"], args["std"]
@@ -84,11 +87,11 @@ def gain_offset(args: Mapping[str, Any], channels: int) -> tuple[np.ndarray, np.
     hit = _RECENT.get(key)
     if hit is not None and hit[0] is mean and hit[1] is std:
         return hit[2], hit[3]
-    gain, offset = _affine(_as_tuple(mean), _as_tuple(std), key[2], key[3], channels)
+    centre, gain = _affine(_as_tuple(mean), _as_tuple(std), key[2], key[3], channels)
     if len(_RECENT) >= 64:
         _RECENT.clear()
-    _RECENT[key] = (mean, std, gain, offset)
-    return gain, offset
+    _RECENT[key] = (mean, std, centre, gain)
+    return centre, gain
 
 
 def _as_tuple(values: Any) -> tuple[float, ...]:
@@ -164,8 +167,9 @@ def crop_mirror_normalize(
     ``allocate(shape, dtype)`` provides the float output buffer (e.g. a row of the batch).
     """
     window = crop_image(OP, image, layout, args) if has_crop(args) else image
+    outside = _padded_area(image.shape, layout, args) if has_crop(args) else None
     out_layout, order, out_channel, channels, pad, shape = output_plan(layout, window.shape, args)
-    gain, offset = gain_offset(args, channels)
+    centre, gain = centre_gain(args, channels)
     float_out = out_dtype == np.float32
     out = (allocate if float_out else np.empty)(shape, np.float32)
     fill = fill_value(args)
@@ -173,9 +177,11 @@ def crop_mirror_normalize(
         layout == "HWC"
         and out_layout in ("HWC", "CHW")
         and normalize_u8(
-            window, out, gain, offset, bool(args.get("mirror")), out_layout == "CHW", fill
+            window, out, gain, centre, bool(args.get("mirror")), out_layout == "CHW", fill
         )
     ):
+        if outside is not None:
+            _fill_padding(out, outside, layout, order, out_channel, channels, args)
         return (out if float_out else saturate_cast(out, out_dtype)), out_layout
     if args.get("mirror"):
         flip = [slice(None)] * window.ndim
@@ -189,13 +195,52 @@ def crop_mirror_normalize(
     if source.dtype.itemsize == 1:
         # Converting a strided byte window while multiplying is slow: gather it contiguously.
         source = np.ascontiguousarray(source)
-    np.multiply(source, gain.reshape(broadcast), out=target, casting="unsafe")
-    np.add(target, offset.reshape(broadcast), out=target)
+    np.subtract(source, centre.reshape(broadcast), out=target, dtype=np.float32, casting="unsafe")
+    np.multiply(target, gain.reshape(broadcast), out=target)
     if pad > channels:
         out[(*head, slice(channels, None))] = fill
+    if outside is not None:
+        _fill_padding(out, outside, layout, order, out_channel, channels, args)
     if not float_out:
         out = saturate_cast(out, out_dtype)
     return out, out_layout
+
+
+def _padded_area(shape: tuple[int, ...], layout: str, args: Mapping[str, Any]) -> np.ndarray | None:
+    """With ``out_of_bounds_policy="pad"``: a mask of the crop window (extent 1 on the axes
+    not cropped), True where the window lies outside the sample; None when nothing is."""
+    if (args.get("out_of_bounds_policy") or "error") != "pad":
+        return None
+    window = crop_window(OP, layout, shape, args)
+    outside = np.zeros([window[a][1] if a in window else 1 for a in range(len(shape))], bool)
+    for axis, (start, size) in window.items():
+        position = np.arange(start, start + size)
+        view = [1] * len(shape)
+        view[axis] = size
+        outside |= ((position < 0) | (position >= shape[axis])).reshape(view)
+    return outside if outside.any() else None
+
+
+def _fill_padding(
+    out: np.ndarray,
+    outside: np.ndarray,
+    layout: str,
+    order: Sequence[int],
+    out_channel: int,
+    channels: int,
+    args: Mapping[str, Any],
+) -> None:
+    """Write ``fill_values`` as they are (not normalized, as in DALI) where the crop window
+    left the sample."""
+    if args.get("mirror"):
+        outside = np.flip(outside, layout.index("W"))
+    fill = np.asarray(args.get("fill_values") or (0.0,), np.float32).ravel()
+    view = [1] * out.ndim
+    if fill.size > 1:
+        view[out_channel] = fill.size
+    head = (slice(None),) * out_channel
+    target = out[(*head, slice(0, channels))]
+    np.copyto(target, fill.reshape(view), where=outside.transpose(order))
 
 
 class CropMirrorNormalizeKernel(SampleKernel):

@@ -2,15 +2,15 @@
 
 The window extent comes from ``crop`` (``(H, W)`` or ``(D, H, W)``) or ``crop_h``/``crop_w``/
 ``crop_d`` (fractional extents are truncated); its start along each axis is
-``round(crop_pos * (in_size - crop_size))`` (halves away from zero, or floored with
-``rounding="truncate"``), so ``crop_pos=0.5`` centres it. Axes without a requested extent are
-kept whole.
+``round(crop_pos * (in_size - crop_size))`` (``crop_pos`` in single precision, as DALI holds
+it; halves away from zero, or truncated toward zero with ``rounding="truncate"``), so
+``crop_pos=0.5`` centres it. Axes without a requested extent are kept whole.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -54,14 +54,16 @@ def crop_window(
     """The crop window as ``{axis: (start, size)}`` for a sample of ``shape`` in ``layout``.
 
     As in DALI, a two-value ``crop`` of a volume crops H and W only, and a three-value ``crop``
-    of a sequence without D crops its frames (F) as the depth (``crop_pos_z`` places it).
+    (or ``crop_d``) of a sequence without D crops its frames (F) as the depth (``crop_pos_z``
+    places it).
 
     Raises:
         ValueError: bad crop arguments, or a ``crop_pos_*`` outside ``[0, 1]``.
     """
     axes = spatial_axes(layout)
     count = None if args.get("crop") is None else len(tuple(args["crop"]))
-    if count == 3 and "D" not in axes and "F" in layout:
+    depth = count == 3 or (count is None and args.get("crop_d") is not None)
+    if depth and "D" not in axes and "F" in layout:
         axes = {"D": layout.index("F"), **axes}
     names = [a for a in "DHW" if a in axes]
     if count == 2 and "D" in axes:
@@ -95,6 +97,8 @@ def crop_image(op: str, image: np.ndarray, layout: str, args: Mapping[str, Any])
 
 class CropKernel(SampleKernel):
     """Per-sample ``crop``."""
+
+    implied_layouts: ClassVar[Mapping[int, str]] = {3: "HWC", 4: "DHWC"}
 
     def output_layouts(self, input_layouts: tuple[str, ...]) -> tuple[str, ...]:
         """The input's layout (HWC/HW/FHWC assumed for data without one)."""

@@ -18,9 +18,9 @@ from feedline.core.kernel import SampleContext
 from feedline.core.types import ImageType
 from feedline.operators.cpu.image.bindings import Normalization
 from feedline.operators.cpu.image.cmn import (
+    centre_gain,
     crop_mirror_normalize,
     fill_value,
-    gain_offset,
     has_crop,
     normalized_layout,
     normalized_type,
@@ -135,9 +135,9 @@ class _FusedDecodeKernel(DecoderKernel):
             out = sample.output(
                 (channels, *out_size) if planar else (*out_size, channels), np.float32
             )
-            gain, offset = gain_offset(args, 3)
+            centre, gain = centre_gain(args, 3)
             normalization = Normalization(
-                gain, offset, bool(args["mirror"]), planar, fill_value(args)
+                gain, centre, bool(args["mirror"]), planar, fill_value(args)
             )
             ids = self._filter_ids(out_size, source, args)
             if codec.decode_resampled(

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -125,6 +125,8 @@ def _resample_volume(
 
 class ResizeKernel(SampleKernel):
     """Per-sample ``resize``."""
+
+    implied_layouts: ClassVar[Mapping[int, str]] = {3: "HWC", 4: "FHWC"}
 
     @staticmethod
     def resize(

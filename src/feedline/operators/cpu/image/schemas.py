@@ -134,7 +134,7 @@ _CROP_WINDOW_ARGS = (
         "rounding",
         "str",
         "round",
-        "Anchor rounding: 'round' (nearest) or 'truncate' (floor).",
+        "Anchor rounding: 'round' (nearest, halves away from zero) or 'truncate' (toward zero).",
         choices=("round", "truncate"),
     ),
 )
@@ -254,9 +254,10 @@ RESIZE = OpSchema(
     "volumes (DHWC, DHW, CDHW; sequences FDHWC, FCDHW), with separable passes over D, H and W."
     "\n\n"
     "Output size (as DALI): from resize_x/resize_y (and resize_z for volumes) or size (H, W, or "
-    "D, H, W; 0 or a missing one keeps the aspect ratio), or resize_shorter/resize_longer; "
-    "``mode`` 'not_smaller'/'not_larger' keep "
-    "the aspect ratio using the larger/smaller scale; ``max_size`` then limits it; the result is "
+    "D, H, W; 0 or a missing one is scaled by the geometric mean of the given scales, or kept "
+    "with mode 'stretch'), or resize_shorter/resize_longer; ``mode`` 'not_smaller'/'not_larger' "
+    "keep the aspect ratio using the larger/smaller scale. ``max_size`` limits each axis on its "
+    "own in the default and 'stretch' modes, and the scale (aspect kept) otherwise; the result is "
     "rounded half away from zero. With ``subpixel_scale`` the exact scale is kept and the source "
     "region shrinks symmetrically to the rounded size. ``roi_start``/``roi_end`` (H, W order; "
     "absolute or relative) select the source region; start > end mirrors. " + _RESAMPLE_NOTE,

@@ -4,7 +4,7 @@ Conventions (all measured on DALI 2.4):
 
 * Pixel ``i`` covers ``[i, i + 1)``; its centre is ``i + 0.5``.
 * Crop anchor along an axis: ``round(pos * (in_size - crop_size))``, rounding halves away from
-  zero (``rounding="round"``) or flooring (``rounding="truncate"``). A fractional crop size is
+  zero (``rounding="round"``) or toward zero (``rounding="truncate"``). A fractional crop size is
   truncated.
 * Resize output sizes are computed in floating point and rounded half away from zero.
 """
@@ -16,6 +16,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
+
+from feedline.operators.cpu.common.errors import out_of_bounds
 
 __all__ = [
     "Source",
@@ -47,9 +49,10 @@ def spatial_axes(layout: str) -> dict[str, int]:
 
 
 def crop_anchor(in_size: int, crop_size: int, pos: float, rounding: str = "round") -> int:
-    """Start of a crop window: ``pos * (in_size - crop_size)``, rounded as DALI does."""
-    exact = float(pos) * (in_size - crop_size)
-    return math.floor(exact) if rounding == "truncate" else round_half_away(exact)
+    """Start of a crop window: ``pos * (in_size - crop_size)`` with ``pos`` a single-precision
+    value (as DALI holds it), rounded half away from zero or truncated toward zero."""
+    exact = float(np.float32(pos)) * (in_size - crop_size)
+    return int(exact) if rounding == "truncate" else round_half_away(exact)
 
 
 def crop_shape_from_args(op: str, args: Mapping[str, Any], axes: Sequence[str]) -> dict[str, int]:
@@ -117,14 +120,7 @@ def extract_window(
             index[axis] = slice(lo, hi)
         return array[tuple(index)]
     if policy != "pad":
-        bad = {
-            axis: (start, start + size, array.shape[axis]) for axis, (start, size) in window.items()
-        }
-        detail = ", ".join(f"axis {a}: [{s}, {e}) of {n}" for a, (s, e, n) in bad.items())
-        raise ValueError(
-            f"{op}: crop window is out of bounds ({detail}); use "
-            "out_of_bounds_policy='pad' or 'trim_to_shape'"
-        )
+        raise out_of_bounds(op, array.shape, window)
     out_shape = list(array.shape)
     dst: list[slice] = [slice(None)] * array.ndim
     for axis, (start, size) in window.items():
@@ -214,34 +210,19 @@ def resize_plan(
     requested = _requested_size(op, ndim, args)
     shorter, longer = args.get("resize_shorter"), args.get("resize_longer")
     mode = args.get("mode") or "default"
-    if shorter:
-        scale = float(shorter) / min(roi_size)
-        out = [s * scale for s in roi_size]
-    elif longer:
-        scale = float(longer) / max(roi_size)
+    limits = _limits(op, ndim, args.get("max_size"))
+    if shorter or longer:
+        extents = [s for s in roi_size if s > 0] or [1.0]  # an empty axis stays empty
+        scale = float(shorter) / min(extents) if shorter else float(longer) / max(extents)
+        scale = min([scale] + [m / s for s, m in zip(roi_size, limits, strict=True) if s > 0])
         out = [s * scale for s in roi_size]
     else:
-        out = _size_with_mode(op, roi_size, requested, mode)
-    max_size = args.get("max_size")
-    if max_size:
-        limits = tuple(max_size)
-        if len(limits) == 1:
-            limits = limits * ndim
-        if len(limits) != ndim:
-            raise ValueError(f"{op}: 'max_size' needs 1 or {ndim} values, got {len(limits)}")
-        keeps_aspect = bool(shorter or longer) or mode in ("not_smaller", "not_larger")
-        if not keeps_aspect and all(requested):
-            out = [min(o, float(m)) if m > 0 else o for o, m in zip(out, limits, strict=True)]
-        else:
-            factor = min(
-                [float(m) / o for o, m in zip(out, limits, strict=True) if m > 0 and o > m] or [1.0]
-            )
-            out = [o * factor for o in out]
+        out = _size_with_mode(op, roi_size, requested, mode, limits)
     out_int = tuple(max(1, round_half_away(o)) for o in out)
     if args.get("subpixel_scale", True):
         source = []
         for (start, end), o_float, o_int, extent in zip(roi, out, out_int, roi_size, strict=True):
-            if o_float <= 0 or extent == 0:
+            if o_float < 1 or extent == 0:  # below one pixel: the whole region (as DALI)
                 source.append((start, end))
                 continue
             kept = extent / o_float * o_int
@@ -294,18 +275,41 @@ def _requested_size(op: str, ndim: int, args: Mapping[str, Any]) -> list[float]:
     return result
 
 
+def _limits(op: str, ndim: int, max_size: Sequence[float] | None) -> list[float]:
+    """``max_size`` per axis (infinite where not given or not positive)."""
+    if not max_size:
+        return [math.inf] * ndim
+    limits = tuple(max_size)
+    if len(limits) == 1:
+        limits = limits * ndim
+    if len(limits) != ndim:
+        raise ValueError(f"{op}: 'max_size' needs 1 or {ndim} values, got {len(limits)}")
+    return [float(m) if m > 0 else math.inf for m in limits]
+
+
 def _size_with_mode(
-    op: str, roi_size: Sequence[float], requested: Sequence[float], mode: str
+    op: str,
+    roi_size: Sequence[float],
+    requested: Sequence[float],
+    mode: str,
+    limits: Sequence[float],
 ) -> list[float]:
-    given = [(r, s) for r, s in zip(requested, roi_size, strict=True) if r > 0]
-    if len(given) < len(requested):  # missing extents scale by the geometric mean, as DALI's
-        ratios = [r / s for r, s in given if s > 0]
-        scale = math.prod(ratios) ** (1 / len(ratios)) if ratios else 1.0
-        return [r if r > 0 else s * scale for r, s in zip(requested, roi_size, strict=True)]
-    if mode in ("default", "stretch"):
-        return list(requested)
-    scales = [r / s for r, s in zip(requested, roi_size, strict=True)]
-    scale = max(scales) if mode == "not_smaller" else min(scales)
-    if mode not in ("not_smaller", "not_larger"):
+    """DALI's output size for ``mode``: ``stretch`` keeps an axis without a requested size and
+    limits each axis to ``max_size`` on its own; ``default`` scales such an axis by the
+    geometric mean of the given scales and limits each axis on its own; ``not_smaller`` and
+    ``not_larger`` keep the aspect ratio (the largest / smallest requested scale) within
+    ``max_size``."""
+    axes = list(zip(requested, roi_size, limits, strict=True))
+    if mode == "stretch":
+        return [min(m, r if r > 0 else s) for r, s, m in axes]
+    if mode == "not_smaller":
+        scale = max(r / s for r, s, _ in axes if r > 0 and s > 0)
+        return [s * min([scale] + [m / s for _, s, m in axes if s > 0]) for _, s, _ in axes]
+    if mode == "not_larger":
+        scale = min(((min(m, r) if r > 0 else m) / s for r, s, m in axes if s > 0), default=1.0)
+        return [s * scale for _, s, _ in axes]
+    if mode != "default":
         raise ValueError(f"{op}: unknown mode {mode!r}")
-    return [s * scale for s in roi_size]
+    ratios = [r / s for r, s, _ in axes if r > 0 and s > 0]
+    mean = math.prod(ratios) ** (1 / len(ratios)) if ratios else 1.0
+    return [min(m, r if r > 0 else s * mean) for r, s, m in axes]

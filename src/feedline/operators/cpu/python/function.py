@@ -3,7 +3,9 @@
 ``fn.python_function(*inputs, function=f, num_outputs=1, batch_processing=False)`` runs ``f``
 in the pipeline. Per sample (the default) it is mapped over the batch on the pipeline's thread
 pool, in parallel (DALI runs it serially on the main thread); with ``batch_processing=True`` it is
-called once per batch with one list of arrays per input. Inputs are read-only NumPy views.
+called once per batch with one list of arrays per input. Its inputs are writable NumPy arrays of
+its own (copies: the function may write into them, as DALI code does, without changing what other
+operators see). Functions made with :func:`operator` get read-only views instead.
 
 :func:`operator` turns one annotated function into a full operator with its own schema, so it is
 used as ``fn.<name>(...)`` with validated keyword arguments, per-sample arguments and generated
@@ -85,6 +87,10 @@ def _read_only(array: np.ndarray) -> np.ndarray:
     view = array.view()
     view.flags.writeable = False
     return view
+
+
+def _private_copy(array: np.ndarray) -> np.ndarray:
+    return np.array(array, copy=True)
 
 
 def as_output(value: Any, who: str, index: int, layout: str) -> np.ndarray:
@@ -175,7 +181,7 @@ class PythonFunctionKernel(PythonFunctionSetup, SampleKernel):
     def run_sample(
         self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
     ) -> tuple[np.ndarray, ...]:
-        result = args["function"](*(_read_only(a) for a in inputs))
+        result = args["function"](*(_private_copy(a) for a in inputs))
         outputs = split_outputs(result, self.num_outputs, self.who)
         return tuple(
             as_output(value, self.who, i, self.layouts[i]) for i, value in enumerate(outputs)
@@ -186,7 +192,7 @@ class PythonFunctionBatchKernel(PythonFunctionSetup):
     """``python_function`` with ``batch_processing=True``: ``function(*input_lists)``."""
 
     def run(self, batch: Batch) -> list[TensorListCPU]:
-        lists = [[_read_only(a) for a in tl.samples()] for tl in batch.inputs]
+        lists = [[_private_copy(a) for a in tl.samples()] for tl in batch.inputs]
         result = self.args["function"](*lists)
         return batch_results(result, batch, self.num_outputs, self.layouts, self.who)
 

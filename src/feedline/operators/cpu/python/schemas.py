@@ -216,6 +216,7 @@ EXTERNAL_SOURCE = OpSchema(
     counters (``iteration``, ``idx_in_epoch``) restart at 0 and ``epoch_idx`` increments.
     A batch may be smaller than the pipeline's batch size (variable batch size), never larger.""",
     outputs=_es_outputs,
+    output_list=lambda args: args.get("num_outputs") is not None,
     args=(
         ArgSpec("source", "any", None, "The data source (see above); None for push mode."),
         ArgSpec("num_outputs", "int", None, "Outputs per call; the source returns a tuple."),
@@ -292,7 +293,7 @@ def python_function_outputs(args: Mapping[str, Any]) -> tuple[str, ...]:
 PYTHON_FUNCTION = OpSchema(
     name="python_function",
     doc=(
-        "Runs a Python function on the inputs (NumPy arrays, read-only).\n\n"
+        "Runs a Python function on the inputs (NumPy arrays, writable copies of its own).\n\n"
         "Per sample (default) the function is mapped over the batch on the pipeline's thread "
         "pool, in parallel; with ``batch_processing=True`` it is called once per batch with "
         "one list of arrays per input and returns lists (or arrays with the batch as outer "

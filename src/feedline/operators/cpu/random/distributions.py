@@ -192,29 +192,52 @@ class ChoiceKernel(SampleKernel):
         shape = output_shape(args["shape"], _shape_like(inputs, 1))
         if a.ndim == 0:
             if not np.issubdtype(a.dtype, np.integer):
-                raise TypeError(f"a scalar input must be an integer count, got {a.dtype}")
+                name = "float" if a.dtype == np.float32 else str(a.dtype)
+                raise TypeError(
+                    f"random.choice: Data type {name} is not supported for 0D inputs. Supported "
+                    "types are: uint8, uint16, uint32, uint64, int8, int16, int32, int64"
+                )
             count = int(a)
         else:
             count = a.shape[0]
         if count <= 0:
-            raise ValueError(f"need a positive number of elements to choose from, got {count}")
+            raise ValueError(
+                "random.choice: Expected positive number of elements for sampling, got: "
+                f"{count} for sample: {sample.index}."
+            )
         p = args.get("p")
         if p is None:
             picks = sample.rng.integers(count, size=shape)
         else:
-            picks = sample.rng.choice(count, size=shape, p=_probabilities(p, count))
+            probs = _probabilities(p, count, sample.index)
+            picks = sample.rng.choice(count, size=shape, p=probs)
         if a.ndim == 0:
             return np.asarray(picks, dtype=a.dtype)
         return a[picks]
 
 
-def _probabilities(p: Any, count: int) -> np.ndarray:
-    probs = np.asarray(p, dtype=np.float64).reshape(-1)
+def _probabilities(p: Any, count: int, index: int) -> np.ndarray:
+    """``p`` checked as DALI checks it (a scalar stands for every element), in its words."""
+    given = np.asarray(p, dtype=np.float64)
+    if given.size == 1:
+        given = np.full(count, float(given.ravel()[0]))
+    probs = given.reshape(-1)
     if probs.size != count:
-        raise ValueError(f"p has {probs.size} probabilities for {count} elements")
-    if np.any((probs < 0) | (probs > 1)):
-        raise ValueError(f"p must lie in [0, 1], got {probs.tolist()}")
+        raise ValueError(
+            f'random.choice: Unexpected shape for argument "p". Expected {{{count}}}, but got '
+            f"{{{' x '.join(str(n) for n in given.shape)}}}"
+        )
+    outside = np.flatnonzero((probs < 0) | (probs > 1))
+    if outside.size:
+        at = int(outside[0])
+        raise ValueError(
+            "random.choice: Probabilities must be in range [0, 1], but got: "
+            f"{probs[at]:g} for sample: {index} at index {at}."
+        )
     total = probs.sum()
     if abs(total - 1.0) >= 1e-4:
-        raise ValueError(f"p must sum to 1, got {total}")
+        raise ValueError(
+            f"random.choice: Sum of probabilities must be 1.0, but got {total:g} for sample: "
+            f"{index}."
+        )
     return probs / total

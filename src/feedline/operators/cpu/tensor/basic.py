@@ -144,30 +144,38 @@ class CopyKernel(Kernel):
         return [TensorListCPU.from_samples(samples, tl.layout(), tl.source_infos())]
 
 
+def _dims(shape: Sequence[int]) -> str:
+    return " x ".join(str(n) for n in shape)
+
+
 def _target_shape(
     in_shape: tuple[int, ...],
     shape: Sequence[int] | None,
     rel: Sequence[float] | None,
     src_dims: Sequence[int] | None,
 ) -> tuple[int, ...]:
+    """The output shape of ``reshape`` for a sample of ``in_shape`` (DALI's rules and words)."""
     if src_dims is not None:
         shape_from_dims = []
-        for d in src_dims:
-            if d == -1:
-                shape_from_dims.append(1)
-            elif 0 <= d < len(in_shape):
-                shape_from_dims.append(in_shape[d])
-            else:
-                raise ValueError(f"src_dims names dimension {d}, the input has {len(in_shape)}")
+        for i, d in enumerate(src_dims):
+            if not -1 <= d < len(in_shape):
+                raise ValueError(
+                    f"`src_dims[{i}] == {d}` is out of bounds. The indices in `src_dims` should "
+                    f"be either valid dimension indices in range [0..{len(in_shape) - 1}] or -1 "
+                    "to insert a new dimension."
+                )
+            shape_from_dims.append(1 if d == -1 else in_shape[d])
+        if rel is not None and len(rel) != len(src_dims):
+            raise ValueError(
+                f"`src_dims` and `rel_shape` have different lengths: {len(src_dims)} vs {len(rel)}"
+            )
         if shape is None and rel is None:
             return tuple(shape_from_dims)
         in_shape = tuple(shape_from_dims)
     if shape is not None and rel is not None:
         raise ValueError("give at most one of shape and rel_shape")
     if rel is not None:
-        if len(rel) != len(in_shape):
-            raise ValueError(f"rel_shape has {len(rel)} values for a {len(in_shape)}-D input")
-        return tuple(round(r * n) for r, n in zip(rel, in_shape, strict=True))
+        return _relative_shape(in_shape, rel)
     if shape is None:
         return in_shape
     result = [in_shape[i] if s == 0 and i < len(in_shape) else s for i, s in enumerate(shape)]
@@ -182,6 +190,30 @@ def _target_shape(
     if any(s < 0 for s in result):
         raise ValueError(f"negative extent in shape {tuple(shape)}")
     return tuple(result)
+
+
+def _relative_shape(in_shape: tuple[int, ...], rel: Sequence[float]) -> tuple[int, ...]:
+    """``rel_shape``: extent ``i`` is ``rel[i] * in_shape[i]``; one negative value is a wildcard
+    inferred from the volume, and only the wildcard may stand past the input's dimensions."""
+    wild = [i for i, r in enumerate(rel) if r < 0]
+    if len(wild) > 1:
+        raise ValueError(f"Only one negative extent is allowed; got: {_dims(rel)}")
+    if any(i >= len(in_shape) for i in range(len(rel)) if i not in wild):
+        raise ValueError(
+            f"`rel_shape` has more elements ({len(rel)}) than there are dimensions in the input "
+            f"({len(in_shape)}). To add new dimensions, use `src_dims` to specify the mapping "
+            "between input and output dimensions."
+        )
+    out = [0 if i in wild else round(r * in_shape[i]) for i, r in enumerate(rel)]
+    if wild:
+        known = math.prod(n for i, n in enumerate(out) if i not in wild)
+        if known == 0:
+            raise ValueError(
+                f"Cannot infer the extent of dimension {wild[0]} when the volume of remaining "
+                f"dimensions is 0. Input shape: {_dims(in_shape)}"
+            )
+        out[wild[0]] = math.prod(in_shape) // known
+    return tuple(out)
 
 
 class ReshapeKernel(SampleKernel):
@@ -213,6 +245,8 @@ class ReshapeKernel(SampleKernel):
         target = _target_shape(data.shape, shape, args.get("rel_shape"), args.get("src_dims"))
         if math.prod(target) != data.size:
             raise ValueError(
-                f"cannot reshape a sample of shape {data.shape} ({data.size} elements) to {target}"
+                "The volume of the new shape should match the one of the original shape. "
+                f"Requested a shape with {math.prod(target)} elements but the original shape has "
+                f"{data.size} elements. (reshape of {data.shape} to {target})"
             )
         return data.reshape(target)

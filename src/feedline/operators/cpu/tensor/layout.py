@@ -176,7 +176,7 @@ def pad_plan(
     align_args = [_spread("pad", "align", value("align", i), len(axes[i])) for i in range(n)]
     for values in align_args:
         if values is not None and min(values) < 1:
-            raise ValueError(f"pad: Values of `align` argument must be positive, got {values}")
+            raise ValueError(f"pad: Values of `align` argument must be positive. Got {values}")
     extents = pad_extents(shapes, axes, shape_args, align_args)
     fills = [
         None

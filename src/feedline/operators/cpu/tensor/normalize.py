@@ -3,8 +3,9 @@
 Statistics are reduced over ``axes``/``axis_names`` (default: all axes), per sample or, with
 ``batch=True``, over the whole batch. As observed in DALI 2.4, ``epsilon`` is added to the
 variance whether the standard deviation is computed or given, and a given ``mean`` is used as the
-centre when the standard deviation is computed. Where the variance (plus epsilon) is zero the
-output is ``shift``. Integer outputs are rounded (halves away from zero) and saturated.
+centre when the standard deviation is computed. When ``ddof`` is not smaller than the number of
+reduced elements the variance is 0. Where the variance (plus epsilon) is zero the output is
+``shift``. Integer outputs are rounded (halves away from zero) and saturated.
 """
 
 from __future__ import annotations
@@ -59,6 +60,12 @@ def _stat_array(name: str, value: Any, data: np.ndarray, axes: tuple[int, ...]) 
                 f"{data.shape} reduced over axes {axes}"
             )
     return array
+
+
+def _variance(squares: np.ndarray, count: int, ddof: int) -> np.ndarray:
+    """The sum of squared deviations over ``count - ddof``; zero when that is not positive (as
+    DALI: the deviation is then taken as 0, so only ``epsilon`` is left)."""
+    return squares / (count - ddof) if count > ddof else squares * 0
 
 
 def _inverse_std(variance: np.ndarray, epsilon: float, xp: Any = np) -> np.ndarray:
@@ -165,7 +172,7 @@ class NormalizeKernel(Kernel):
                     ((s.astype(np.float64) - mean) ** 2).sum(axis=axes, keepdims=True)
                     for s in samples
                 )
-                inv = _inverse_std(squares / max(count - ddof, 1), epsilon, xp)
+                inv = _inverse_std(_variance(squares, count, ddof), epsilon, xp)
             else:
                 inv = _inverse_std(xp.asarray(given_std[0], float) ** 2, epsilon, xp)
             return [mean] * n, [inv] * n
@@ -181,7 +188,7 @@ class NormalizeKernel(Kernel):
             if given_std[i] is None:
                 count = int(np.prod([sample.shape[a] for a in axes]))
                 squares = ((sample - mean) ** 2).sum(axis=axes, keepdims=True)
-                inv = _inverse_std(squares / max(count - ddof, 1), epsilon, xp)
+                inv = _inverse_std(_variance(squares, count, ddof), epsilon, xp)
             else:
                 std = _stat_array("stddev", given_std[i], sample, axes)
                 inv = _inverse_std(xp.asarray(std) ** 2, epsilon, xp)

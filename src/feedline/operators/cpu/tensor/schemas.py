@@ -81,8 +81,10 @@ RESHAPE = OpSchema(
     """Reinterpret each sample with a new shape (no data is moved).
 
     ``shape`` may contain one -1 (inferred) and 0 (keep the input extent); ``rel_shape`` scales
-    input extents; ``src_dims`` picks input dimensions (-1 inserts a unit dimension). The element
-    count must not change.""",
+    input extents (it may be shorter than the input's dimensions; one negative value is a wildcard
+    inferred from the element count, and only it may stand past the input's last dimension);
+    ``src_dims`` picks input dimensions (-1 inserts a unit dimension), which ``rel_shape`` then
+    scales. The element count must not change.""",
     inputs=(
         InputSpec("input", "Data to reshape."),
         InputSpec("shape_input", "Per-sample shapes as a 1-D integer input.", optional=True),

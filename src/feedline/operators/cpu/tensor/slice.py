@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from feedline.core.kernel import SampleContext, SampleKernel
+from feedline.operators.cpu.common.errors import out_of_bounds
 from feedline.operators.cpu.common.tensors import (
     axes_in_range,
     named_axes,
@@ -200,12 +201,12 @@ def slice_bounds(
         if policy == "trim_to_shape":
             start, end = max(start, 0), min(max(end, 0), extent)
             start = min(start, end)
-        elif policy == "error" and (start < 0 or end > extent):
-            raise ValueError(
-                f"slice: window [{start}, {end}) along axis {axis} is outside the input "
-                f"extent {extent} (out_of_bounds_policy='error'); shape {tuple(shape)}"
-            )
         bounds.append((start, end))
+    if policy == "error" and any(
+        start < 0 or end > extent for (start, end), extent in zip(bounds, extents, strict=True)
+    ):
+        window = {a: (start, end - start) for a, (start, end) in zip(axes, bounds, strict=True)}
+        raise out_of_bounds("slice", shape, window)
     return bounds
 
 

@@ -19,11 +19,13 @@
  * transpose, pad, cast, crop_mirror_normalize, normalize, brightness_contrast).
  * desc row (int64, FLG_WINDOW_DESC): out_shape[6], in_extent[6], in_stride[6] (elements, per
  * output axis), anchor[6], stat_stride[6] (mode 4), mirror bit mask, real channel count.
- * Positions outside in_extent read fill[sample * channels_max + c] (a value of the input type);
+ * Positions outside in_extent read fill[sample * channels_max + c] (a value of the input type)
+ * in modes 0 and 1; modes 2 to 5 write it as it is, saturated to the output type;
  * channel positions >= the real channel count are written as saturate(pad[sample]).
  * mode 0: DALI cast; 1: saturate_cast; 2: float32 v * gain + offset, saturated;
  * 3: the same in float64; 4: (float32 v - mean[s]) * factor[s] + shift, saturated, where s is
- * the statistics index (stat_stride . position). gain/offset: samples x channels_max. */
+ * the statistics index (stat_stride . position); 5: float32 (v - offset) * gain, saturated
+ * (crop_mirror_normalize, in DALI's order). gain/offset: samples x channels_max. */
 int flg_window(int mode, int in_type, int out_type, int ndim, int channel_axis,
                int channels_max, int samples, int64_t max_elements, const int64_t *desc,
                const void *const *inputs, void *const *outputs, const double *gain,

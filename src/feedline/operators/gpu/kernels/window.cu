@@ -85,6 +85,11 @@ __global__ void flg_window_kernel(int mode, int ndim, int channel_axis, int chan
             out[index] = flg_saturate<Out>((float)pad[sample]);
             continue;
         }
+        if (!inside && mode >= 2) {
+            /* the normalizing modes (crop_mirror_normalize) write the fill as given, as DALI */
+            out[index] = flg_saturate<Out>((float)fill[param]);
+            continue;
+        }
         const In value = inside ? in[source] : flg_convert<In>(fill[param]);
         switch (mode) {
             case 0: out[index] = flg_cast<Out>(value); break;
@@ -96,6 +101,11 @@ __global__ void flg_window_kernel(int mode, int ndim, int channel_axis, int chan
             }
             case 3: {
                 const double r = flg_to_double(value) * gain[param] + offset[param];
+                out[index] = flg_saturate<Out>(r);
+                break;
+            }
+            case 5: {
+                const float r = (flg_to_float(value) - (float)offset[param]) * (float)gain[param];
                 out[index] = flg_saturate<Out>(r);
                 break;
             }
@@ -125,7 +135,7 @@ extern "C" int flg_window(int mode, int in_type, int out_type, int ndim, int cha
                           const double *gain, const double *offset, const double *fill,
                           const double *pad, const float *const *mean,
                           const float *const *factor, float shift, void *stream) {
-    if (ndim < 1 || ndim > FLG_MAX_DIMS || mode < 0 || mode > 4 || channels_max < 1)
+    if (ndim < 1 || ndim > FLG_MAX_DIMS || mode < 0 || mode > 5 || channels_max < 1)
         return FLG_BAD_ARGUMENT;
     if (samples == 0 || max_elements == 0) return 0;
     return flg_dispatch(in_type, [&](auto in_tag) {
