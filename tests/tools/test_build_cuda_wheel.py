@@ -1,4 +1,4 @@
-"""tools/build_cuda_wheel.py: only a toolkit's nvcc is taken (--nvcc), and missing packaging tools stop it early."""
+"""tools/build_cuda_wheel.py: only a toolkit's nvcc is taken, missing tools stop it early."""
 
 from __future__ import annotations
 
