@@ -332,6 +332,12 @@ class Kernel:
         """Compute one iteration: one TensorList per output."""
         raise NotImplementedError(f"{type(self).__name__} does not implement run()")
 
+    def abort(self) -> None:
+        """Stop waiting: the pipeline is closing. Called from another thread, before
+        :meth:`close`; a kernel whose :meth:`run` can block (on input fed from Python, say)
+        wakes it up and makes it raise, so that closing never waits for input that will not come.
+        """
+
     def close(self) -> None:
         """Release resources (threads, files); called when the pipeline closes."""
 

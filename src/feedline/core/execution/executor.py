@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import threading
 import time
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -113,6 +114,15 @@ def _reads_batch_of(op: OpNode, chain: Chain, batches: dict[Key, Key | None]) ->
     )
 
 
+_LIVE_EXECUTORS: weakref.WeakSet[Executor] = weakref.WeakSet()
+
+
+def abort_all_executors() -> None:
+    """Abort every live executor (:meth:`Executor.abort`): the interpreter is about to exit."""
+    for executor in list(_LIVE_EXECUTORS):
+        executor.abort()
+
+
 class Executor:
     """Runs the operators of a pruned, ordered graph.
 
@@ -157,6 +167,7 @@ class Executor:
         self._owns_pool = pool is None
         self.pool = ThreadPool(num_threads, set_affinity) if pool is None else pool
         self.buffers = BufferPool()
+        _LIVE_EXECUTORS.add(self)
         self.stats = {op.name: OpStats(op.device.upper()) for op in self.ops}
         self._stats_lock = threading.Lock()
         self._requested = requested
@@ -506,9 +517,12 @@ class Executor:
         return self.kernels[id(op)]
 
     def abort(self) -> None:
-        """Stop starting per-sample work (the samples running finish); the iteration under way
-        then fails. For a pipeline that is shutting down."""
+        """Stop starting per-sample work (the samples running finish) and wake the kernels that
+        wait for input (:meth:`Kernel.abort`); the iteration under way then fails. For a
+        pipeline that is shutting down."""
         self.pool.abort()
+        for kernel in self.kernels.values():
+            kernel.abort()
 
     def close(self) -> None:
         """Drop the work started early, stop the thread pool and close every kernel."""

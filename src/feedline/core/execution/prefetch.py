@@ -33,7 +33,7 @@ from collections.abc import Callable
 from concurrent.futures import CancelledError, Future
 
 from feedline.core.errors import PipelineError
-from feedline.core.execution.executor import EndOfData, IterationResult
+from feedline.core.execution.executor import EndOfData, IterationResult, abort_all_executors
 from feedline.core.execution.threads import abort_all_pools
 
 __all__ = ["IterationQueue"]
@@ -76,9 +76,11 @@ def _release_frames(error: BaseException | None) -> None:
 
 @atexit.register
 def _finish_before_exit() -> None:
-    """Before the interpreter finalizes: start no further item, let the calls running end (the
-    iteration they belong to then stops) and cancel the queued iterations."""
+    """Before the interpreter finalizes: start no further item, wake the kernels waiting for
+    input, let the calls running end (the iteration they belong to then stops) and cancel the
+    queued iterations."""
     abort_all_pools()
+    abort_all_executors()
     for runner in list(_LIVE_RUNNERS):
         runner.close(wait=True)
 

@@ -518,9 +518,12 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
         self._queue = self._new_queue()  # a later build() starts clean, whatever failed before
 
     def __del__(self) -> None:
-        # Dropped while an iteration runs in the background: wait for it, so that everything
-        # the pipeline owns (threads, worker processes, files) is released now, on this thread.
+        # Dropped while an iteration runs in the background: stop it (kernels waiting for fed
+        # input wake up) and wait for it, so that everything the pipeline owns (threads, worker
+        # processes, files) is released now, on this thread.
         with contextlib.suppress(Exception):
+            if self._executor is not None:
+                self._executor.abort()
             self._queue.close(wait=True)
         with contextlib.suppress(Exception):
             if self.py_pool is not None:

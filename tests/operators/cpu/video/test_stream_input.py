@@ -3,6 +3,7 @@ batch at a time, one video after another (needs PyAV)."""
 
 from __future__ import annotations
 
+import gc
 import threading
 import time
 from collections.abc import Iterator
@@ -102,6 +103,29 @@ def test_blocking_waits_for_a_video() -> None:
     batch = next_batch(pipe)
     assert time.monotonic() - start >= 0.25
     assert [levels(s) for s in batch] == [[0, 1, 2, 3, 4], [5, 6, 7, 8, 9]]
+
+
+@pytest.mark.parametrize("how", ["close", "drop"])
+def test_a_pipeline_waiting_for_a_video_closes_at_once(how: str) -> None:
+    """After the only video, the pipeline already computes the next batch ahead and blocks
+    waiting for a video that never comes: closing or dropping it must not wait for it."""
+    pipe = streaming(sequence_length=5, blocking=True)
+    pipe.feed_input("V", [TEN])
+    next_batch(pipe)
+    time.sleep(0.2)  # the next iteration is now waiting for a video
+
+    def finish() -> None:
+        nonlocal pipe
+        if how == "close":
+            pipe.close()
+        else:
+            del pipe
+            gc.collect()
+
+    closer = threading.Thread(target=finish, daemon=True)
+    closer.start()
+    closer.join(timeout=20)
+    assert not closer.is_alive(), f"{how} waited for a video that will never be fed"
 
 
 def test_the_fed_buffer_is_copied_unless_no_copy() -> None:

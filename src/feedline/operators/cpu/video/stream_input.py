@@ -61,6 +61,7 @@ class VideoInputKernel(Kernel):
         self._pad = self.args["last_sequence_policy"] == "pad"
         self._queue: deque[np.ndarray] = deque()
         self._fed = threading.Condition()
+        self._aborted = False
         self._frames: Iterator[np.ndarray] | None = None
 
     def feed(self, data: Any, layout: str | None = None, **_: Any) -> None:
@@ -91,6 +92,12 @@ class VideoInputKernel(Kernel):
             self._queue.append(video)
             self._fed.notify_all()
 
+    def abort(self) -> None:
+        """Wake a blocking wait for a video: the pipeline is closing."""
+        with self._fed:
+            self._aborted = True
+            self._fed.notify_all()
+
     def run(self, batch: Batch) -> list[TensorListCPU]:
         """The next sequences of the current video (at most ``batch_size``).
 
@@ -112,7 +119,9 @@ class VideoInputKernel(Kernel):
     def _next_video(self) -> np.ndarray:
         with self._fed:
             if not self._queue and self.args["blocking"]:
-                self._fed.wait_for(lambda: bool(self._queue))
+                self._fed.wait_for(lambda: bool(self._queue) or self._aborted)
+            if not self._queue and self._aborted:
+                raise RuntimeError(f"{self._what}: the pipeline closed while waiting for a video")
             if not self._queue:
                 raise RuntimeError(
                     f"{self._what} (videos are queued with Pipeline.feed_input): No data was "
