@@ -154,6 +154,8 @@ if importlib.util.find_spec("numba") is not None:
 CATALOGUE_SKIPPED = {
     "dump_image": "writes files into the working directory; tests/operators/cpu/files/"
     "test_dump_image.py runs check_operator in a temporary one",
+    "experimental.inputs.video": "its videos come from Pipeline.feed_input, which check_operator "
+    "does not drive; tests/operators/cpu/video/test_stream_input.py checks it (thread counts too)",
 }
 if importlib.util.find_spec("numba") is None:
     CATALOGUE_SKIPPED["experimental.numba_function"] = "numba (the 'numba' extra) is not installed"

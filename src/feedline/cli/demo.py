@@ -98,6 +98,9 @@ def build_pipeline(
             thresholds=[0.1, 0.3, 0.5, 0.7, 0.9],
             allow_no_crop=True,
             num_attempts=50,
+            # Keep every box the window shows, as the masks keep every pixel it shows (by
+            # default a box whose centre falls outside would be dropped, its pixels kept).
+            bbox_prune_threshold=0.0,
         )
         images = fn.slice(images, anchor, shape, out_of_bounds_policy="trim_to_shape")
         if gpu:

@@ -153,12 +153,13 @@ def test_deprecated_aliases_and_docs() -> None:
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_plugin_modules_import_no_kernel(family: str) -> None:
-    """A family's plugin module loads only the core and schema modules: no kernel, no NumPy
-    operator code, no Pillow, cffi or codec library."""
+    """A family's plugin module loads only the core and schema modules (``*schemas``,
+    ``*_schema``): no kernel, no NumPy operator code, no Pillow, cffi or codec library."""
     code = (
         f"import sys, {FAMILIES[family].__name__}\n"
         "ops = [m for m in sys.modules if m.startswith('feedline.operators.')]\n"
-        "heavy = [m for m in ops if not m.endswith(('.schemas', '.cpu', '.operators')) and "
+        "kept = ('schemas', '_schema', '.cpu', '.operators')\n"
+        "heavy = [m for m in ops if not m.endswith(kept) and "
         "m.rsplit('.', 1)[0] not in ('feedline.operators.cpu',)]\n"
         "heavy += [m for m in ('PIL', 'cffi', 'simplejpeg', 'cv2') if m in sys.modules]\n"
         "print(heavy)"
