@@ -16,7 +16,7 @@ import argparse
 from dataclasses import dataclass, field
 
 from feedline.structured.inputs import ShuffledShardedInputCallable
-from feedline.structured.pipeline import DALIStructuredOutputIterator, PipelineDefinition
+from feedline.structured.pipeline import DALIStructuredOutputIterator
 from feedline.structured.processing_steps import (
     AffineTransformer,
     AnnotationElementConditionEval,
@@ -27,6 +27,7 @@ from feedline.structured.processing_steps import (
     UnneededFieldRemover,
 )
 
+from .loading import structured_loader
 from .providers import CATEGORY_IDS, Detection2DProvider
 from .synthetic_nuscenes import Dataset
 
@@ -127,18 +128,7 @@ def build_2d_detection_loader(
         UnneededFieldRemover(["is_valid"]) if with_heatmaps else None,
         PaddingToUniform(field_names="annotation", fill_value=0.0),
     ]
-    definition = PipelineDefinition(
-        source,
-        [step for step in steps if step is not None],
-        check_data_format=False,
-        copy_external_source_passthrough_outputs=False,
-    )
-    pipe = definition.get_dali_pipeline(
-        batch_size=batch_size, num_threads=2, device_id=None, seed=seed, prefetch_queue_depth=1
-    )
-    return DALIStructuredOutputIterator(
-        None, pipe, definition.check_and_get_output_data_structure()
-    )
+    return structured_loader(source, steps, batch_size, seed)
 
 
 def main() -> None:

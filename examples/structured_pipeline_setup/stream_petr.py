@@ -18,7 +18,7 @@ import argparse
 from dataclasses import dataclass
 
 from feedline.structured.inputs import SamplerInputCallable, SequenceSampler
-from feedline.structured.pipeline import DALIStructuredOutputIterator, PipelineDefinition
+from feedline.structured.pipeline import DALIStructuredOutputIterator
 from feedline.structured.processing_steps import (
     AffineTransformer,
     AnnotationElementConditionEval,
@@ -34,6 +34,7 @@ from feedline.structured.processing_steps import (
     UnneededFieldRemover,
 )
 
+from .loading import structured_loader
 from .providers import StreamPETRProvider
 from .synthetic_nuscenes import Dataset
 
@@ -171,18 +172,7 @@ def build_stream_petr_loader(
         bev_augmentation_step(config) if with_visibility_and_bev else None,
         PaddingToUniform(),
     ]
-    definition = PipelineDefinition(
-        source,
-        [step for step in steps if step is not None],
-        check_data_format=False,
-        copy_external_source_passthrough_outputs=False,
-    )
-    pipe = definition.get_dali_pipeline(
-        batch_size=batch_size, num_threads=2, device_id=None, seed=seed, prefetch_queue_depth=1
-    )
-    return DALIStructuredOutputIterator(
-        iterations, pipe, definition.check_and_get_output_data_structure()
-    )
+    return structured_loader(source, steps, batch_size, seed, iterations)
 
 
 def main() -> None:
