@@ -207,3 +207,28 @@ def test_is_pinned_and_buffer_construction() -> None:
 def test_tensor_cpu_speaks_the_buffer_protocol() -> None:
     tensor = TensorCPU(np.arange(4, dtype=np.int32))
     assert memoryview(tensor).tolist() == [0, 1, 2, 3]
+
+
+@given(st.lists(st.integers(1, 5), min_size=0, max_size=3))
+def test_a_batch_of_one_contiguous_sample_is_that_sample_not_a_copy(shape: list[int]) -> None:
+    sample = np.arange(int(np.prod(shape)), dtype=np.int16).reshape(shape)
+    batch = TensorListCPU.from_samples([sample], "")
+    dense = batch.as_array()
+    assert dense.shape == (1, *shape)
+    assert np.shares_memory(dense, sample)
+    assert dense.flags.c_contiguous
+
+
+def test_a_batch_of_one_strided_sample_is_made_contiguous() -> None:
+    strided = np.arange(24, dtype=np.uint8).reshape(4, 6)[:, ::2]
+    dense = TensorListCPU.from_samples([strided], "HW").as_array()
+    assert dense.flags.c_contiguous and not np.shares_memory(dense, strided)
+    np.testing.assert_array_equal(dense[0], strided)
+
+
+def test_separate_uniform_samples_are_gathered_into_a_new_buffer() -> None:
+    samples = [np.full((2, 3), i, np.float32) for i in range(3)]
+    dense = TensorListCPU.from_samples(samples, "HW").as_array()
+    assert dense.shape == (3, 2, 3)
+    assert not any(np.shares_memory(dense, s) for s in samples)
+    np.testing.assert_array_equal(dense[:, 0, 0], [0, 1, 2])

@@ -36,10 +36,12 @@ def _uniform(samples: Sequence[np.ndarray]) -> bool:
 
 
 def _gather(samples: Sequence[np.ndarray]) -> np.ndarray:
-    """Uniform samples as one ``(n, *shape)`` array: a view of their buffer when they already
-    lie back to back in one C-contiguous array, in order (a batch split and merged again, or
-    passed through), else a stacked copy."""
+    """Uniform samples as one ``(n, *shape)`` array: a view of their buffer when there is one
+    C-contiguous sample (a batch of one) or they already lie back to back in one C-contiguous
+    array, in order (a batch split and merged again, or passed through), else a stacked copy."""
     first = samples[0]
+    if len(samples) == 1 and first.flags.c_contiguous:
+        return first[np.newaxis]
     base, size = first.base, first.nbytes
     if isinstance(base, np.ndarray) and base.flags.c_contiguous and size:
         start = first.__array_interface__["data"][0]
@@ -318,13 +320,15 @@ class TensorListCPU(BatchAccessors):
     ) -> TensorListCPU:
         """Build a batch from per-sample arrays without the public constructor's checks.
 
-        Uniform shapes are stacked into one contiguous buffer (unless ``stack`` is False: then
-        the samples are gathered only if someone asks for the whole batch); ragged samples are
-        kept as given (no copy). Used by kernels and the executor on the hot path.
+        Uniform shapes become one contiguous buffer (unless ``stack`` is False: then the
+        samples are gathered only if someone asks for the whole batch): a view when the samples
+        already are one (a single contiguous sample, or rows of one array in order), else a
+        stacked copy. Ragged samples are kept as given (no copy). Used by kernels and the
+        executor on the hot path.
         """
         tl = cls.__new__(cls)
         if stack and _uniform(samples):
-            tl._dense, tl._samples = np.stack(samples), None
+            tl._dense, tl._samples = _gather(samples), None
         else:
             tl._dense, tl._samples = None, list(samples)
         tl._layout = layout

@@ -202,3 +202,28 @@ def test_batches_cut_the_video_into_consecutive_sequences(
     assert frames == list(range(10))
     with pytest.raises(RuntimeError, match="No data was provided"):
         pipe.run()
+
+
+@pytest.mark.parametrize(
+    ("fed", "layout"),
+    [
+        (TEN, None),
+        (TEN, ""),
+        (TEN, "B"),
+        (TEN, "X"),
+        (TEN[: TEN.size // 2 * 2].reshape(2, -1), "AB"),
+    ],
+)
+def test_a_layout_describing_the_fed_bytes_is_accepted_and_the_output_stays_fhwc(
+    fed: np.ndarray, layout: str | None
+) -> None:
+    pipe = streaming(sequence_length=5)
+    pipe.feed_input("V", [fed], layout=layout)
+    assert [levels(s) for s in next_batch(pipe)] == [list(range(5)), list(range(5, 10))]
+
+
+@pytest.mark.parametrize("layout", ["FHWC", "HWC", "BB"])
+def test_a_layout_that_cannot_describe_the_fed_bytes_is_refused(layout: str) -> None:
+    pipe = streaming(sequence_length=5)
+    with pytest.raises(ValueError, match=f"inputs.video 'V'.*layout '{layout}'.*1-dimensional"):
+        pipe.feed_input("V", [TEN], layout=layout)

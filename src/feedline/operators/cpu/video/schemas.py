@@ -72,8 +72,11 @@ INPUT_VIDEO = OpSchema(
     whole.
 
     Each ``Pipeline.feed_input(name, data)`` queues one encoded video (a batch of exactly one
-    1-D uint8 sample). Every run returns the next ``batch_size`` sequences of the video at the
-    front of the queue, decoding only the frames it needs (FFmpeg through PyAV,
+    1-D uint8 sample). A ``layout`` given to ``feed_input`` describes that fed sample, not the
+    output: it must be empty or have one letter per dimension of the sample (``"B"`` for 1-D
+    bytes), any other layout is refused with an error; the output is always ``FHWC``. Every run
+    returns the next ``batch_size`` sequences of the video at the front of the queue, decoding
+    only the frames it needs (FFmpeg through PyAV,
     ``pip install 'feedline[video]'``). When the video ends, the last batch holds the sequences
     left (it may be smaller than the batch size) and the next run starts on the next queued
     video. If the frames do not fill the last sequence, ``last_sequence_policy`` decides:

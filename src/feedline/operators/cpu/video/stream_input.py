@@ -68,8 +68,13 @@ class VideoInputKernel(Kernel):
         """Queue one encoded video: a batch of exactly one uint8 sample, whose bytes (in C
         order, whatever its shape, as DALI reads them) are the file.
 
+        ``layout`` describes the fed sample, as for any input: empty, or one letter per
+        dimension of the sample (``"B"`` for the usual 1-D byte stream). It never changes the
+        output, which is always decoded frames in ``FHWC``.
+
         Raises:
-            ValueError: the batch holds more or fewer than one video.
+            ValueError: the batch holds more or fewer than one video, or ``layout`` does not
+                have one letter per dimension of the fed sample.
             TypeError: the sample is not uint8 or has no bytes.
         """
         try:
@@ -82,6 +87,12 @@ class VideoInputKernel(Kernel):
                 f"of {len(samples)}"
             )
         (video,) = samples
+        if layout and len(layout) != video.ndim:
+            raise ValueError(
+                f"{self._what}: the layout {layout!r} given to feed_input cannot describe the "
+                f"fed {video.ndim}-dimensional video bytes; pass an empty layout or one letter "
+                "per dimension (e.g. 'B' for 1-D bytes). The output layout is always 'FHWC'"
+            )
         if video.dtype != np.uint8 or video.size == 0:
             raise TypeError(
                 f"{self._what}: expected an encoded video (uint8 bytes), got {video.dtype} of "
