@@ -89,7 +89,7 @@ class ExternalSourceKernel(Kernel):
         # schedules the iteration, as in DALI: every source takes its batch of an iteration
         # even when another source ended the data in it.
         self.fetches_input = self._kind != "push"
-        self._fetched: dict[int, list[TensorListCPU]] = {}
+        self._fetched: dict[int, list[TensorListCPU] | _WorkerFailure] = {}
 
     def _setup_parallel(self) -> None:
         pipeline = self.ctx.pipeline
@@ -194,22 +194,20 @@ class ExternalSourceKernel(Kernel):
     def run(self, batch: Batch) -> list[TensorListCPU]:
         if self._kind == "push":
             return self._pop_fed()
-        if self.fetches_input:
+        try:
+            data = self._fetched.pop(batch.iteration)
+        except KeyError:
+            raise RuntimeError(
+                f"{self._what}: iteration {batch.iteration} was not scheduled"
+            ) from None
+        if isinstance(data, _WorkerFailure):
+            error = data.error
+            del data
             try:
-                data = self._fetched.pop(batch.iteration)
-            except KeyError:
-                raise RuntimeError(
-                    f"{self._what}: iteration {batch.iteration} was not scheduled"
-                ) from None
-            if isinstance(data, _WorkerFailure):
-                error = data.error
-                del data
-                try:
-                    raise error
-                finally:
-                    del error  # no cycle through this frame: the pool is freed with the pipeline
-            return data
-        return self.fetch_input()
+                raise error
+            finally:
+                del error  # no cycle through this frame: the pool is freed with the pipeline
+        return data
 
     def _pop_fed(self) -> list[TensorListCPU]:
         if self._fed:
