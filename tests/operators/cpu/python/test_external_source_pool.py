@@ -165,3 +165,40 @@ def test_every_parallel_source_reaches_its_end_in_the_iteration_that_ends(depth:
         assert firsts == [0, 1, 2]
         pipe.reset()
     pipe.close()
+
+
+def epochs_of_firsts(pipe, epochs: int) -> list[list[int]]:
+    """The first value of the iterable's batches, epoch by epoch, resetting at each end."""
+    result = []
+    for _ in range(epochs):
+        firsts = []
+        with pytest.raises(StopIteration):
+            while True:
+                _, whole = pipe.run()
+                firsts.append(int(whole.at(0)[0]))
+        result.append(firsts)
+        pipe.reset()
+    return result
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+@pytest.mark.parametrize("depth", [1, 3])
+def test_an_iterable_that_did_not_end_goes_on_after_reset(parallel: bool, depth: int) -> None:
+    # The sample source ends the epoch in its third iteration. The iterable still yields its
+    # item of that iteration (dropped with the iteration), and the next epoch takes the item
+    # after it: neither the items the workers computed ahead nor that one are given twice or
+    # skipped, with and without workers alike.
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None, py_num_workers=2)
+    def graph():
+        depths = {"prefetch_queue_depth": depth} if parallel else {}
+        per_sample = fn.external_source(
+            EndsAt(4, StopIteration), batch=False, parallel=parallel, **depths
+        )
+        whole = fn.external_source(
+            Batches(20), batch=True, parallel=parallel, cycle="raise", **depths
+        )
+        return per_sample, whole
+
+    pipe = graph()
+    assert epochs_of_firsts(pipe, 3) == [[0, 1], [3, 4], [6, 7]]
+    pipe.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -42,6 +43,13 @@ def _as_samples(data: Any, no_copy: bool) -> list[np.ndarray] | np.ndarray:
     raise TypeError(f"unsupported batch type {type(data).__name__}")
 
 
+@dataclass(frozen=True)
+class _WorkerFailure:
+    """A parallel source's error, fetched with its iteration and raised when that iteration runs."""
+
+    error: Exception
+
+
 class ExternalSourceKernel(Kernel):
     """Produces one batch per iteration from the configured source."""
 
@@ -77,10 +85,11 @@ class ExternalSourceKernel(Kernel):
         self._pool_source: int | None = None
         if self._parallel:
             self._setup_parallel()
-        # Callbacks run on the thread that schedules the iteration, as in DALI (parallel ones
-        # run in the worker processes and are collected in the background).
-        self.fetches_input = self._kind != "push" and not self._parallel
-        self._fetched: dict[int, list[TensorListCPU]] = {}
+        # Callbacks run (parallel ones: are collected from the workers) on the thread that
+        # schedules the iteration, as in DALI: every source takes its batch of an iteration
+        # even when another source ended the data in it.
+        self.fetches_input = self._kind != "push"
+        self._fetched: dict[int, list[TensorListCPU] | _WorkerFailure] = {}
 
     def _setup_parallel(self) -> None:
         pipeline = self.ctx.pipeline
@@ -119,11 +128,21 @@ class ExternalSourceKernel(Kernel):
         )
 
     def reset_epoch(self, epoch_idx: int) -> None:
-        """Start a new epoch: counters restart, cycling sources rewind."""
+        """Start a new epoch: counters restart, cycling sources rewind.
+
+        A parallel iterable keeps the batches its worker computed ahead (as DALI does): they
+        are the iterable's next items whichever source ended the epoch. If the iterable itself
+        ended, its scheduled batches were already dropped when the end was received.
+        """
+        ahead = self._scheduled - self._iteration if self._keeps_prefetch() else 0
         self._epoch_idx = epoch_idx
-        self._iteration = self._scheduled = 0
-        if self._pool_source is not None:
+        self._iteration, self._scheduled = 0, ahead
+        if self._pool_source is not None and not self._keeps_prefetch():
             self.ctx.pipeline.py_pool.reset(self._pool_source)
+
+    def _keeps_prefetch(self) -> bool:
+        """Whether a reset keeps this source's batches computed ahead by the workers."""
+        return self._pool_source is not None and self._batch and self._kind != "callable"
 
     def feed(self, data: Any, layout: str | None = None, **_: Any) -> None:
         """Queue one batch (push mode).
@@ -143,8 +162,11 @@ class ExternalSourceKernel(Kernel):
             [self._to_batch(out, index, layouts[index]) for index, out in enumerate(outputs)]
         )
 
-    def fetch_input(self) -> list[TensorListCPU]:
+    def fetch_input(self) -> list[TensorListCPU] | _WorkerFailure:
         """Call the source for its next iteration and convert (copy) the batch.
+
+        A worker's failure is kept as the iteration's input and raised by :meth:`run`, so that
+        it is reported (and remembered) by the executor like any operator's failure.
 
         Raises:
             StopIteration: the source ended (its iteration counter restarts at 0).
@@ -154,10 +176,16 @@ class ExternalSourceKernel(Kernel):
         except StopIteration:
             self._iteration = 0
             raise
+        except Exception as error:
+            if self._pool_source is None:
+                raise
+            # Without its traceback here: those frames (and their callers') would hold the
+            # failure again, a cycle that keeps the pipeline and its workers alive.
+            return _WorkerFailure(error.with_traceback(None))
         self._iteration += 1
         return self._convert(raw)
 
-    def accept_input(self, iteration: int, data: list[TensorListCPU]) -> None:
+    def accept_input(self, iteration: int, data: list[TensorListCPU] | _WorkerFailure) -> None:
         self._fetched[iteration] = data
 
     def drop_inputs(self) -> None:
@@ -166,14 +194,20 @@ class ExternalSourceKernel(Kernel):
     def run(self, batch: Batch) -> list[TensorListCPU]:
         if self._kind == "push":
             return self._pop_fed()
-        if self.fetches_input:
+        try:
+            data = self._fetched.pop(batch.iteration)
+        except KeyError:
+            raise RuntimeError(
+                f"{self._what}: iteration {batch.iteration} was not scheduled"
+            ) from None
+        if isinstance(data, _WorkerFailure):
+            error = data.error
+            del data
             try:
-                return self._fetched.pop(batch.iteration)
-            except KeyError:
-                raise RuntimeError(
-                    f"{self._what}: iteration {batch.iteration} was not scheduled"
-                ) from None
-        return self.fetch_input()
+                raise error
+            finally:
+                del error  # no cycle through this frame: the pool is freed with the pipeline
+        return data
 
     def _pop_fed(self) -> list[TensorListCPU]:
         if self._fed:
@@ -214,7 +248,13 @@ class ExternalSourceKernel(Kernel):
         while self._scheduled < self._iteration + depth:
             pool.schedule(self._pool_source, self._task(self._scheduled))
             self._scheduled += 1
-        batch = pool.receive(self._pool_source)
+        try:
+            batch = pool.receive(self._pool_source)
+        except StopIteration:
+            if self._keeps_prefetch():
+                pool.reset(self._pool_source)
+                self._scheduled = 0  # fetch_input restarts the iteration counter too
+            raise
         pool.schedule(self._pool_source, self._task(self._scheduled))
         self._scheduled += 1
         return batch
