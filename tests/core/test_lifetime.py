@@ -167,15 +167,16 @@ def test_interpreter_exit_cancels_queued_work() -> None:
 pipe = graph()
 pipe.build()
 pipe.run()
-print("ran", flush=True)
+print(time.time(), flush=True)
 """
     )
-    start = time.perf_counter()
     result = _run(script, timeout=60)
-    elapsed = time.perf_counter() - start
+    exited = time.time()
     assert result.returncode == 0, result.stderr[-3000:]
-    # First run: one or two calls of 2 s; exit: at most the running one, not 3 more iterations.
-    assert elapsed < 7.0, f"exit took {elapsed:.1f} s in all"
+    # Timed from the end of the first run (not from the interpreter's start, which a loaded
+    # machine slows): exit waits at most for the 2 s call running, not for 3 more iterations.
+    exit_took = exited - float(result.stdout.split()[-1])
+    assert exit_took < 3.5, f"exit took {exit_took:.1f} s after the first run"
 
 
 @pytest.mark.slow
