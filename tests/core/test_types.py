@@ -83,6 +83,13 @@ def test_numpy_mapping_round_trips(np_dtype: type) -> None:
     assert to_numpy_dtype(from_numpy_dtype(np_dtype)) == np.dtype(np_dtype)
 
 
+def test_to_numpy_type_gives_the_scalar_type() -> None:
+    assert types.to_numpy_type(types.FLOAT) is np.float32
+    assert types.to_numpy_type(DataType.UINT16)(7) == np.uint16(7)
+    with pytest.raises(TypeError, match="STRING"):
+        types.to_numpy_type(DataType.STRING)
+
+
 def test_numpy_mapping_errors() -> None:
     with pytest.raises(TypeError, match="complex128"):
         from_numpy_dtype(np.complex128)

@@ -28,6 +28,7 @@ __all__ = [
     "TensorLayout",
     "from_numpy_dtype",
     "to_numpy_dtype",
+    "to_numpy_type",
 ]
 
 
@@ -125,6 +126,16 @@ def to_numpy_dtype(dtype: DataType) -> np.dtype:
         return _NUMPY_OF[DataType(dtype)]
     except (KeyError, ValueError):
         raise TypeError(f"data type {dtype!r} has no NumPy equivalent") from None
+
+
+def to_numpy_type(dtype: DataType) -> type:
+    """Return the NumPy scalar type (``np.float32``…) of a numeric :class:`DataType`, as DALI's
+    ``types.to_numpy_type`` does.
+
+    Raises:
+        TypeError: if ``dtype`` has no NumPy equivalent (``STRING``, ``NO_TYPE``…).
+    """
+    return to_numpy_dtype(dtype).type
 
 
 def from_numpy_dtype(dtype: Any) -> DataType:
