@@ -90,6 +90,15 @@ def test_to_numpy_type_gives_the_scalar_type() -> None:
         types.to_numpy_type(DataType.STRING)
 
 
+def test_enum_types_survive_numpy_round_trips() -> None:
+    dtype = to_numpy_dtype(DataType.INTERP_TYPE)
+    values = np.asarray([types.INTERP_NN, types.INTERP_CUBIC], dtype)
+    assert from_numpy_dtype(values[[1, 0, 1]].dtype) == DataType.INTERP_TYPE
+    assert from_numpy_dtype(values.astype(np.int32).dtype) == DataType.INT32
+    assert ScalarConstant.from_value(types.INTERP_CUBIC).dtype == DataType.INTERP_TYPE
+    assert ScalarConstant.from_value(types.UINT8).dtype == DataType.DATA_TYPE
+
+
 def test_numpy_mapping_errors() -> None:
     with pytest.raises(TypeError, match="complex128"):
         from_numpy_dtype(np.complex128)

@@ -193,7 +193,8 @@ class BatchArena:
                     pool = self._pool
                     self.buffer = np.empty(full, dtype) if pool is None else pool.empty(full, dtype)
         buffer = self.buffer
-        if buffer.shape[1:] == tuple(shape) and buffer.dtype == dtype:
+        same_type = buffer.dtype == dtype and buffer.dtype.metadata == dtype.metadata
+        if buffer.shape[1:] == tuple(shape) and same_type:
             return buffer[index, ...]  # a 0-D sample stays an array (writable view)
         return np.empty(shape, dtype)
 

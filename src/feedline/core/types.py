@@ -26,6 +26,7 @@ __all__ = [
     "SampleInfo",
     "ScalarConstant",
     "TensorLayout",
+    "enum_data_type",
     "from_numpy_dtype",
     "to_numpy_dtype",
     "to_numpy_type",
@@ -115,6 +116,28 @@ _NUMPY_OF: dict[DataType, np.dtype] = {
 }
 _TYPE_OF: dict[np.dtype, DataType] = {v: k for k, v in _NUMPY_OF.items()}
 
+_ENUM_TAG = "feedline_enum"
+ENUM_CLASSES: dict[DataType, type[enum.IntEnum]] = {
+    DataType.INTERP_TYPE: InterpType,
+    DataType.IMAGE_TYPE: ImageType,
+    DataType.DATA_TYPE: DataType,
+}
+"""The enum held by each enum-typed :class:`DataType`. Data of these types (``random.choice``
+over interpolation types, say) is stored as int32 arrays whose dtype carries the type in its
+NumPy metadata, so that it keeps its type through indexing and copies, but not through
+arithmetic or ``cast`` (which give plain integers, as in DALI)."""
+for _data_type in ENUM_CLASSES:
+    _NUMPY_OF[_data_type] = np.dtype(np.int32, metadata={_ENUM_TAG: _data_type.name})
+
+
+def enum_data_type(value: Any) -> DataType | None:
+    """The enum-typed :class:`DataType` of an enum member (``INTERP_TYPE`` for
+    ``InterpType.INTERP_CUBIC``), or None for anything else."""
+    for data_type, enum_class in ENUM_CLASSES.items():
+        if type(value) is enum_class:
+            return data_type
+    return None
+
 
 def to_numpy_dtype(dtype: DataType) -> np.dtype:
     """Return the NumPy dtype of a numeric :class:`DataType`.
@@ -145,6 +168,9 @@ def from_numpy_dtype(dtype: Any) -> DataType:
         TypeError: for dtypes feedline cannot hold (complex, object, strings…).
     """
     np_dtype = np.dtype(dtype)
+    tag = (np_dtype.metadata or {}).get(_ENUM_TAG)
+    if tag is not None:
+        return DataType[tag]
     try:
         return _TYPE_OF[np_dtype.newbyteorder("=")]
     except KeyError:
@@ -228,6 +254,9 @@ class ScalarConstant:
                 raise ValueError(f"a scalar constant needs a 0-D value, got shape {array.shape}")
             inferred = from_numpy_dtype(array.dtype)
             python_value = array.item()
+        elif enum_data_type(value) is not None:
+            inferred = enum_data_type(value)
+            python_value = int(value)
         elif isinstance(value, bool | int | float):
             inferred = _DEFAULT_SCALAR_TYPE[type(value)]
             python_value = value
