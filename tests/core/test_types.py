@@ -99,6 +99,13 @@ def test_enum_types_survive_numpy_round_trips() -> None:
     assert ScalarConstant.from_value(types.UINT8).dtype == DataType.DATA_TYPE
 
 
+def test_scalar_constant_without_dtype_infers_it() -> None:
+    assert ScalarConstant(10) == ScalarConstant(10, DataType.INT32)
+    assert ScalarConstant(2.5).dtype == DataType.FLOAT
+    assert ScalarConstant(np.int16(3)) == ScalarConstant(3, DataType.INT16)
+    assert ScalarConstant(types.INTERP_NN).dtype == DataType.INTERP_TYPE
+
+
 def test_numpy_mapping_errors() -> None:
     with pytest.raises(TypeError, match="complex128"):
         from_numpy_dtype(np.complex128)

@@ -226,13 +226,19 @@ _INT32_RANGE = (-(2**31), 2**31 - 1)
 class ScalarConstant:
     """A scalar used inline in an expression (``x + types.Constant(2)``).
 
-    Python ``bool``/``int``/``float`` default to BOOL/INT32/FLOAT; NumPy scalars keep their dtype.
+    Python ``bool``/``int``/``float`` default to BOOL/INT32/FLOAT; NumPy scalars keep their dtype;
+    enum members (``types.INTERP_CUBIC``) take their enum type. Without ``dtype`` the type is
+    inferred from the value, as DALI's ``ScalarConstant(10)`` does.
     """
 
     value: bool | int | float
-    dtype: DataType
+    dtype: DataType | None = None
 
     def __post_init__(self) -> None:
+        if self.dtype is None:
+            inferred = ScalarConstant.from_value(self.value)
+            object.__setattr__(self, "value", inferred.value)
+            object.__setattr__(self, "dtype", inferred.dtype)
         if self.dtype in (DataType.INT32,) and isinstance(self.value, int):
             low, high = _INT32_RANGE
             if not low <= self.value <= high:
