@@ -195,6 +195,13 @@ def test_pipeline_def_keyword_routing_and_returns() -> None:
     (five,) = constant_output().run()
     assert five.dtype is types.INT32 and five.as_array().tolist() == [5]
 
+    @pipeline_def(batch_size=2, num_threads=1)
+    def scalar_constant_output():
+        return types.ScalarConstant(6)
+
+    (six,) = scalar_constant_output().run()
+    assert six.dtype is types.INT32 and six.as_array().tolist() == [6, 6]
+
     @pipeline_def(batch_size=1, num_threads=1)
     def nested():
         node = fn.constant(idata=[1])

@@ -43,6 +43,11 @@ def test_none_means_the_argument_is_not_given() -> None:
         required.validate({"n": None})
 
 
+def test_a_scalar_constant_argument_is_its_value() -> None:
+    static, tensor = SCHEMA.validate({"max_size": types.ScalarConstant(7), "size": 3})
+    assert static["max_size"] == 7 and not tensor
+
+
 def test_unknown_argument_suggests_closest() -> None:
     with pytest.raises(TypeError, match=r"demo.resize.*'antialas'.*'antialias'"):
         SCHEMA.validate({"antialas": False})

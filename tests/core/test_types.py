@@ -83,6 +83,29 @@ def test_numpy_mapping_round_trips(np_dtype: type) -> None:
     assert to_numpy_dtype(from_numpy_dtype(np_dtype)) == np.dtype(np_dtype)
 
 
+def test_to_numpy_type_gives_the_scalar_type() -> None:
+    assert types.to_numpy_type(types.FLOAT) is np.float32
+    assert types.to_numpy_type(DataType.UINT16)(7) == np.uint16(7)
+    with pytest.raises(TypeError, match="STRING"):
+        types.to_numpy_type(DataType.STRING)
+
+
+def test_enum_types_survive_numpy_round_trips() -> None:
+    dtype = to_numpy_dtype(DataType.INTERP_TYPE)
+    values = np.asarray([types.INTERP_NN, types.INTERP_CUBIC], dtype)
+    assert from_numpy_dtype(values[[1, 0, 1]].dtype) == DataType.INTERP_TYPE
+    assert from_numpy_dtype(values.astype(np.int32).dtype) == DataType.INT32
+    assert ScalarConstant.from_value(types.INTERP_CUBIC).dtype == DataType.INTERP_TYPE
+    assert ScalarConstant.from_value(types.UINT8).dtype == DataType.DATA_TYPE
+
+
+def test_scalar_constant_without_dtype_infers_it() -> None:
+    assert ScalarConstant(10) == ScalarConstant(10, DataType.INT32)
+    assert ScalarConstant(2.5).dtype == DataType.FLOAT
+    assert ScalarConstant(np.int16(3)) == ScalarConstant(3, DataType.INT16)
+    assert ScalarConstant(types.INTERP_NN).dtype == DataType.INTERP_TYPE
+
+
 def test_numpy_mapping_errors() -> None:
     with pytest.raises(TypeError, match="complex128"):
         from_numpy_dtype(np.complex128)

@@ -62,7 +62,11 @@ class BufferPool:
         with self._lock:
             for position in range(len(self._buffers)):
                 candidate = self._buffers[position]
-                fits = candidate.shape == shape and candidate.dtype == dtype
+                fits = (
+                    candidate.shape == shape
+                    and candidate.dtype == dtype
+                    and candidate.dtype.metadata == dtype.metadata  # enum-typed data
+                )
                 del candidate
                 if fits and unreferenced(self._buffers, position):
                     buffer = self._buffers.pop(position)

@@ -193,7 +193,8 @@ class BatchArena:
                     pool = self._pool
                     self.buffer = np.empty(full, dtype) if pool is None else pool.empty(full, dtype)
         buffer = self.buffer
-        if buffer.shape[1:] == tuple(shape) and buffer.dtype == dtype:
+        same_type = buffer.dtype == dtype and buffer.dtype.metadata == dtype.metadata
+        if buffer.shape[1:] == tuple(shape) and same_type:
             return buffer[index, ...]  # a 0-D sample stays an array (writable view)
         return np.empty(shape, dtype)
 
@@ -237,7 +238,16 @@ def warn_corrupt_data(message: str) -> None:
 class SampleContext:
     """What a per-sample kernel knows about the sample it is processing."""
 
-    __slots__ = ("_arenas", "_rng", "_seed", "index", "iteration", "layouts", "source_info")
+    __slots__ = (
+        "_arenas",
+        "_rng",
+        "_seed",
+        "arg_layouts",
+        "index",
+        "iteration",
+        "layouts",
+        "source_info",
+    )
 
     def __init__(
         self,
@@ -247,11 +257,15 @@ class SampleContext:
         layouts: tuple[str, ...],
         seed: int,
         arenas: Sequence[BatchArena] | None = None,
+        arg_layouts: Mapping[str, str] | None = None,
     ) -> None:
         self.index = index
         self.iteration = iteration
         self.source_info = source_info
         self.layouts = layouts
+        self.arg_layouts: Mapping[str, str] = arg_layouts or {}
+        """The layout of each argument given per sample (a DataNode); ``F`` first marks an
+        argument given per frame (``fn.per_frame``)."""
         self._seed = seed
         self._arenas = arenas
         self._rng: np.random.Generator | None = None

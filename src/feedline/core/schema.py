@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from feedline.core.types import DataType, ImageType, InterpType, TensorLayout
+from feedline.core.types import DataType, ImageType, InterpType, ScalarConstant, TensorLayout
 
 __all__ = [
     "COMMON_ARGS",
@@ -440,6 +440,8 @@ class OpSchema:
                 raise TypeError(f"{self.name} got an unexpected argument {key!r}{suggestion}")
             if value is None:
                 continue  # as in DALI, None means "not given": the default applies
+            if isinstance(value, ScalarConstant):
+                value = value.value  # as in DALI, a scalar constant argument is its value
             if is_node(value):
                 if not spec.tensor:
                     raise TypeError(

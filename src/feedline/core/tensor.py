@@ -55,7 +55,15 @@ def _gather(samples: Sequence[np.ndarray]) -> np.ndarray:
             offset = start - base.__array_interface__["data"][0]
             raw = base.reshape(-1).view(np.uint8)[offset : offset + size * len(samples)]
             return raw.view(first.dtype).reshape((len(samples), *first.shape))
-    return np.stack(samples)
+    return _stack(samples)
+
+
+def _stack(samples: Sequence[np.ndarray]) -> np.ndarray:
+    """``np.stack`` that keeps the samples' dtype metadata (which marks enum-typed data)."""
+    stacked = np.stack(samples)
+    if samples[0].dtype.metadata:
+        return stacked.view(samples[0].dtype)
+    return stacked
 
 
 class TensorAccessors:
@@ -306,7 +314,7 @@ class TensorListCPU(BatchAccessors):
             )
         from_numpy_dtype(arrays[0].dtype)
         if len({a.shape for a in arrays}) == 1:
-            self._dense, self._samples = np.stack(arrays), None
+            self._dense, self._samples = _stack(arrays), None
         else:
             self._dense, self._samples = None, [np.array(a, copy=True) for a in arrays]
 

@@ -26,8 +26,10 @@ __all__ = [
     "SampleInfo",
     "ScalarConstant",
     "TensorLayout",
+    "enum_data_type",
     "from_numpy_dtype",
     "to_numpy_dtype",
+    "to_numpy_type",
 ]
 
 
@@ -114,6 +116,28 @@ _NUMPY_OF: dict[DataType, np.dtype] = {
 }
 _TYPE_OF: dict[np.dtype, DataType] = {v: k for k, v in _NUMPY_OF.items()}
 
+_ENUM_TAG = "feedline_enum"
+ENUM_CLASSES: dict[DataType, type[enum.IntEnum]] = {
+    DataType.INTERP_TYPE: InterpType,
+    DataType.IMAGE_TYPE: ImageType,
+    DataType.DATA_TYPE: DataType,
+}
+"""The enum held by each enum-typed :class:`DataType`. Data of these types (``random.choice``
+over interpolation types, say) is stored as int32 arrays whose dtype carries the type in its
+NumPy metadata, so that it keeps its type through indexing and copies, but not through
+arithmetic or ``cast`` (which give plain integers, as in DALI)."""
+for _data_type in ENUM_CLASSES:
+    _NUMPY_OF[_data_type] = np.dtype(np.int32, metadata={_ENUM_TAG: _data_type.name})
+
+
+def enum_data_type(value: Any) -> DataType | None:
+    """The enum-typed :class:`DataType` of an enum member (``INTERP_TYPE`` for
+    ``InterpType.INTERP_CUBIC``), or None for anything else."""
+    for data_type, enum_class in ENUM_CLASSES.items():
+        if type(value) is enum_class:
+            return data_type
+    return None
+
 
 def to_numpy_dtype(dtype: DataType) -> np.dtype:
     """Return the NumPy dtype of a numeric :class:`DataType`.
@@ -127,6 +151,16 @@ def to_numpy_dtype(dtype: DataType) -> np.dtype:
         raise TypeError(f"data type {dtype!r} has no NumPy equivalent") from None
 
 
+def to_numpy_type(dtype: DataType) -> type:
+    """Return the NumPy scalar type (``np.float32``…) of a numeric :class:`DataType`, as DALI's
+    ``types.to_numpy_type`` does.
+
+    Raises:
+        TypeError: if ``dtype`` has no NumPy equivalent (``STRING``, ``NO_TYPE``…).
+    """
+    return to_numpy_dtype(dtype).type
+
+
 def from_numpy_dtype(dtype: Any) -> DataType:
     """Return the :class:`DataType` of a NumPy dtype (or anything ``np.dtype`` accepts).
 
@@ -134,6 +168,9 @@ def from_numpy_dtype(dtype: Any) -> DataType:
         TypeError: for dtypes feedline cannot hold (complex, object, strings…).
     """
     np_dtype = np.dtype(dtype)
+    tag = (np_dtype.metadata or {}).get(_ENUM_TAG)
+    if tag is not None:
+        return DataType[tag]
     try:
         return _TYPE_OF[np_dtype.newbyteorder("=")]
     except KeyError:
@@ -189,13 +226,19 @@ _INT32_RANGE = (-(2**31), 2**31 - 1)
 class ScalarConstant:
     """A scalar used inline in an expression (``x + types.Constant(2)``).
 
-    Python ``bool``/``int``/``float`` default to BOOL/INT32/FLOAT; NumPy scalars keep their dtype.
+    Python ``bool``/``int``/``float`` default to BOOL/INT32/FLOAT; NumPy scalars keep their dtype;
+    enum members (``types.INTERP_CUBIC``) take their enum type. Without ``dtype`` the type is
+    inferred from the value, as DALI's ``ScalarConstant(10)`` does.
     """
 
     value: bool | int | float
-    dtype: DataType
+    dtype: DataType | None = None
 
     def __post_init__(self) -> None:
+        if self.dtype is None:
+            inferred = ScalarConstant.from_value(self.value)
+            object.__setattr__(self, "value", inferred.value)
+            object.__setattr__(self, "dtype", inferred.dtype)
         if self.dtype in (DataType.INT32,) and isinstance(self.value, int):
             low, high = _INT32_RANGE
             if not low <= self.value <= high:
@@ -217,6 +260,9 @@ class ScalarConstant:
                 raise ValueError(f"a scalar constant needs a 0-D value, got shape {array.shape}")
             inferred = from_numpy_dtype(array.dtype)
             python_value = array.item()
+        elif enum_data_type(value) is not None:
+            inferred = enum_data_type(value)
+            python_value = int(value)
         elif isinstance(value, bool | int | float):
             inferred = _DEFAULT_SCALAR_TYPE[type(value)]
             python_value = value

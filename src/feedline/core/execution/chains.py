@@ -153,6 +153,7 @@ class ChainRun:
                     for k, x in op.arg_inputs.items()
                 ],
                 tuple(self.layouts[(id(x.source), x.index)] for x in op.inputs),
+                {k: self.layouts[(id(x.source), x.index)] for k, x in op.arg_inputs.items()},
                 seeds[op.name],
                 len(op.outputs),
             )
@@ -169,9 +170,8 @@ class ChainRun:
         external, sources, iteration = self.external, self.sources, self.iteration
         local: dict[Key, np.ndarray] = {}
         info: dict[int, str] = {}
-        for position, (op, kernel, in_keys, arg_keys, in_layouts, seed, n_out) in enumerate(
-            self.plan
-        ):
+        for position, step in enumerate(self.plan):
+            op, kernel, in_keys, arg_keys, in_layouts, arg_layouts, seed, n_out = step
             ins = tuple(local[k] if k in local else external[k][i] for k in in_keys)
             source = ""
             if in_keys:
@@ -183,9 +183,14 @@ class ChainRun:
                     args = dict(args)
                     for name, key, kind in arg_keys:
                         value = local[key] if key in local else external[key][i]
-                        args[name] = sample_arg(value, kind)
+                        if arg_layouts[name].startswith("F"):  # one value per frame
+                            args[name] = tuple(sample_arg(frame, kind) for frame in value)
+                        else:
+                            args[name] = sample_arg(value, kind)
                 start = time.perf_counter()
-                context = SampleContext(i, iteration, source, in_layouts, seed, self.arenas[id(op)])
+                context = SampleContext(
+                    i, iteration, source, in_layouts, seed, self.arenas[id(op)], arg_layouts
+                )
                 set_active_source(source)
                 result = kernel.run_sample(ins, args, context)
                 context.release()

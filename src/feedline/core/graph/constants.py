@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from feedline.core.types import DataType, from_numpy_dtype, to_numpy_dtype
+from feedline.core.types import DataType, enum_data_type, from_numpy_dtype, to_numpy_dtype
 
 __all__ = ["constant_array"]
 
@@ -22,9 +22,12 @@ def constant_array(value: Any, dtype: DataType | None, shape: Any) -> np.ndarray
     single value or reshapes."""
     if isinstance(value, list | tuple):
         flat = np.asarray(value).ravel().tolist() if len(value) else []
-        if dtype is None:
+        enum_types = {enum_data_type(v) for v in value} if len(value) else {None}
+        if dtype is None and len(enum_types) == 1 and None not in enum_types:
+            np_dtype: Any = to_numpy_dtype(enum_types.pop())
+        elif dtype is None:
             if any(isinstance(v, float) for v in flat) or not flat:
-                np_dtype: Any = np.float32
+                np_dtype = np.float32
             elif any(isinstance(v, int) and not isinstance(v, bool) for v in flat):
                 np_dtype = np.int32
             else:

@@ -10,8 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from feedline import OperatorError, types
+from feedline import OperatorError, fn, pipeline_def, types
+from feedline.core.plugins import PluginSystem
 from feedline.operators.cpu.effects.blur import gaussian_blur, gaussian_window
+from tests.operators.cpu.families import use_families
 from tests.operators.cpu.image_samples import PerSample, run_op
 
 
@@ -138,3 +140,40 @@ def test_blur_errors(kwargs: dict, message: str) -> None:
 def test_layouts_dali_refuses(layout: str, shape: tuple, message: str) -> None:
     with pytest.raises(OperatorError, match=message):
         run_op("gaussian_blur", [np.zeros(shape, np.uint8)], layout, sigma=1.0)
+
+
+def _blur_with_per_frame_sigma(
+    data: list[np.ndarray], layout: str, sigmas: list[np.ndarray]
+) -> list[np.ndarray]:
+    @pipeline_def(batch_size=len(data), num_threads=1, device_id=None)
+    def pipe():
+        images = fn.external_source(source=lambda: data, batch=True, layout=layout)
+        sigma = fn.per_frame(fn.external_source(source=lambda: sigmas, batch=True))
+        return fn.gaussian_blur(images, sigma=sigma)
+
+    (out,) = pipe().run()
+    return [out.at(i) for i in range(len(data))]
+
+
+def test_per_frame_sigma_blurs_each_frame_with_its_own(
+    empty_plugin_system: PluginSystem,
+) -> None:
+    use_families(empty_plugin_system, "manipulation")
+    rng = np.random.default_rng(5)
+    sequences = [rng.integers(0, 256, (3, 10, 8, 2), dtype=np.uint8) for _ in range(2)]
+    sigmas = [np.float32([0.5, 1.5, 3.0]), np.float32([2.0])]  # one value serves every frame
+    out = _blur_with_per_frame_sigma(sequences, "FHWC", sigmas)
+    for sequence, sigma, got in zip(sequences, sigmas, out, strict=True):
+        for frame in range(3):
+            value = sigma[frame if len(sigma) > 1 else 0]
+            expected = gaussian_blur(sequence[frame], "HWC", [value], [0], np.uint8, 0)
+            np.testing.assert_array_equal(got[frame], expected)
+
+
+def test_per_frame_argument_needs_frames_in_the_input(empty_plugin_system: PluginSystem) -> None:
+    use_families(empty_plugin_system, "manipulation")
+    images = [np.zeros((3, 10, 8), np.uint8)]
+    with pytest.raises(OperatorError, match="input 0 must contain frames too. Got layout `CHW`"):
+        _blur_with_per_frame_sigma(images, "CHW", [np.float32([1.0, 2.0, 3.0])])
+    with pytest.raises(OperatorError, match="contains 2 per-frame parameters, but there are 3"):
+        _blur_with_per_frame_sigma([np.zeros((3, 10, 8, 1), np.uint8)], "FHWC", [np.ones(2)])

@@ -14,6 +14,7 @@ from feedline import fn, types
 from feedline.core.plugins import PluginSystem
 from feedline.operators.cpu.geometry.coords import flip_coords, transform_matrix, transform_points
 from tests.operators.cpu.boxes_testing import run_pipeline, use_boxes
+from tests.operators.cpu.families import use_families
 
 coordinate = st.floats(-100, 100, allow_nan=False, width=32)
 
@@ -160,3 +161,36 @@ def test_coord_flip_in_pipeline() -> None:
     for i in range(3):
         expected = np.stack([-POINTS[i][:, 0], 1.0 - POINTS[i][:, 1]], axis=1)
         np.testing.assert_allclose(out.at(i), expected)
+
+
+def test_per_frame_matrices_apply_to_their_own_frame(empty_plugin_system: PluginSystem) -> None:
+    use_families(empty_plugin_system, "manipulation")
+    sequences = [np.arange(12, dtype=np.float32).reshape(3, 2, 2), np.ones((2, 2, 2), np.float32)]
+    scales = [np.float32([2, 3, 4]), np.float32([5])]  # the second one serves every frame
+    matrices = [np.stack([np.eye(2, dtype=np.float32) * s for s in row]) for row in scales]
+
+    def define() -> Any:
+        points = fn.external_source(source=lambda: sequences, layout="FNX")
+        m = fn.per_frame(fn.external_source(source=lambda: matrices))
+        flat = fn.external_source(source=lambda: [s[0] for s in sequences])
+        return fn.coord_transform(points, M=m), fn.coord_transform(flat, M=m)
+
+    framed, broadcast = run_pipeline(define, batch_size=2)[0]
+    assert framed.layout() == "FNX"
+    for i, sequence in enumerate(sequences):
+        scale = np.broadcast_to(scales[i], (len(sequence),))
+        np.testing.assert_allclose(framed.at(i), sequence * scale[:, None, None])
+        expected = np.stack([sequence[0] * s for s in scales[i]])
+        np.testing.assert_allclose(broadcast.at(i), expected)
+
+
+def test_per_frame_matrix_count_must_match_the_frames(empty_plugin_system: PluginSystem) -> None:
+    use_families(empty_plugin_system, "manipulation")
+
+    def define() -> Any:
+        points = fn.external_source(source=lambda: [np.ones((3, 1, 2), np.float32)], layout="F**")
+        matrices = fn.external_source(source=lambda: [np.ones((2, 2, 2), np.float32)])
+        return fn.coord_transform(points, M=fn.per_frame(matrices))
+
+    with pytest.raises(RuntimeError, match="contains 2 per-frame parameters, but there are 3"):
+        run_pipeline(define, batch_size=1)

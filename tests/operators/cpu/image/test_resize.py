@@ -321,3 +321,29 @@ def test_a_volume_constant_along_depth_resizes_each_slice_as_an_image(
     assert out[0].shape == (depth, height, width, 3)
     for plane in out[0]:
         np.testing.assert_allclose(plane, expected[0], rtol=1e-5, atol=1e-3)
+
+
+def test_interp_type_per_sample_from_enum_data() -> None:
+    filters = [types.INTERP_NN, types.INTERP_CUBIC]
+
+    @pipeline_def(batch_size=2, num_threads=2, device_id=None)
+    def pipe():
+        data = fn.external_source(source=lambda: [NOISE, NOISE], batch=True, layout="HWC")
+        chosen = fn.external_source(
+            source=lambda: [
+                np.asarray(f, types.to_numpy_dtype(types.INTERP_TYPE)) for f in filters
+            ],
+            batch=True,
+        )
+        return (
+            fn.resize(data, size=(20, 25), interp_type=chosen),
+            fn.resize(data, size=(20, 25), interp_type=filters[0]),
+            fn.resize(data, size=(20, 25), interp_type=filters[1]),
+        )
+
+    p = pipe()
+    p.build()
+    per_sample, nearest, cubic = p.run()
+    np.testing.assert_array_equal(per_sample.at(0), nearest.at(0))
+    np.testing.assert_array_equal(per_sample.at(1), cubic.at(1))
+    assert not np.array_equal(nearest.at(1), cubic.at(1))

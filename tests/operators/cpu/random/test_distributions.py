@@ -254,3 +254,24 @@ def test_small_draws_run_serially(kwargs, inputs, tensor_args, serial) -> None:
     kernel = NormalKernel(context)
     kernel.setup()
     assert kernel.serial is serial
+
+
+def test_choice_over_enum_values_keeps_their_type() -> None:
+    filters = [types.DALIInterpType.INTERP_LINEAR, types.DALIInterpType.INTERP_CUBIC]
+
+    def define() -> Any:
+        chosen = fn.random.choice(filters, shape=[6])
+        return chosen, fn.cast(chosen, dtype=types.INT32), chosen[0]
+
+    chosen, as_int, first = run_pipeline(define, batch_size=3)[0]
+    assert chosen.dtype == types.INTERP_TYPE and first.dtype == types.INTERP_TYPE
+    assert as_int.dtype == types.INT32
+    assert set(batch_values(as_int).ravel()) <= {int(f) for f in filters}
+
+
+def test_choice_rejects_a_single_enum_value_as_a_count() -> None:
+    def define() -> Any:
+        return fn.random.choice(types.DALIInterpType.INTERP_CUBIC)
+
+    with pytest.raises(RuntimeError, match="Data type DALIInterpType is not supported for 0D"):
+        run_pipeline(define, batch_size=1)

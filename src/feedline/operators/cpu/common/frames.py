@@ -9,6 +9,7 @@ layout every axis is spatial.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -16,6 +17,7 @@ import numpy as np
 __all__ = [
     "PlaneSplit",
     "from_planes",
+    "per_frame_args",
     "split_axes",
     "split_images",
     "stack_planes",
@@ -24,6 +26,23 @@ __all__ = [
 
 #: The layout of image data without one, by number of dimensions (DALI's first match).
 IMAGE_DEFAULTS = {2: "HW", 3: "HWC", 4: "FHWC"}
+
+
+def per_frame_args(arg_layouts: Mapping[str, str], input_layout: str) -> list[str]:
+    """The arguments given per frame (``fn.per_frame``: a layout starting with ``F``).
+
+    Raises:
+        ValueError: an argument is per frame but the input (input 0) has no leading frame axis;
+            the message is DALI's.
+    """
+    names = [name for name, layout in arg_layouts.items() if layout.startswith("F")]
+    if names and not input_layout.startswith("F"):
+        raise ValueError(
+            f"Tensor input for argument {names[0]} is specified per frame (got F layout). In "
+            "that case, samples in the input 0 must contain frames too. Got layout "
+            f"`{input_layout}` that does not contain frames."
+        )
+    return names
 
 
 @dataclass(frozen=True)

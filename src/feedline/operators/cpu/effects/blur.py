@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from feedline.core.kernel import SampleContext, SampleKernel
-from feedline.operators.cpu.common.frames import split_axes
+from feedline.operators.cpu.common.frames import per_frame_args, split_axes
 from feedline.operators.cpu.common.tensors import output_dtype, saturate_cast
 
 __all__ = ["GaussianBlurKernel", "gaussian_blur", "gaussian_window"]
@@ -133,6 +133,34 @@ class GaussianBlurKernel(SampleKernel):
         if image.dtype not in tuple(np.dtype(t) for t in _TYPES):
             raise TypeError(f"gaussian_blur: input type {image.dtype} is not supported")
         dtype = output_dtype("gaussian_blur", args["dtype"], image.dtype, (image.dtype, np.float32))
-        return gaussian_blur(
-            image, sample.layouts[0], args["sigma"], args["window_size"], dtype, sample.index
-        )
+        layout = sample.layouts[0]
+        per_frame = per_frame_args(sample.arg_layouts, layout)
+        if not per_frame:
+            return gaussian_blur(
+                image, layout, args["sigma"], args["window_size"], dtype, sample.index
+            )
+        frames = image.shape[0]
+        for name in per_frame:
+            count = len(args[name])
+            if count not in (1, frames):
+                raise ValueError(
+                    f"The sample {sample.index} of tensor argument `{name}` contains {count} "
+                    f"per-frame parameters, but there are {frames} frames in the corresponding "
+                    "sample of input 0. The numbers should match."
+                )
+
+        def frame_value(name: str, frame: int) -> Any:
+            value = args[name]
+            return value[frame if len(value) > 1 else 0] if name in per_frame else value
+
+        out = sample.output(image.shape, dtype)
+        for frame in range(frames):
+            out[frame] = gaussian_blur(
+                image[frame],
+                layout[1:],
+                frame_value("sigma", frame),
+                frame_value("window_size", frame),
+                dtype,
+                sample.index,
+            )
+        return out

@@ -190,6 +190,16 @@ class CoordTransformKernel(Kernel):
         """Transform the points of every sample."""
         (points,) = batch.inputs
         layout, sources = points.layout(), points.source_infos()
+        per_frame = {n for n, node in batch.arg_inputs.items() if node.layout().startswith("F")}
+        if per_frame:
+            sequence = layout.startswith("F")
+            out = [
+                self._transform_frames(sample, sequence, index, batch.arg_inputs, per_frame)
+                for index, sample in enumerate(points.samples())
+            ]
+            if not sequence:
+                layout = f"F{layout}" if layout else ""
+            return [TensorListCPU.from_samples(out, layout, sources)]
         affines = self._stacked_affines(points, batch.arg_inputs)
         if affines is not None:
             out = transform_batch(points.as_array(), affines, self.args["dtype"])
@@ -202,6 +212,50 @@ class CoordTransformKernel(Kernel):
             affine = transform_matrix(sample.shape[-1], args["M"], args["T"], args["MT"])
             out.append(transform_points(sample, affine, self.args["dtype"]))
         return [TensorListCPU.from_samples(out, layout, sources)]
+
+    def _transform_frames(
+        self,
+        sample: np.ndarray,
+        sequence: bool,
+        index: int,
+        arg_inputs: Mapping[str, TensorListCPU],
+        per_frame: set[str],
+    ) -> np.ndarray:
+        """Transform one sample frame by frame, each frame with its own ``M``/``T``/``MT`` (an
+        argument with one frame serves them all). Points without a frame axis are repeated for
+        every frame of the arguments.
+
+        Raises:
+            ValueError: when an argument's frame count is neither 1 nor the sample's.
+        """
+        values = {n: self._value(arg_inputs, n, index) for n in ("M", "T", "MT")}
+        counts = {n: len(values[n]) for n in sorted(per_frame)}
+        if sequence:
+            frames, origin = sample.shape[0], "input 0"
+        else:
+            frames, origin = max(counts.values()), ""
+        for name, count in counts.items():
+            if count not in (1, frames):
+                where = origin or f"argument `{max(counts, key=counts.get)}`"
+                raise ValueError(
+                    f"The sample {index} of tensor argument `{name}` contains {count} per-frame "
+                    f"parameters, but there are {frames} frames in the corresponding sample of "
+                    f"{where}. The numbers should match."
+                )
+        results = []
+        for frame in range(frames):
+            args = {
+                n: value[frame if len(value) > 1 else 0] if n in per_frame else value
+                for n, value in values.items()
+            }
+            frame_points = sample[frame] if sequence else sample
+            if frame_points.ndim == 0:
+                raise ValueError("points must have at least one dimension (the vector components)")
+            affine = transform_matrix(frame_points.shape[-1], args["M"], args["T"], args["MT"])
+            results.append(transform_points(frame_points, affine, self.args["dtype"]))
+        if not results:
+            return np.empty(sample.shape, to_numpy_dtype(self.args["dtype"]))
+        return np.stack(results)
 
     def _value(self, arg_inputs: Mapping[str, TensorListCPU], name: str, index: int) -> Any:
         if name in arg_inputs:

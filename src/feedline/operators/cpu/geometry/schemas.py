@@ -348,7 +348,11 @@ COORD_TRANSFORM = OpSchema(
         "``M`` is ``m x n`` (flat row-major list, or an ``(m, n)`` matrix per sample); a scalar "
         "means that value on the diagonal; absent means identity. ``T`` has ``m`` values (a "
         "scalar is broadcast). ``MT`` is the block ``[M T]`` instead of both. Integer output "
-        "types are rejected (as in DALI 2.4)."
+        "types are rejected (as in DALI 2.4).\n\n"
+        "Arguments marked with ``fn.per_frame`` give one matrix per frame: each frame of a "
+        "sequence (layout starting with ``F``) gets its own (one given matrix serves every "
+        "frame), and points without frames are transformed once per given matrix, giving a "
+        "sequence."
     ),
     inputs=(InputSpec("input", "Points ``(..., n)``: uint8, int16, uint16, int32 or float."),),
     args=(

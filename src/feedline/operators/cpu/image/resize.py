@@ -42,12 +42,12 @@ _TYPES = (np.uint8, np.int16, np.uint16, np.int32, np.float32)
 
 def filters_from_args(args: Mapping[str, Any]) -> tuple[InterpType, InterpType]:
     """``(min_filter, mag_filter)``: each defaults to ``interp_type``."""
-    interp = InterpType(args["interp_type"])
+    interp = InterpType(int(args["interp_type"]))
     min_filter = args.get("min_filter")
     mag_filter = args.get("mag_filter")
     return (
-        InterpType(min_filter) if min_filter is not None else interp,
-        InterpType(mag_filter) if mag_filter is not None else interp,
+        InterpType(int(min_filter)) if min_filter is not None else interp,
+        InterpType(int(mag_filter)) if mag_filter is not None else interp,
     )
 
 

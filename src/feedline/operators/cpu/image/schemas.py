@@ -177,9 +177,10 @@ _INTERP_ARGS = (
         "interp",
         InterpType.INTERP_LINEAR,
         "Filter: INTERP_NN, LINEAR, CUBIC, LANCZOS3, TRIANGULAR or GAUSSIAN.",
+        True,
     ),
-    ArgSpec("min_filter", "interp", None, "Filter when downscaling (default: interp_type)."),
-    ArgSpec("mag_filter", "interp", None, "Filter when upscaling (default: interp_type)."),
+    ArgSpec("min_filter", "interp", None, "Filter when downscaling (default: interp_type).", True),
+    ArgSpec("mag_filter", "interp", None, "Filter when upscaling (default: interp_type).", True),
     ArgSpec("antialias", "bool", True, "Widen the filter by the scale when downscaling."),
 )
 _RESAMPLE_NOTE = (

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from feedline.core.kernel import SampleContext, SampleKernel
-from feedline.core.types import DataType, to_numpy_dtype
+from feedline.core.types import ENUM_CLASSES, DataType, from_numpy_dtype, to_numpy_dtype
 from feedline.operators.cpu.tensor.basic import cast_array
 
 __all__ = [
@@ -191,8 +191,11 @@ class ChoiceKernel(SampleKernel):
         a = inputs[0]
         shape = output_shape(args["shape"], _shape_like(inputs, 1))
         if a.ndim == 0:
-            if not np.issubdtype(a.dtype, np.integer):
+            data_type = from_numpy_dtype(a.dtype)
+            if data_type in ENUM_CLASSES or not np.issubdtype(a.dtype, np.integer):
                 name = "float" if a.dtype == np.float32 else str(a.dtype)
+                if data_type in ENUM_CLASSES:
+                    name = f"DALI{ENUM_CLASSES[data_type].__name__}"
                 raise TypeError(
                     f"random.choice: Data type {name} is not supported for 0D inputs. Supported "
                     "types are: uint8, uint16, uint32, uint64, int8, int16, int32, int64"

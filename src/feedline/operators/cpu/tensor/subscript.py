@@ -106,7 +106,8 @@ class TensorSubscriptKernel(SampleKernel):
         """Index one sample (the result is a copy in the batch's buffer)."""
         (data,) = inputs
         subscripts = sample_subscripts(args, self._count)
-        view = np.asarray(data[subscript_key(data.shape, subscripts, sample.index)])
+        key = subscript_key(data.shape, subscripts, sample.index)
+        view = np.asarray(data[key], dtype=data.dtype)  # a scalar keeps an enum-typed dtype
         out = sample.output(view.shape, view.dtype)
         out[...] = view
         return out
