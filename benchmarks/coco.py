@@ -29,6 +29,9 @@ parser's row, against 0.2-0.4 s in the others, so the machine's load is the like
 on so loaded a machine it is not at most DALI's time in every round. With 1 MB blocks for
 simdjson (instead of 4 MB), the fallback's peak memory is 458 MB instead of 490 (DALI's 463),
 and five more rounds gave native=0 1.45-1.74 CPU seconds, 0.75-0.93x DALI's (wall 0.75-0.95x).
+On the same VM later that day at a load average under 1 (the other jobs done), five rounds of
+``--tasks cold_poly --fallback --repeat 5`` gave native=0 1.41-1.53 s against DALI's 1.58-1.77 s
+(0.83-0.97x DALI's time in every round) and feedline 1.05-1.51 s (0.62-0.95x).
 Earlier, without masks,
 feedline took 0.71-0.75 CPU seconds (native=0 0.67-0.79) against DALI's 1.17-1.40. Where the
 compiled parser cannot convert a number it skips that segmentation and simdjson parses all
