@@ -29,6 +29,7 @@ import numpy as np
 
 from feedline.core.kernel import warn_corrupt_data
 from feedline.core.types import ImageType
+from feedline.operators.cpu.image.arg_schemas import MAX_DECODED_BYTES, MAX_IMAGE_PIXELS
 from feedline.operators.cpu.image.bindings import (
     Normalization,
     decode_jpeg_region,
@@ -40,7 +41,6 @@ from feedline.operators.cpu.image.limits import (
     check_jpeg_entropy,
 )
 from feedline.operators.cpu.image.pillow_pixels import EncodedFile, PixelTarget, pil_to_array
-from feedline.operators.cpu.image.schemas import MAX_DECODED_BYTES, MAX_IMAGE_PIXELS
 from feedline.operators.cpu.image.windows import Source
 
 __all__ = [

@@ -16,6 +16,7 @@ import numpy as np
 
 from feedline.core.kernel import SampleContext
 from feedline.core.types import ImageType
+from feedline.operators.cpu.image.arg_schemas import NORMALIZE_ARGS
 from feedline.operators.cpu.image.bindings import Normalization
 from feedline.operators.cpu.image.cmn import (
     centre_gain,
@@ -40,7 +41,6 @@ from feedline.operators.cpu.image.resize import (
     rrc_size,
     rrc_window,
 )
-from feedline.operators.cpu.image.schemas import NORMALIZE_ARGS
 from feedline.operators.cpu.image.windows import Source, resize_plan
 
 __all__ = [

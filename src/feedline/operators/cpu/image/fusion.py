@@ -39,8 +39,9 @@ from typing import Any
 
 from feedline.core.graph import DataNode, OpNode
 from feedline.core.types import DataType
+from feedline.operators.cpu.image.arg_schemas import NORMALIZE_ARGS
 from feedline.operators.cpu.image.cmn import has_crop
-from feedline.operators.cpu.image.schemas import NORMALIZE_ARGS, SLICE_WINDOW_ARGS
+from feedline.operators.cpu.image.schemas import SLICE_WINDOW_ARGS
 from feedline.operators.cpu.tensor.slice import slice_axes
 
 __all__ = [

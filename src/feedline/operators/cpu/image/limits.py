@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from feedline.operators.cpu.image.schemas import MAX_DECODED_BYTES, MAX_IMAGE_PIXELS
+from feedline.operators.cpu.image.arg_schemas import MAX_DECODED_BYTES, MAX_IMAGE_PIXELS
 
 __all__ = [
     "JpegLayout",

@@ -1,7 +1,8 @@
 """Family ``image``: schemas and registration of the image decoders, the codecs, ``resize``,
 ``tensor_resize`` (its schema in :mod:`.tensor_resize_schema`), ``random_resized_crop``,
 ``crop``, ``crop_mirror_normalize``, DALI's legacy ``resize_crop_mirror``/
-``fast_resize_crop_mirror`` and the decode-fusion graph pass.
+``fast_resize_crop_mirror`` and the decode-fusion graph pass (the argument specifications they
+share are in :mod:`.arg_schemas`).
 
 Only schemas live here (no Pillow, NumPy kernels or codecs are imported at plugin load); kernels,
 codecs and the graph pass are ``"module:attr"`` strings imported on first use: :mod:`.decoders`
@@ -17,8 +18,23 @@ from typing import TYPE_CHECKING
 
 from feedline.core.hookspecs import hookimpl
 from feedline.core.schema import REQUIRED, ArgSpec, InputSpec, OpSchema
-from feedline.core.types import DataType, ImageType, InterpType
+from feedline.core.types import DataType, ImageType
 from feedline.operators.cpu.common.schemas import OUTPUT_DTYPE_ALIAS, register_cpu_operators
+from feedline.operators.cpu.image.arg_schemas import (
+    CROP_VOLUME_ARGS,
+    CROP_WINDOW_ARGS,
+    DECODE_ARGS,
+    DECODE_DOC,
+    ENCODED,
+    GPU_DECODING,
+    INTERP_ARGS,
+    MAX_DECODED_BYTES_ARG,
+    MAX_PIXELS_ARG,
+    NORMALIZE_ARGS,
+    RANDOM_WINDOW_ARGS,
+    RESAMPLE_NOTE,
+    RESAMPLED_DTYPE,
+)
 from feedline.operators.cpu.image.tensor_resize_schema import TENSOR_RESIZE
 from feedline.operators.cpu.tensor.schemas import SLICE
 
@@ -28,9 +44,6 @@ if TYPE_CHECKING:
 __all__ = [
     "CODECS",
     "KERNELS",
-    "MAX_DECODED_BYTES",
-    "MAX_IMAGE_PIXELS",
-    "NORMALIZE_ARGS",
     "SCHEMAS",
     "SLICE_WINDOW_ARGS",
     "feedline_register_codecs",
@@ -38,171 +51,19 @@ __all__ = [
 ]
 
 _KERNELS = "feedline.operators.cpu.image"
-#: crop_mirror_normalize's arguments besides the crop (what decode fusion can take over).
-NORMALIZE_ARGS = (
-    "mirror",
-    "mean",
-    "std",
-    "scale",
-    "shift",
-    "output_layout",
-    "pad_output",
-    "fill_values",
-)
-#: Default largest image (height × width) a decoder allocates: Pillow's own limit, about 179
-#: megapixels. A header that claims more is refused before any pixel memory is allocated.
-MAX_IMAGE_PIXELS = 178_956_970
-_MAX_PIXELS = ArgSpec(
-    "max_pixels",
-    "int",
-    MAX_IMAGE_PIXELS,
-    "Largest image (height × width, read from the header before anything is allocated) this "
-    "operator accepts, for every format; a larger one fails its sample with an error naming the "
-    "file and its size. The default is Pillow's limit (about 179 megapixels). Pillow itself "
-    "still refuses non-JPEG images above twice its global ``PIL.Image.MAX_IMAGE_PIXELS``.",
-)
-#: Default largest decoded image in bytes (height × width × channels × bytes per channel, read
-#: from the header before anything is allocated): 256 MiB, i.e. Pillow's warning threshold for
-#: 8-bit RGB (about 89 megapixels); a 12-megapixel photo takes 36 MB.
-MAX_DECODED_BYTES = 1 << 28
-_MAX_DECODED_BYTES = ArgSpec(
-    "max_decoded_bytes",
-    "int",
-    None,
-    "Largest decoded image in bytes (height × width × the file's channels × bytes per channel, "
-    "read from the header before anything is allocated) this operator accepts; a larger one "
-    "fails its sample with an error naming the file, its size and this argument. Unset: the "
-    "pipeline's ``max_decoded_bytes``, else 268435456 (256 MiB), which admits 8-bit RGB images "
-    "up to about 89 megapixels.",
-)
-_ENCODED = (InputSpec("data", "Encoded image files: 1-D uint8 (e.g. from readers.file)."),)
-
-_DECODE_DOC = (
-    "Formats: JPEG (grey, colour, CMYK), PNG, BMP, TIFF, WebP, PNM, GIF (first frame) and "
-    "JPEG 2000, chosen by file signature among the registered codecs (plugins add more with "
-    "``feedline_register_codecs``). The EXIF orientation is applied. Output layout ``HWC``; "
-    "RGB/BGR/YCbCr give 3 channels, GRAY 1, ANY_DATA the file's own (grey 1, grey+alpha 2, "
-    "RGB 3, RGBA 4; CMYK becomes RGB). RGB output is bit-identical to libjpeg-turbo's (Pillow's, "
-    "DALI's); GRAY and YCbCr of JPEGs come straight from the decoder (no RGB round trip). A "
-    "corrupt, truncated or unrecognised file raises an error naming the sample's source."
-)
-_DECODE_ARGS = (
-    ArgSpec(
-        "output_type",
-        "image_type",
-        ImageType.RGB,
-        "Colour space of the output: RGB, BGR, GRAY, YCbCr or ANY_DATA.",
-    ),
-    ArgSpec(
-        "dtype",
-        "dtype",
-        DataType.UINT8,
-        "UINT8, UINT16 (v * 257 for 8-bit files) or FLOAT (v / 255, i.e. in [0, 1]).",
-    ),
-    _MAX_PIXELS,
-    _MAX_DECODED_BYTES,
-)
-_GPU_DECODING = ArgSpec(
-    "gpu_decoding",
-    "str",
-    "auto",
-    "Where a ``device='mixed'`` decoder decodes JPEGs: 'auto' on the GPU with nvImageCodec "
-    "when ``nvidia-nvimgcodec-cu12``/``-cu13`` is installed, else on the CPU thread pool; "
-    "'nvimgcodec' on the GPU (an error at build without it); 'cpu' on the CPU thread pool. CPU "
-    "decoding writes into pinned memory and copies each batch to the GPU in one asynchronous "
-    "transfer; other formats and ``image_slice`` always decode on the CPU. A ``cpu`` decoder "
-    "accepts only 'auto' and 'cpu'.",
-    choices=("auto", "nvimgcodec", "cpu"),
-)
-_POS_DOC = (
-    "Relative position of the window: start = round(pos * (in_size - crop_size)), halves away "
-    "from zero; 0.5 centres it."
-)
-_CROP_WINDOW_ARGS = (
-    ArgSpec(
-        "crop",
-        "float_vec",
-        None,
-        "Window size (H, W) or (D, H, W); fractions are truncated.",
-        tensor=True,
-    ),
-    ArgSpec("crop_h", "float", None, "Window height (instead of ``crop``).", tensor=True),
-    ArgSpec("crop_w", "float", None, "Window width (instead of ``crop``).", tensor=True),
-    ArgSpec("crop_pos_x", "float", 0.5, _POS_DOC, tensor=True),
-    ArgSpec("crop_pos_y", "float", 0.5, _POS_DOC, tensor=True),
-    ArgSpec(
-        "rounding",
-        "str",
-        "round",
-        "Anchor rounding: 'round' (nearest, halves away from zero) or 'truncate' (toward zero).",
-        choices=("round", "truncate"),
-    ),
-)
-_CROP_VOLUME_ARGS = (
-    ArgSpec("crop_d", "float", None, "Window depth for volumes (layouts with D).", tensor=True),
-    ArgSpec("crop_pos_z", "float", 0.5, _POS_DOC, tensor=True),
-    ArgSpec(
-        "out_of_bounds_policy",
-        "str",
-        "error",
-        "A window leaving the input: 'error', 'pad' (with fill_values) or 'trim_to_shape'.",
-        choices=("error", "pad", "trim_to_shape"),
-    ),
-    ArgSpec("fill_values", "float_vec", (0.0,), "Padding value, one or one per channel."),
-)
-_RESAMPLED_DTYPE = ArgSpec("dtype", "dtype", None, "Output type: the input's (default) or FLOAT.")
-_RANDOM_WINDOW_ARGS = (
-    ArgSpec(
-        "random_area",
-        "float_vec",
-        (0.08, 1.0),
-        "Range of the window's area as a fraction of the image's (uniform).",
-    ),
-    ArgSpec(
-        "random_aspect_ratio",
-        "float_vec",
-        (3 / 4, 4 / 3),
-        "Range of the window's width/height ratio (log-uniform).",
-    ),
-    ArgSpec(
-        "num_attempts",
-        "int",
-        10,
-        "Draws before falling back to the largest centred window with an allowed ratio.",
-    ),
-)
-_INTERP_ARGS = (
-    ArgSpec(
-        "interp_type",
-        "interp",
-        InterpType.INTERP_LINEAR,
-        "Filter: INTERP_NN, LINEAR, CUBIC, LANCZOS3, TRIANGULAR or GAUSSIAN.",
-        True,
-    ),
-    ArgSpec("min_filter", "interp", None, "Filter when downscaling (default: interp_type).", True),
-    ArgSpec("mag_filter", "interp", None, "Filter when upscaling (default: interp_type).", True),
-    ArgSpec("antialias", "bool", True, "Widen the filter by the scale when downscaling."),
-)
-_RESAMPLE_NOTE = (
-    "Geometry (as DALI): output pixel j samples the source at start + (j + 0.5) * scale; taps at "
-    "pixel centres, borders clamped; LINEAR with antialias is a triangle of radius max(scale, "
-    "1). 8-bit images with 1, 3 or 4 channels and LINEAR/CUBIC/LANCZOS3 filters use Pillow's "
-    "fixed-point resampler (within 1 of the exact result); other cases are exact in float32."
-)
-
 DECODERS_IMAGE = OpSchema(
     "decoders.image",
-    f"Decodes images.\n\n{_DECODE_DOC}",
-    inputs=_ENCODED,
-    args=(*_DECODE_ARGS, _GPU_DECODING),
+    f"Decodes images.\n\n{DECODE_DOC}",
+    inputs=ENCODED,
+    args=(*DECODE_ARGS, GPU_DECODING),
     random=False,
 )
 DECODERS_IMAGE_CROP = OpSchema(
     "decoders.image_crop",
     "Decodes a fixed window of each image (``crop`` conventions).\n\nThe window is placed from "
-    "the header's size; codecs that support it decode only the window.\n\n" + _DECODE_DOC,
-    inputs=_ENCODED,
-    args=(*_DECODE_ARGS, _GPU_DECODING, *_CROP_WINDOW_ARGS),
+    "the header's size; codecs that support it decode only the window.\n\n" + DECODE_DOC,
+    inputs=ENCODED,
+    args=(*DECODE_ARGS, GPU_DECODING, *CROP_WINDOW_ARGS),
     random=False,
 )
 DECODERS_IMAGE_RANDOM_CROP = OpSchema(
@@ -210,16 +71,16 @@ DECODERS_IMAGE_RANDOM_CROP = OpSchema(
     "Decodes a random window of each image (``random_resized_crop``'s window).\n\nEach attempt "
     "draws an area fraction and an aspect ratio; w = round(sqrt(A * area * ratio)), h = "
     "round(sqrt(A * area / ratio)); the first window that fits is placed uniformly.\n\n"
-    + _DECODE_DOC,
-    inputs=_ENCODED,
-    args=(*_DECODE_ARGS, _GPU_DECODING, *_RANDOM_WINDOW_ARGS),
+    + DECODE_DOC,
+    inputs=ENCODED,
+    args=(*DECODE_ARGS, GPU_DECODING, *RANDOM_WINDOW_ARGS),
 )
 DECODERS_IMAGE_SLICE = OpSchema(
     "decoders.image_slice",
     "Decodes a slice of each image: ``slice``'s arguments and rounding on the decoded HWC image "
-    "(coordinates default to x, y: ``axis_names='WH'``).\n\n" + _DECODE_DOC,
-    inputs=(*_ENCODED, *SLICE.inputs[1:]),
-    args=(*_DECODE_ARGS, _GPU_DECODING, *(a for a in SLICE.args if a.name != "dtype")),
+    "(coordinates default to x, y: ``axis_names='WH'``).\n\n" + DECODE_DOC,
+    inputs=(*ENCODED, *SLICE.inputs[1:]),
+    args=(*DECODE_ARGS, GPU_DECODING, *(a for a in SLICE.args if a.name != "dtype")),
     random=False,
 )
 PEEK_IMAGE_SHAPE = OpSchema(
@@ -227,7 +88,7 @@ PEEK_IMAGE_SHAPE = OpSchema(
     "Returns the shape ``[H, W, C]`` of encoded images from their headers, without decoding "
     "(EXIF orientation applied; C is 3 for RGB/BGR/YCbCr, 1 for GRAY, the file's own for "
     "ANY_DATA).",
-    inputs=_ENCODED,
+    inputs=ENCODED,
     args=(
         ArgSpec(
             "dtype",
@@ -244,8 +105,8 @@ PEEK_IMAGE_SHAPE = OpSchema(
             ),
         ),
         ArgSpec("image_type", "image_type", ImageType.RGB, "Colour space deciding C."),
-        _MAX_PIXELS,
-        _MAX_DECODED_BYTES,
+        MAX_PIXELS_ARG,
+        MAX_DECODED_BYTES_ARG,
     ),
     random=False,
 )
@@ -261,7 +122,7 @@ RESIZE = OpSchema(
     "own in the default and 'stretch' modes, and the scale (aspect kept) otherwise; the result is "
     "rounded half away from zero. With ``subpixel_scale`` the exact scale is kept and the source "
     "region shrinks symmetrically to the rounded size. ``roi_start``/``roi_end`` (H, W order; "
-    "absolute or relative) select the source region; start > end mirrors. " + _RESAMPLE_NOTE,
+    "absolute or relative) select the source region; start > end mirrors. " + RESAMPLE_NOTE,
     inputs=(
         InputSpec(
             "input",
@@ -296,12 +157,12 @@ RESIZE = OpSchema(
             choices=("default", "stretch", "not_smaller", "not_larger"),
         ),
         ArgSpec("max_size", "float_vec", None, "Upper limit of the output size (one or H, W)."),
-        *_INTERP_ARGS,
+        *INTERP_ARGS,
         ArgSpec("roi_start", "float_vec", None, "Source region start (H, W).", tensor=True),
         ArgSpec("roi_end", "float_vec", None, "Source region end (H, W).", tensor=True),
         ArgSpec("roi_relative", "bool", False, "ROI given relative to the input size."),
         ArgSpec("subpixel_scale", "bool", True, "Keep the exact scale for fractional sizes."),
-        _RESAMPLED_DTYPE,
+        RESAMPLED_DTYPE,
         ArgSpec(
             "minibatch_size",
             "int",
@@ -324,13 +185,13 @@ RANDOM_RESIZED_CROP = OpSchema(
     "random_resized_crop",
     "Crops a random window and resizes it to ``size`` (H, W).\n\nThe window is drawn as in "
     "``decoders.image_random_crop``; all frames of a sequence share it. The resize reads pixels "
-    "around the window (as DALI's ROI resize). " + _RESAMPLE_NOTE,
+    "around the window (as DALI's ROI resize). " + RESAMPLE_NOTE,
     inputs=(InputSpec("input", "Images.", layouts=("HWC", "HW", "CHW", "FHWC", "FCHW", "")),),
     args=(
         ArgSpec("size", "float_vec", REQUIRED, "Output size (H, W), or one value for a square."),
-        *_RANDOM_WINDOW_ARGS,
-        *_INTERP_ARGS,
-        _RESAMPLED_DTYPE,
+        *RANDOM_WINDOW_ARGS,
+        *INTERP_ARGS,
+        RESAMPLED_DTYPE,
     ),
 )
 CROP = OpSchema(
@@ -340,8 +201,8 @@ CROP = OpSchema(
     "* (in_size - crop_size)), halves away from zero. Axes without an extent are kept whole.",
     inputs=(InputSpec("input", "Data to crop."),),
     args=(
-        *_CROP_WINDOW_ARGS,
-        *_CROP_VOLUME_ARGS,
+        *CROP_WINDOW_ARGS,
+        *CROP_VOLUME_ARGS,
         ArgSpec("dtype", "dtype", None, "Output type (values converted, not rescaled)."),
     ),
     deprecated=OUTPUT_DTYPE_ALIAS,
@@ -356,8 +217,8 @@ CROP_MIRROR_NORMALIZE = OpSchema(
     "cropping; ``pad_output`` pads channels to the next power of two with the fill value.",
     inputs=(InputSpec("input", "Images (HWC, CHW, FHWC, FCHW, DHWC, CDHW)."),),
     args=(
-        *_CROP_WINDOW_ARGS,
-        *_CROP_VOLUME_ARGS,
+        *CROP_WINDOW_ARGS,
+        *CROP_VOLUME_ARGS,
         ArgSpec("mirror", "int", 0, "Non-zero flips the sample horizontally.", tensor=True),
         ArgSpec("mean", "float_vec", (0.0,), "Mean, one or per channel.", tensor=True),
         ArgSpec("std", "float_vec", (1.0,), "Standard deviation, one or per channel.", tensor=True),
@@ -384,8 +245,8 @@ _RESIZE_CROP_MIRROR_DOC = (
 )
 _RESIZE_CROP_MIRROR_ARGS = (
     *RESIZE.args,
-    *_CROP_WINDOW_ARGS,
-    *(a for a in _CROP_VOLUME_ARGS if a.name in ("crop_d", "crop_pos_z")),
+    *CROP_WINDOW_ARGS,
+    *(a for a in CROP_VOLUME_ARGS if a.name in ("crop_d", "crop_pos_z")),
     ArgSpec(
         "mirror",
         "int",
@@ -438,9 +299,9 @@ FUSED_RANDOM_RESIZED_CROP = OpSchema(
     "decoders._image_random_resized_crop",
     "decoders.image followed by random_resized_crop (and a crop_mirror_normalize without a "
     "crop), fused by the decode-fusion graph pass.",
-    inputs=_ENCODED,
+    inputs=ENCODED,
     args=(
-        *_DECODE_ARGS,
+        *DECODE_ARGS,
         *(a for a in RANDOM_RESIZED_CROP.args if a.name != "dtype"),
         *_ABSORBED_NORMALIZE,
     ),
@@ -450,11 +311,11 @@ FUSED_RESIZE = OpSchema(
     "decoders._image_resize",
     "decoders.image followed by resize (and a following crop_mirror_normalize: its crop, or "
     "all of it), fused by the decode-fusion graph pass.",
-    inputs=_ENCODED,
+    inputs=ENCODED,
     args=(
-        *_DECODE_ARGS,
+        *DECODE_ARGS,
         *(a for a in RESIZE.args if a.name != "dtype"),
-        *_CROP_WINDOW_ARGS,
+        *CROP_WINDOW_ARGS,
         *_ABSORBED_NORMALIZE,
     ),
     hidden=True,
@@ -463,10 +324,10 @@ FUSED_RANDOM_CROP_RESIZE = OpSchema(
     "decoders._image_random_crop_resize",
     "decoders.image_random_crop followed by resize (and a crop_mirror_normalize without a "
     "crop), fused by the decode-fusion graph pass.",
-    inputs=_ENCODED,
+    inputs=ENCODED,
     args=(
-        *_DECODE_ARGS,
-        *_RANDOM_WINDOW_ARGS,
+        *DECODE_ARGS,
+        *RANDOM_WINDOW_ARGS,
         *(a for a in RESIZE.args if a.name != "dtype"),
         *_ABSORBED_NORMALIZE,
     ),
@@ -476,10 +337,10 @@ FUSED_CROP_RESIZE = OpSchema(
     "decoders._image_crop_resize",
     "decoders.image_crop followed by resize (and a crop_mirror_normalize without a crop), fused "
     "by the decode-fusion graph pass.",
-    inputs=_ENCODED,
+    inputs=ENCODED,
     args=(
-        *_DECODE_ARGS,
-        *_CROP_WINDOW_ARGS,
+        *DECODE_ARGS,
+        *CROP_WINDOW_ARGS,
         *(a for a in RESIZE.args if a.name != "dtype"),
         *_ABSORBED_NORMALIZE,
     ),
@@ -494,7 +355,7 @@ FUSED_SLICE_RESIZE = OpSchema(
     "by the decode-fusion graph pass where no window can pad.",
     inputs=DECODERS_IMAGE_SLICE.inputs,
     args=(
-        *_DECODE_ARGS,
+        *DECODE_ARGS,
         *SLICE_WINDOW_ARGS,
         *(a for a in RESIZE.args if a.name != "dtype"),
         *_ABSORBED_NORMALIZE,
@@ -510,7 +371,7 @@ RANDOM_CROP_GENERATOR = OpSchema(
     "the window's anchor ``(y, x)`` and shape ``(h, w)``, int32, ready for ``slice``.",
     inputs=(InputSpec("input", "The image shape, ``HW`` or ``HWC`` (an integer type)."),),
     outputs=("anchor", "shape"),
-    args=_RANDOM_WINDOW_ARGS,
+    args=RANDOM_WINDOW_ARGS,
 )
 
 SCHEMAS = (

@@ -1,0 +1,178 @@
+"""The argument specifications the image family's schemas share: decoding limits, crop windows,
+random windows, resampling filters and the normalization that decode fusion can take over."""
+
+from __future__ import annotations
+
+from feedline.core.schema import ArgSpec, InputSpec
+from feedline.core.types import DataType, ImageType, InterpType
+
+__all__ = [
+    "CROP_VOLUME_ARGS",
+    "CROP_WINDOW_ARGS",
+    "DECODE_ARGS",
+    "DECODE_DOC",
+    "ENCODED",
+    "GPU_DECODING",
+    "INTERP_ARGS",
+    "MAX_DECODED_BYTES",
+    "MAX_DECODED_BYTES_ARG",
+    "MAX_IMAGE_PIXELS",
+    "MAX_PIXELS_ARG",
+    "NORMALIZE_ARGS",
+    "POS_DOC",
+    "RANDOM_WINDOW_ARGS",
+    "RESAMPLED_DTYPE",
+    "RESAMPLE_NOTE",
+]
+
+#: crop_mirror_normalize's arguments besides the crop (what decode fusion can take over).
+NORMALIZE_ARGS = (
+    "mirror",
+    "mean",
+    "std",
+    "scale",
+    "shift",
+    "output_layout",
+    "pad_output",
+    "fill_values",
+)
+#: Default largest image (height × width) a decoder allocates: Pillow's own limit, about 179
+#: megapixels. A header that claims more is refused before any pixel memory is allocated.
+MAX_IMAGE_PIXELS = 178_956_970
+MAX_PIXELS_ARG = ArgSpec(
+    "max_pixels",
+    "int",
+    MAX_IMAGE_PIXELS,
+    "Largest image (height × width, read from the header before anything is allocated) this "
+    "operator accepts, for every format; a larger one fails its sample with an error naming the "
+    "file and its size. The default is Pillow's limit (about 179 megapixels). Pillow itself "
+    "still refuses non-JPEG images above twice its global ``PIL.Image.MAX_IMAGE_PIXELS``.",
+)
+#: Default largest decoded image in bytes (height × width × channels × bytes per channel, read
+#: from the header before anything is allocated): 256 MiB, i.e. Pillow's warning threshold for
+#: 8-bit RGB (about 89 megapixels); a 12-megapixel photo takes 36 MB.
+MAX_DECODED_BYTES = 1 << 28
+MAX_DECODED_BYTES_ARG = ArgSpec(
+    "max_decoded_bytes",
+    "int",
+    None,
+    "Largest decoded image in bytes (height × width × the file's channels × bytes per channel, "
+    "read from the header before anything is allocated) this operator accepts; a larger one "
+    "fails its sample with an error naming the file, its size and this argument. Unset: the "
+    "pipeline's ``max_decoded_bytes``, else 268435456 (256 MiB), which admits 8-bit RGB images "
+    "up to about 89 megapixels.",
+)
+ENCODED = (InputSpec("data", "Encoded image files: 1-D uint8 (e.g. from readers.file)."),)
+
+DECODE_DOC = (
+    "Formats: JPEG (grey, colour, CMYK), PNG, BMP, TIFF, WebP, PNM, GIF (first frame) and "
+    "JPEG 2000, chosen by file signature among the registered codecs (plugins add more with "
+    "``feedline_register_codecs``). The EXIF orientation is applied. Output layout ``HWC``; "
+    "RGB/BGR/YCbCr give 3 channels, GRAY 1, ANY_DATA the file's own (grey 1, grey+alpha 2, "
+    "RGB 3, RGBA 4; CMYK becomes RGB). RGB output is bit-identical to libjpeg-turbo's (Pillow's, "
+    "DALI's); GRAY and YCbCr of JPEGs come straight from the decoder (no RGB round trip). A "
+    "corrupt, truncated or unrecognised file raises an error naming the sample's source."
+)
+DECODE_ARGS = (
+    ArgSpec(
+        "output_type",
+        "image_type",
+        ImageType.RGB,
+        "Colour space of the output: RGB, BGR, GRAY, YCbCr or ANY_DATA.",
+    ),
+    ArgSpec(
+        "dtype",
+        "dtype",
+        DataType.UINT8,
+        "UINT8, UINT16 (v * 257 for 8-bit files) or FLOAT (v / 255, i.e. in [0, 1]).",
+    ),
+    MAX_PIXELS_ARG,
+    MAX_DECODED_BYTES_ARG,
+)
+GPU_DECODING = ArgSpec(
+    "gpu_decoding",
+    "str",
+    "auto",
+    "Where a ``device='mixed'`` decoder decodes JPEGs: 'auto' on the GPU with nvImageCodec "
+    "when ``nvidia-nvimgcodec-cu12``/``-cu13`` is installed, else on the CPU thread pool; "
+    "'nvimgcodec' on the GPU (an error at build without it); 'cpu' on the CPU thread pool. CPU "
+    "decoding writes into pinned memory and copies each batch to the GPU in one asynchronous "
+    "transfer; other formats and ``image_slice`` always decode on the CPU. A ``cpu`` decoder "
+    "accepts only 'auto' and 'cpu'.",
+    choices=("auto", "nvimgcodec", "cpu"),
+)
+POS_DOC = (
+    "Relative position of the window: start = round(pos * (in_size - crop_size)), halves away "
+    "from zero; 0.5 centres it."
+)
+CROP_WINDOW_ARGS = (
+    ArgSpec(
+        "crop",
+        "float_vec",
+        None,
+        "Window size (H, W) or (D, H, W); fractions are truncated.",
+        tensor=True,
+    ),
+    ArgSpec("crop_h", "float", None, "Window height (instead of ``crop``).", tensor=True),
+    ArgSpec("crop_w", "float", None, "Window width (instead of ``crop``).", tensor=True),
+    ArgSpec("crop_pos_x", "float", 0.5, POS_DOC, tensor=True),
+    ArgSpec("crop_pos_y", "float", 0.5, POS_DOC, tensor=True),
+    ArgSpec(
+        "rounding",
+        "str",
+        "round",
+        "Anchor rounding: 'round' (nearest, halves away from zero) or 'truncate' (toward zero).",
+        choices=("round", "truncate"),
+    ),
+)
+CROP_VOLUME_ARGS = (
+    ArgSpec("crop_d", "float", None, "Window depth for volumes (layouts with D).", tensor=True),
+    ArgSpec("crop_pos_z", "float", 0.5, POS_DOC, tensor=True),
+    ArgSpec(
+        "out_of_bounds_policy",
+        "str",
+        "error",
+        "A window leaving the input: 'error', 'pad' (with fill_values) or 'trim_to_shape'.",
+        choices=("error", "pad", "trim_to_shape"),
+    ),
+    ArgSpec("fill_values", "float_vec", (0.0,), "Padding value, one or one per channel."),
+)
+RESAMPLED_DTYPE = ArgSpec("dtype", "dtype", None, "Output type: the input's (default) or FLOAT.")
+RANDOM_WINDOW_ARGS = (
+    ArgSpec(
+        "random_area",
+        "float_vec",
+        (0.08, 1.0),
+        "Range of the window's area as a fraction of the image's (uniform).",
+    ),
+    ArgSpec(
+        "random_aspect_ratio",
+        "float_vec",
+        (3 / 4, 4 / 3),
+        "Range of the window's width/height ratio (log-uniform).",
+    ),
+    ArgSpec(
+        "num_attempts",
+        "int",
+        10,
+        "Draws before falling back to the largest centred window with an allowed ratio.",
+    ),
+)
+INTERP_ARGS = (
+    ArgSpec(
+        "interp_type",
+        "interp",
+        InterpType.INTERP_LINEAR,
+        "Filter: INTERP_NN, LINEAR, CUBIC, LANCZOS3, TRIANGULAR or GAUSSIAN.",
+        True,
+    ),
+    ArgSpec("min_filter", "interp", None, "Filter when downscaling (default: interp_type).", True),
+    ArgSpec("mag_filter", "interp", None, "Filter when upscaling (default: interp_type).", True),
+    ArgSpec("antialias", "bool", True, "Widen the filter by the scale when downscaling."),
+)
+RESAMPLE_NOTE = (
+    "Geometry (as DALI): output pixel j samples the source at start + (j + 0.5) * scale; taps at "
+    "pixel centres, borders clamped; LINEAR with antialias is a triangle of radius max(scale, "
+    "1). 8-bit images with 1, 3 or 4 channels and LINEAR/CUBIC/LANCZOS3 filters use Pillow's "
+    "fixed-point resampler (within 1 of the exact result); other cases are exact in float32."
+)
