@@ -9,13 +9,16 @@ layout every axis is spatial.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 __all__ = [
     "PlaneSplit",
+    "check_frame_counts",
+    "frame_value",
     "from_planes",
     "per_frame_args",
     "split_axes",
@@ -43,6 +46,29 @@ def per_frame_args(arg_layouts: Mapping[str, str], input_layout: str) -> list[st
             f"`{input_layout}` that does not contain frames."
         )
     return names
+
+
+def check_frame_counts(
+    index: int, counts: Mapping[str, int], frames: int, where: str = "input 0"
+) -> None:
+    """Each per-frame argument of sample ``index`` (name → its number of values) holds one value
+    or one per frame of ``where``, which has ``frames`` frames.
+
+    Raises:
+        ValueError: a count that is neither; the message is DALI's.
+    """
+    for name, count in counts.items():
+        if count not in (1, frames):
+            raise ValueError(
+                f"The sample {index} of tensor argument `{name}` contains {count} per-frame "
+                f"parameters, but there are {frames} frames in the corresponding sample of "
+                f"{where}. The numbers should match."
+            )
+
+
+def frame_value(values: Sequence[Any], frame: int) -> Any:
+    """A per-frame argument's value for ``frame``: a single value serves every frame."""
+    return values[frame if len(values) > 1 else 0]
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,12 @@ from typing import Any
 import numpy as np
 
 from feedline.core.kernel import SampleContext, SampleKernel
-from feedline.operators.cpu.common.frames import per_frame_args, split_axes
+from feedline.operators.cpu.common.frames import (
+    check_frame_counts,
+    frame_value,
+    per_frame_args,
+    split_axes,
+)
 from feedline.operators.cpu.common.tensors import output_dtype, saturate_cast
 
 __all__ = ["GaussianBlurKernel", "gaussian_blur", "gaussian_window"]
@@ -140,26 +145,18 @@ class GaussianBlurKernel(SampleKernel):
                 image, layout, args["sigma"], args["window_size"], dtype, sample.index
             )
         frames = image.shape[0]
-        for name in per_frame:
-            count = len(args[name])
-            if count not in (1, frames):
-                raise ValueError(
-                    f"The sample {sample.index} of tensor argument `{name}` contains {count} "
-                    f"per-frame parameters, but there are {frames} frames in the corresponding "
-                    "sample of input 0. The numbers should match."
-                )
+        check_frame_counts(sample.index, {name: len(args[name]) for name in per_frame}, frames)
 
-        def frame_value(name: str, frame: int) -> Any:
-            value = args[name]
-            return value[frame if len(value) > 1 else 0] if name in per_frame else value
+        def frame_arg(name: str, frame: int) -> Any:
+            return frame_value(args[name], frame) if name in per_frame else args[name]
 
         out = sample.output(image.shape, dtype)
         for frame in range(frames):
             out[frame] = gaussian_blur(
                 image[frame],
                 layout[1:],
-                frame_value("sigma", frame),
-                frame_value("window_size", frame),
+                frame_arg("sigma", frame),
+                frame_arg("window_size", frame),
                 dtype,
                 sample.index,
             )

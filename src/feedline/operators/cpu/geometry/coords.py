@@ -10,6 +10,7 @@ import numpy as np
 from feedline.core.kernel import Batch, Kernel, SampleContext, SampleKernel
 from feedline.core.tensor import TensorListCPU
 from feedline.core.types import DataType, to_numpy_dtype
+from feedline.operators.cpu.common.frames import check_frame_counts, frame_value
 from feedline.operators.cpu.tensor.basic import cast_array
 
 __all__ = [
@@ -231,21 +232,14 @@ class CoordTransformKernel(Kernel):
         values = {n: self._value(arg_inputs, n, index) for n in ("M", "T", "MT")}
         counts = {n: len(values[n]) for n in sorted(per_frame)}
         if sequence:
-            frames, origin = sample.shape[0], "input 0"
+            frames, where = sample.shape[0], "input 0"
         else:
-            frames, origin = max(counts.values()), ""
-        for name, count in counts.items():
-            if count not in (1, frames):
-                where = origin or f"argument `{max(counts, key=counts.get)}`"
-                raise ValueError(
-                    f"The sample {index} of tensor argument `{name}` contains {count} per-frame "
-                    f"parameters, but there are {frames} frames in the corresponding sample of "
-                    f"{where}. The numbers should match."
-                )
+            frames, where = max(counts.values()), f"argument `{max(counts, key=counts.get)}`"
+        check_frame_counts(index, counts, frames, where)
         results = []
         for frame in range(frames):
             args = {
-                n: value[frame if len(value) > 1 else 0] if n in per_frame else value
+                n: frame_value(value, frame) if n in per_frame else value
                 for n, value in values.items()
             }
             frame_points = sample[frame] if sequence else sample
