@@ -197,3 +197,16 @@ def test_define_graph_may_return_a_list_of_outputs() -> None:
     pipe = Listed(batch_size=1, num_threads=1, device_id=None)
     assert [out.as_array().tolist() for out in pipe.run()] == [[[1]], [[2]]]
     pipe.close()
+
+
+def test_dalis_private_ops_names_programs_import() -> None:
+    from feedline.data_node import DataNode
+
+    assert ops._DataNode is DataNode
+    array = np.arange(24, dtype=np.float32).reshape(2, 3, 4)[:, 1:, ::2]
+    back = ops._dlpack_to_array(ops._dlpack_from_array(array))
+    np.testing.assert_array_equal(back, array)
+    frozen = np.arange(3)
+    frozen.flags.writeable = False  # read-only memory goes out as a copy
+    np.testing.assert_array_equal(ops._dlpack_to_array(ops._dlpack_from_array(frozen)), frozen)
+    assert "_DataNode" not in dir(ops)

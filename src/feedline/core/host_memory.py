@@ -10,7 +10,14 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["CPU_DLPACK_DEVICE", "address_of", "copy_to_address", "from_dlpack", "to_array"]
+__all__ = [
+    "CPU_DLPACK_DEVICE",
+    "address_of",
+    "copy_to_address",
+    "from_dlpack",
+    "to_array",
+    "to_dlpack",
+]
 
 CPU_DLPACK_DEVICE = (1, 0)  # DLPack kDLCPU, device 0
 
@@ -29,6 +36,15 @@ def from_dlpack(obj: Any) -> np.ndarray:
             return CPU_DLPACK_DEVICE
 
     return np.from_dlpack(_Capsule())
+
+
+def to_dlpack(array: np.ndarray) -> Any:
+    """A DLPack capsule of ``array``: shared memory when it is writable, else of a copy (DLPack's
+    unversioned capsules, which every consumer reads, cannot mark memory read-only)."""
+    try:
+        return array.__dlpack__()
+    except BufferError:
+        return np.array(array).__dlpack__()
 
 
 def to_array(data: Any) -> np.ndarray:

@@ -23,6 +23,7 @@ from typing import Any, ClassVar
 
 from feedline.core.graph import DataNode, make_operator_call
 from feedline.core.graph.names import class_name
+from feedline.core.host_memory import from_dlpack, to_dlpack
 from feedline.core.plugins import get_registry
 from feedline.core.registry import OperatorEntry
 from feedline.core.schema import COMMON_ARGS
@@ -195,6 +196,17 @@ class Compose:
         return result
 
 
+_ROOT_EXTRAS: dict[str, Any] = {
+    "Compose": Compose,
+    "_DataNode": DataNode,
+    "_dlpack_from_array": to_dlpack,
+    "_dlpack_to_array": from_dlpack,
+}
+"""What ``ops`` holds besides the operator classes: ``Compose`` and the private names of DALI's
+``nvidia.dali.ops`` that DALI programs and tests import (its ``DataNode`` alias and the DLPack
+helpers that ``DLTensorPythonFunction`` functions use)."""
+
+
 class OpsNamespace(_pytypes.ModuleType):
     """A (sub-)namespace of ``ops``; attributes resolve against the active registry."""
 
@@ -221,8 +233,8 @@ class OpsNamespace(_pytypes.ModuleType):
     def __getattr__(self, attr: str) -> Any:
         if attr.startswith("__"):
             raise AttributeError(attr)
-        if attr == "Compose" and not self._prefix:
-            return Compose
+        if not self._prefix and attr in _ROOT_EXTRAS:
+            return _ROOT_EXTRAS[attr]
         classes, subspaces = self._names()
         if attr in classes:
             return operator_class(classes[attr])

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from feedline.core.host_memory import to_dlpack
 from feedline.core.kernel import Batch, Kernel, KernelContext, SampleContext, SampleKernel
 from feedline.core.tensor import TensorListCPU
 from feedline.operators.cpu.python.function import (
@@ -46,15 +47,6 @@ class _CapsuleProducer:
 
     def __dlpack_device__(self) -> tuple[int, int]:
         return (1, 0)  # kDLCPU: a capsule of device memory fails in np.from_dlpack
-
-
-def to_dlpack(array: np.ndarray) -> Any:
-    """A DLPack capsule of ``array``: shared memory when it is writable, else of a copy (DLPack's
-    unversioned capsules, which every consumer reads, cannot mark memory read-only)."""
-    try:
-        return array.__dlpack__()
-    except BufferError:
-        return np.array(array).__dlpack__()
 
 
 def from_dlpack(value: Any, who: str, index: int) -> np.ndarray:
