@@ -218,3 +218,14 @@ def test_paths_for_string_arguments_and_none_for_the_default() -> None:
     static, _ = SCHEMA.validate({"size": None, "interp_type": None})
     assert static["interp_type"] is types.INTERP_LINEAR
     assert static["size"] is None
+
+
+def test_layouts_keep_one_string_apart_from_a_list_of_one() -> None:
+    spec = ArgSpec("output_layouts", "layouts", None)
+    assert spec.coerce("HWC", "op") == "HWC"
+    assert spec.coerce(["HWC"], "op") == ("HWC",)
+    assert spec.coerce(("HW", ""), "op") == ("HW", "")
+    with pytest.raises(TypeError, match="expects layout str or list of layout str"):
+        spec.coerce(3, "op")
+    with pytest.raises(ValueError, match="twice"):
+        spec.coerce(["HH"], "op")

@@ -50,7 +50,9 @@ _ENUM_KINDS: dict[str, type[enum.IntEnum]] = {
     "interp": InterpType,
     "image_type": ImageType,
 }
-KINDS = frozenset({*_SCALAR_KINDS, *_VEC_KINDS, *_ENUM_KINDS, "layout", "callable", "any", "dict"})
+KINDS = frozenset(
+    {*_SCALAR_KINDS, *_VEC_KINDS, *_ENUM_KINDS, "layout", "layouts", "callable", "any", "dict"}
+)
 _KIND_DOC = {
     "bool": "bool",
     "int": "int",
@@ -64,6 +66,7 @@ _KIND_DOC = {
     "interp": "feedline.types.InterpType",
     "image_type": "feedline.types.ImageType",
     "layout": "layout str",
+    "layouts": "layout str or list of layout str",
     "callable": "callable",
     "any": "any",
     "dict": "dict",
@@ -124,8 +127,9 @@ class ArgSpec:
     Attributes:
         name: the argument name.
         kind: one of ``bool int float str int_vec float_vec str_vec bool_vec dtype interp
-            image_type layout callable any dict``; vector kinds accept a scalar or a sequence and
-            are normalised to a tuple.
+            image_type layout layouts callable any dict``; vector kinds accept a scalar or a
+            sequence and are normalised to a tuple; ``layouts`` keeps one string as a string
+            (a layout for every output) and makes a sequence a tuple (one layout per output).
         default: the default value; ``REQUIRED`` if it must be given, ``None`` if optional.
         doc: the description used in the generated docs.
         tensor: whether the argument may be given per sample as a CPU DataNode.
@@ -183,6 +187,14 @@ class ArgSpec:
             elif kind == "layout":
                 result = str(TensorLayout(value)) if isinstance(value, str) else None
                 if result is None:
+                    raise TypeError(kind)
+            elif kind == "layouts":
+                # one string (kept as a string: it means every output) or one per output
+                if isinstance(value, str):
+                    result = str(TensorLayout(value))
+                elif isinstance(value, list | tuple):
+                    result = tuple(str(TensorLayout(v)) for v in value)
+                else:
                     raise TypeError(kind)
             elif kind == "callable":
                 if not callable(value):
@@ -277,6 +289,8 @@ class OpSchema:
         check: called with the validated static arguments when the operator is called, to
             raise on combinations the argument types cannot express (as DALI does at that
             point).
+        input_sets: whether lists of DataNodes as inputs make one operator per position
+            (DALI's multiple input sets); DALI's Python operators refuse them.
     """
 
     name: str
@@ -294,6 +308,7 @@ class OpSchema:
     random: bool = True
     positional_args: tuple[str, ...] = ()
     check: Callable[[Mapping[str, Any]], None] | None = None
+    input_sets: bool = True
 
     def __post_init__(self) -> None:
         names = [a.name for a in self.args]

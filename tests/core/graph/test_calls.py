@@ -47,3 +47,11 @@ def test_multiple_input_sets_make_one_operator_per_position() -> None:
     outs = [o.as_array()[0].tolist() for o in pipe.run()]
     assert outs == [[[2, 1]], [[4, 3]], [[1, 2, 1, 2]], [[3, 4, 1, 2]]]
     pipe.close()
+
+
+@pytest.mark.parametrize("op", [fn.python_function, fn.dl_tensor_python_function])
+def test_python_operators_refuse_input_sets_when_called(op) -> None:
+    with Pipeline(batch_size=1, num_threads=1, device_id=None):
+        a = fn.constant(idata=[1, 2], layout="W")
+        with pytest.raises(TypeError, match="Python Operators do not support Multiple Input Sets"):
+            op([a, a], function=lambda x: x)

@@ -147,6 +147,11 @@ def _input_sets(op_name: str, inputs: Sequence[Any]) -> list[list[Any]] | None:
     lists = [x for x in inputs if isinstance(x, list) and any(isinstance(v, DataNode) for v in x)]
     if not lists:
         return None
+    if not resolve_operator(op_name).schema.input_sets:
+        raise TypeError(
+            f"{op_name}: Expected inputs of type `DataNode`. Received input of type 'list'. "
+            "Python Operators do not support Multiple Input Sets."
+        )
     count = len(lists[0])
     if any(len(x) != count for x in lists):
         raise ValueError(

@@ -84,7 +84,8 @@ def _outputs(function: Any, num_outputs: int) -> Any:
     ("function", "num_outputs", "message"),
     [
         (lambda ts: [1.5 for _ in ts], 1, "output 0 is a float; dl_tensor_python_function"),
-        (lambda ts: [*ts, ts[0]], 2, "must return a tuple of 2 outputs, got 3"),
+        (lambda ts: [*ts, ts[0]], 2, "must be a tuple, got: list"),
+        (lambda ts: (ts, ts, ts), 2, "got 3, expected 2"),
         (lambda ts: [ts[0]], 1, "output 0 has 1 samples, expected 2"),
     ],
 )

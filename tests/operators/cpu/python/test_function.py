@@ -101,7 +101,9 @@ def test_errors_name_the_function() -> None:
         return x
 
     cases = [
-        (dict(function=wrong_count, num_outputs=2), r"wrong_count.*tuple of 2 outputs"),
+        (dict(function=wrong_count, num_outputs=2), r"wrong_count.*must be a tuple, got: ndarray"),
+        (dict(function=lambda x: [x, x], num_outputs=2), r"must be a tuple, got: list"),
+        (dict(function=lambda x: (x, x, x), num_outputs=2), r"got 3, expected 2"),
         (dict(function=lambda x: "text"), r"output 0 has unsupported type"),
         (dict(function=lambda x: x, output_layouts=["HWC"]), r"layout 'HWC' has 3"),
         (
@@ -114,11 +116,27 @@ def test_errors_name_the_function() -> None:
             run(lambda kwargs=kwargs: fn.python_function(data(), **kwargs))
 
 
+def test_one_layout_string_names_every_output_a_list_names_them_in_turn() -> None:
+    def define() -> Any:
+        same = fn.python_function(
+            data(), function=lambda x: (x, x + 1), num_outputs=2, output_layouts="AB"
+        )
+        listed = fn.python_function(
+            data(), function=lambda x: (x, x + 1), num_outputs=2, output_layouts=["CD"]
+        )
+        return (*same, *listed)
+
+    outputs = run(define)[0]
+    assert [out.layout() for out in outputs] == ["AB", "AB", "CD", ""]
+
+
 def test_python_function_arguments_are_validated() -> None:
     with pytest.raises(TypeError, match="missing required argument 'function'"):
         run(lambda: fn.python_function(data()))
     with pytest.raises(TypeError, match="argument 'function' expects callable"):
         run(lambda: fn.python_function(data(), function=3))
+    with pytest.raises(TypeError, match="output_layouts' expects layout str or list of layout"):
+        run(lambda: fn.python_function(data(), function=abs, output_layouts=3))
     with pytest.raises(RuntimeError, match=r"output_layouts`` \(=2\) is greater than the number"):
         run(lambda: fn.python_function(data(), function=abs, output_layouts=["", ""]))
     schema = get_registry().operators["python_function"].schema

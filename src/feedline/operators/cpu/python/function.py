@@ -113,7 +113,13 @@ def as_output(value: Any, who: str, index: int, layout: str) -> np.ndarray:
 
 
 def split_outputs(result: Any, count: int, who: str) -> tuple[Any, ...]:
-    """The function's return value as a tuple of ``count`` outputs."""
+    """The function's return value as a tuple of ``count`` outputs.
+
+    Raises:
+        TypeError: a value with ``num_outputs=0``, or not a tuple with more than one output
+            (DALI's rule: a list is one output's batch in batch mode, so it is refused here).
+        ValueError: a tuple of another length than ``count`` (DALI's type and wording).
+    """
     if count == 0:
         if result is not None and not (isinstance(result, tuple) and not result):
             raise TypeError(f"{who} returned {type(result).__name__} but num_outputs is 0")
@@ -122,10 +128,17 @@ def split_outputs(result: Any, count: int, who: str) -> tuple[Any, ...]:
         if isinstance(result, tuple) and len(result) == 1:
             return result
         return (result,)
-    if not isinstance(result, tuple | list) or len(result) != count:
-        got = f"{len(result)} values" if isinstance(result, tuple | list) else type(result).__name__
-        raise TypeError(f"{who} must return a tuple of {count} outputs, got {got}")
-    return tuple(result)
+    if not isinstance(result, tuple):
+        raise TypeError(
+            f"{who}: the output from a multi-output Python function operator must be a tuple, "
+            f"got: {type(result).__name__}"
+        )
+    if len(result) != count:
+        raise ValueError(
+            f"{who}: Unexpected number of outputs from Python function operator - got "
+            f"{len(result)}, expected {count}"
+        )
+    return result
 
 
 def _batch_output(value: Any, size: int, who: str, index: int, layout: str) -> list[np.ndarray]:
@@ -162,7 +175,9 @@ class PythonFunctionSetup(Kernel):
 
     def setup(self) -> None:
         self.num_outputs = len(python_function_outputs(self.args))
-        given = tuple(self.args["output_layouts"] or ())
+        given = self.args["output_layouts"] or ()
+        if isinstance(given, str):  # one layout string names every output's layout, as in DALI
+            given = (given,) * self.num_outputs
         if len(given) > self.num_outputs:
             raise RuntimeError(  # DALI's type and wording, at build as in DALI
                 f"{self.ctx.schema.name}: The length of the ``output_layouts`` (={len(given)}) is "

@@ -308,14 +308,16 @@ PYTHON_FUNCTION = OpSchema(
         ArgSpec("batch_processing", "bool", False, "Call once per batch instead of per sample."),
         ArgSpec(
             "output_layouts",
-            "str_vec",
+            "layouts",
             None,
-            "Layout of each output; missing entries mean no layout.",
+            "Layout of each output (missing entries mean no layout), or one layout string for "
+            "every output.",
         ),
     ),
     no_prune=True,
     serializable=False,
     random=False,
+    input_sets=False,
 )
 
 DL_TENSOR_PYTHON_FUNCTION = OpSchema(
@@ -353,6 +355,7 @@ DL_TENSOR_PYTHON_FUNCTION = OpSchema(
     no_prune=True,
     serializable=False,
     random=False,
+    input_sets=False,
 )
 
 #: The most inputs and outputs DALI's ``numba_function`` passes to ``run_fn``.
