@@ -213,3 +213,22 @@ def test_statistics_add_up_every_samples_time_across_threads() -> None:
     p.close()
     assert stats["runs"] == 3
     assert stats["time_s"] >= 3 * 8 * 0.002  # each sample sleeps 2 ms
+
+
+def test_an_operator_without_inputs_stays_out_of_a_chain_in_a_branch() -> None:
+    """A per-sample operator reading nothing makes the whole batch, even when the chain before
+    it in the plan runs on one branch of a conditional (the if-branch's samples only)."""
+
+    @pipeline_def(batch_size=6, num_threads=2, device_id=None, enable_conditionals=True)
+    def pipe():
+        index = fn.external_source(source=lambda info: np.int32(info.idx_in_batch), batch=False)
+        if index < 2:
+            out = fn.python_function(index, function=lambda x: x * 10)
+        else:
+            out = fn.python_function(function=lambda: np.int32(-1))
+        return out
+
+    p = pipe()
+    (out,) = p.run()
+    p.close()
+    assert out.as_array().tolist() == [0, 10, -1, -1, -1, -1]

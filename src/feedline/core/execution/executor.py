@@ -103,10 +103,14 @@ class _Progress:
 
 def _reads_batch_of(op: OpNode, chain: Chain, batches: dict[Key, Key | None]) -> bool:
     """Whether everything ``op`` reads from outside ``chain`` is of the batch the chain's
-    first step reads (so ``op`` may run in the chain, on the same samples)."""
+    first step reads (so ``op`` may run in the chain, on the same samples). An operator that
+    reads nothing makes the iteration's batch, so it joins only a chain of that batch (not one
+    in a branch of a conditional)."""
     first, _ = chain.steps[0]
     reference = next(iter(first.upstream()), None)
     batch = None if reference is None else batches.get((id(reference.source), reference.index))
+    if not op.upstream():
+        return batch is None
     return all(
         batches.get((id(n.source), n.index)) == batch
         for n in op.upstream()
