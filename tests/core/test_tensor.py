@@ -232,3 +232,17 @@ def test_separate_uniform_samples_are_gathered_into_a_new_buffer() -> None:
     assert dense.shape == (3, 2, 3)
     assert not any(np.shares_memory(dense, s) for s in samples)
     np.testing.assert_array_equal(dense[:, 0, 0], [0, 1, 2])
+
+
+@pytest.mark.parametrize("enum_type", [types.DATA_TYPE, types.IMAGE_TYPE, types.INTERP_TYPE])
+def test_enum_typed_data_is_not_handed_out_as_numbers(enum_type: types.DataType) -> None:
+    stored = np.asarray([[1, 2], [3, 0]], types.to_numpy_dtype(enum_type))
+    tl = TensorListCPU(stored)
+    assert tl.dtype == enum_type and tl[0].dtype == enum_type
+    refusals = [tl.as_array, tl.as_tensor, tl[0].as_array, lambda: np.asarray(tl[1])]
+    for refused in refusals:
+        with pytest.raises(TypeError, match="enum types cannot be used with buffer protocol"):
+            refused()
+    assert tl.raw_array().tolist() == [[1, 2], [3, 0]]
+    assert tl[1].raw_array().tolist() == [3, 0]
+    assert TensorListCPU([tl[0], tl[1]]).dtype == enum_type  # samples rebatch with their type

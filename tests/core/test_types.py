@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -10,7 +12,9 @@ from feedline.core.types import (
     DataType,
     ScalarConstant,
     TensorLayout,
+    check_enum_cast,
     from_numpy_dtype,
+    refuse_enum_buffer,
     to_numpy_dtype,
 )
 
@@ -95,15 +99,50 @@ def test_enum_types_survive_numpy_round_trips() -> None:
     values = np.asarray([types.INTERP_NN, types.INTERP_CUBIC], dtype)
     assert from_numpy_dtype(values[[1, 0, 1]].dtype) == DataType.INTERP_TYPE
     assert from_numpy_dtype(values.astype(np.int32).dtype) == DataType.INT32
-    assert ScalarConstant.from_value(types.INTERP_CUBIC).dtype == DataType.INTERP_TYPE
-    assert ScalarConstant.from_value(types.UINT8).dtype == DataType.DATA_TYPE
+
+
+@pytest.mark.parametrize(
+    ("value", "dali_name"),
+    [
+        (types.INTERP_CUBIC, "DALIInterpType"),
+        (types.UINT8, "DALIDataType"),
+        (types.RGB, "DALIImageType"),
+    ],
+)
+def test_a_scalar_constant_refuses_enum_members_as_dali(value: Any, dali_name: str) -> None:
+    with pytest.raises(TypeError, match=rf"'bool', 'int' or 'float', got types\.{dali_name}\."):
+        ScalarConstant(value)
+    with pytest.raises(TypeError, match=dali_name):
+        ScalarConstant.from_value(value)
+    with pytest.raises(TypeError, match="INTERP_TYPE; types.Constant"):
+        ScalarConstant(1, DataType.INTERP_TYPE)
+
+
+@pytest.mark.parametrize(
+    "enum_type", [DataType.DATA_TYPE, DataType.IMAGE_TYPE, DataType.INTERP_TYPE]
+)
+@pytest.mark.parametrize("number", [DataType.FLOAT16, DataType.FLOAT, DataType.FLOAT64])
+def test_enums_cast_only_to_and_from_integers(enum_type: DataType, number: DataType) -> None:
+    with pytest.raises(RuntimeError, match="Enums can only participate in casts with integral"):
+        check_enum_cast(enum_type, number)
+    with pytest.raises(RuntimeError, match=r"Cannot cast from (float|double|float16) to DALI"):
+        check_enum_cast(number, enum_type)
+    for integral in (DataType.INT32, DataType.UINT8, DataType.INT64, enum_type):
+        check_enum_cast(enum_type, integral)
+        check_enum_cast(integral, enum_type)
+    check_enum_cast(number, DataType.INT32)
+
+
+def test_enum_buffers_are_refused_in_dalis_words() -> None:
+    refuse_enum_buffer(np.dtype(np.int32))
+    with pytest.raises(TypeError, match="DALI enum types cannot be used with buffer protocol"):
+        refuse_enum_buffer(to_numpy_dtype(DataType.IMAGE_TYPE))
 
 
 def test_scalar_constant_without_dtype_infers_it() -> None:
     assert ScalarConstant(10) == ScalarConstant(10, DataType.INT32)
     assert ScalarConstant(2.5).dtype == DataType.FLOAT
     assert ScalarConstant(np.int16(3)) == ScalarConstant(3, DataType.INT16)
-    assert ScalarConstant(types.INTERP_NN).dtype == DataType.INTERP_TYPE
 
 
 def test_numpy_mapping_errors() -> None:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from feedline.core.host_memory import CPU_DLPACK_DEVICE, address_of, copy_to_address, to_array
-from feedline.core.types import DataType, TensorLayout, from_numpy_dtype
+from feedline.core.types import DataType, TensorLayout, from_numpy_dtype, refuse_enum_buffer
 
 __all__ = ["BatchAccessors", "TensorAccessors", "TensorCPU", "TensorListCPU", "check_layout"]
 
@@ -235,24 +235,33 @@ class TensorCPU(TensorAccessors):
         """Return itself (already in CPU memory)."""
         return self
 
+    def raw_array(self) -> np.ndarray:
+        """The data as a NumPy array sharing memory, enum-typed data as its int32 storage."""
+        return self._array
+
     def as_array(self) -> np.ndarray:
-        """The data as a NumPy array sharing memory."""
+        """The data as a NumPy array sharing memory.
+
+        Raises:
+            TypeError: for enum-typed data, as DALI (``fn.cast`` it to an integer type).
+        """
+        refuse_enum_buffer(self._array.dtype)
         return self._array
 
     @property
     def __array_interface__(self) -> dict[str, Any]:
-        return self._array.__array_interface__
+        return self.as_array().__array_interface__
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         if dtype is None and not copy:
-            return self._array
-        return np.array(self._array, dtype=dtype, copy=True)
+            return self.as_array()
+        return np.array(self.as_array(), dtype=dtype, copy=True)
 
     def __buffer__(self, flags: int) -> memoryview:
-        return memoryview(self._array)
+        return memoryview(self.as_array())
 
     def __dlpack__(self, stream: Any = None, **kwargs: Any) -> Any:
-        return self._array.__dlpack__(**kwargs)
+        return self.as_array().__dlpack__(**kwargs)
 
     def __dlpack_device__(self) -> tuple[int, int]:
         return CPU_DLPACK_DEVICE
@@ -300,7 +309,7 @@ class TensorListCPU(BatchAccessors):
         self._layout = check_layout(layout, self.ndim) if len(self) else str(layout or "")
 
     def _init_from_list(self, items: Sequence[Any]) -> None:
-        arrays = [np.asarray(x.as_array() if isinstance(x, TensorCPU) else x) for x in items]
+        arrays = [np.asarray(x.raw_array() if isinstance(x, TensorCPU) else x) for x in items]
         if not arrays:
             self._dense, self._samples = None, []
             return
@@ -413,7 +422,13 @@ class TensorListCPU(BatchAccessors):
 
         Raises:
             RuntimeError: if the samples do not all have the same shape.
+            TypeError: for enum-typed data, as DALI (``fn.cast`` it to an integer type).
         """
+        refuse_enum_buffer(self.numpy_dtype)
+        return self.raw_array()
+
+    def raw_array(self) -> np.ndarray:
+        """:meth:`as_array`, enum-typed data included (as its int32 storage)."""
         if self._dense is None:
             if not self._samples:
                 return np.empty((0,), dtype=np.uint8)

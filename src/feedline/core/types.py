@@ -139,6 +139,50 @@ def enum_data_type(value: Any) -> DataType | None:
     return None
 
 
+def is_enum_dtype(dtype: np.dtype) -> bool:
+    """Whether a NumPy dtype holds enum-typed data (see :data:`ENUM_CLASSES`)."""
+    return bool(dtype.metadata) and _ENUM_TAG in dtype.metadata  # type: ignore[operator]
+
+
+def refuse_enum_buffer(dtype: np.dtype) -> None:
+    """Refuse to hand out enum-typed data through NumPy conversions, as DALI refuses the buffer
+    protocol for it (its values are enum members, not numbers; ``fn.cast`` makes numbers).
+
+    Raises:
+        TypeError: ``dtype`` holds enum-typed data (DALI's type and wording).
+    """
+    if is_enum_dtype(dtype):
+        raise TypeError(
+            "DALI enum types cannot be used with buffer protocol when they are returned as "
+            "Tensors or TensorLists from DALI pipeline. You can use `nvidia.dali.fn.cast` to "
+            "convert those values to an integral type (`feedline.fn.cast` in feedline)."
+        )
+
+
+_FLOATING = {DataType.FLOAT16: "float16", DataType.FLOAT: "float", DataType.FLOAT64: "double"}
+_ENUM_TYPE_NAMES = {
+    DataType.DATA_TYPE: "DALIDataType",
+    DataType.IMAGE_TYPE: "DALIImageType",
+    DataType.INTERP_TYPE: "DALIInterpType",
+}
+
+
+def check_enum_cast(source: DataType, target: DataType) -> None:
+    """DALI's rule for casts of enum-typed data: to and from integral types only.
+
+    Raises:
+        RuntimeError: one side is an enum type and the other a floating-point type (DALI's
+            type and wording, which names the types as DALI does).
+    """
+    pair = (source, target)
+    if any(t in ENUM_CLASSES for t in pair) and any(t in _FLOATING for t in pair):
+        names = [_ENUM_TYPE_NAMES.get(t) or _FLOATING[t] for t in pair]
+        raise RuntimeError(
+            f"Cannot cast from {names[0]} to {names[1]}. Enums can only participate in casts "
+            "with integral types, but not floating point types."
+        )
+
+
 def to_numpy_dtype(dtype: DataType) -> np.dtype:
     """Return the NumPy dtype of a numeric :class:`DataType`.
 
@@ -226,15 +270,17 @@ _INT32_RANGE = (-(2**31), 2**31 - 1)
 class ScalarConstant:
     """A scalar used inline in an expression (``x + types.Constant(2)``).
 
-    Python ``bool``/``int``/``float`` default to BOOL/INT32/FLOAT; NumPy scalars keep their dtype;
-    enum members (``types.INTERP_CUBIC``) take their enum type. Without ``dtype`` the type is
-    inferred from the value, as DALI's ``ScalarConstant(10)`` does.
+    Python ``bool``/``int``/``float`` default to BOOL/INT32/FLOAT; NumPy scalars keep their dtype.
+    Without ``dtype`` the type is inferred from the value, as DALI's ``ScalarConstant(10)`` does.
+    Enum members and enum types are refused, as in DALI: ``types.Constant(types.INTERP_CUBIC)``
+    makes a constant node of enum-typed data instead.
     """
 
     value: bool | int | float
     dtype: DataType | None = None
 
     def __post_init__(self) -> None:
+        _refuse_enum_scalar(self.value, self.dtype)
         if self.dtype is None:
             inferred = ScalarConstant.from_value(self.value)
             object.__setattr__(self, "value", inferred.value)
@@ -253,25 +299,46 @@ class ScalarConstant:
 
     @staticmethod
     def from_value(value: Any, dtype: DataType | None = None) -> ScalarConstant:
-        """Make a scalar constant from a Python or NumPy scalar."""
+        """Make a scalar constant from a Python or NumPy scalar.
+
+        Raises:
+            TypeError: ``value`` is not a bool, int or float scalar (enum members included), or
+                ``dtype`` is an enum type (DALI's types and wording).
+        """
+        _refuse_enum_scalar(value, dtype)
         if isinstance(value, np.generic | np.ndarray):
             array = np.asarray(value)
             if array.ndim != 0:
                 raise ValueError(f"a scalar constant needs a 0-D value, got shape {array.shape}")
             inferred = from_numpy_dtype(array.dtype)
             python_value = array.item()
-        elif enum_data_type(value) is not None:
-            inferred = enum_data_type(value)
-            python_value = int(value)
         elif isinstance(value, bool | int | float):
             inferred = _DEFAULT_SCALAR_TYPE[type(value)]
             python_value = value
         else:
-            raise TypeError(f"expected a bool, int or float scalar, got {type(value).__name__}")
+            raise TypeError(
+                f"Expected scalar value of type 'bool', 'int' or 'float', got {type(value)}."
+            )
         chosen = DataType(dtype) if dtype is not None else inferred
         if dtype is not None:
             python_value = np.asarray(python_value, dtype=to_numpy_dtype(chosen)).item()
         return ScalarConstant(python_value, chosen)
+
+
+def _refuse_enum_scalar(value: Any, dtype: DataType | None) -> None:
+    """DALI's refusal of enum values and enum types in a :class:`ScalarConstant` (the enums are
+    ``IntEnum`` here, so ``isinstance(value, int)`` alone would let them in)."""
+    enum_type = enum_data_type(value)
+    if enum_type is not None:
+        raise TypeError(
+            "Expected scalar value of type 'bool', 'int' or 'float', got "
+            f"types.{_ENUM_TYPE_NAMES[enum_type]}."
+        )
+    if dtype is not None and DataType(dtype) in ENUM_CLASSES:
+        raise TypeError(
+            f"DALI ScalarConstant can only hold boolean, integer or floating-point types, not "
+            f"{DataType(dtype).name}; types.Constant(value, dtype=...) makes a constant node of it."
+        )
 
 
 def _export_members() -> None:

@@ -6,8 +6,9 @@ import warnings
 
 import pytest
 
-from feedline import Pipeline, fn
+from feedline import Pipeline, fn, types
 from feedline.core.plugins import get_registry
+from feedline.data_node import DataNode
 
 
 def test_a_seed_for_an_operator_without_randomness_is_deprecated_and_ignored() -> None:
@@ -55,3 +56,30 @@ def test_python_operators_refuse_input_sets_when_called(op) -> None:
         a = fn.constant(idata=[1, 2], layout="W")
         with pytest.raises(TypeError, match="Python Operators do not support Multiple Input Sets"):
             op([a, a], function=lambda x: x)
+
+
+def test_enum_constants_are_constant_nodes_and_cast_to_integers_only() -> None:
+    assert isinstance(types.Constant(3), types.ScalarConstant)
+    pipe = Pipeline(batch_size=2, num_threads=1, device_id=None)
+    with pipe:
+        member = types.Constant(types.INTERP_CUBIC)
+        by_dtype = types.Constant(int(types.RGB), dtype=types.IMAGE_TYPE)
+        promoted = fn.copy(types.UINT16)
+        assert isinstance(member, DataNode) and isinstance(by_dtype, DataNode)
+        pipe.set_outputs(member, by_dtype, promoted, fn.cast(promoted, dtype=types.INT32))
+    member, by_dtype, promoted, as_int = pipe.run()
+    assert (member.dtype, by_dtype.dtype, promoted.dtype) == (
+        types.INTERP_TYPE,
+        types.IMAGE_TYPE,
+        types.DATA_TYPE,
+    )
+    assert member.shape() == [()] * 2
+    assert as_int.as_array().tolist() == [int(types.UINT16)] * 2
+    pipe.close()
+
+    pipe = Pipeline(batch_size=1, num_threads=1, device_id=None)
+    with pipe:
+        pipe.set_outputs(fn.cast(types.Constant(types.INTERP_NN), dtype=types.FLOAT))
+    with pytest.raises(RuntimeError, match="Cannot cast from DALIInterpType to float"):
+        pipe.run()
+    pipe.close()

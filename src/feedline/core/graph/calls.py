@@ -16,7 +16,7 @@ from feedline.core.graph.constants import constant_array
 from feedline.core.graph.nodes import DataNode, new_op
 from feedline.core.graph.placement import is_host_source, place, resolve_operator
 from feedline.core.schema import COMMON_ARGS, ON_ERROR_POLICIES
-from feedline.core.types import DataType, ScalarConstant
+from feedline.core.types import ENUM_CLASSES, DataType, ScalarConstant, enum_data_type
 
 __all__ = ["Constant", "arithmetic_node", "constant_node", "make_operator_call"]
 
@@ -27,6 +27,8 @@ def _as_input(value: Any) -> DataNode:
     if isinstance(value, ScalarConstant):
         return constant_node(value.value, dtype=value.dtype)
     if isinstance(value, bool | int | float | np.generic | np.ndarray | list | tuple):
+        if enum_data_type(value) is not None:
+            return constant_node(value)
         if isinstance(value, bool | int | float | np.generic):
             scalar = ScalarConstant.from_value(value)
             return constant_node(scalar.value, dtype=scalar.dtype)
@@ -92,12 +94,17 @@ def Constant(
     """A constant for a pipeline: a :class:`ScalarConstant` or a constant-producing graph node.
 
     A Python or NumPy scalar with no ``shape``, ``layout``, ``device`` or other keyword becomes a
-    :class:`ScalarConstant` (used inline in expressions). Anything else (lists, arrays, a shape)
-    becomes a ``constant`` operator node (default device ``cpu``), in the pipeline being defined or
-    detached. Published as ``feedline.types.Constant``.
+    :class:`ScalarConstant` (used inline in expressions). Anything else (lists, arrays, a shape,
+    enum members or an enum ``dtype``, as in DALI) becomes a ``constant`` operator node (default
+    device ``cpu``), in the pipeline being defined or detached. Published as
+    ``feedline.types.Constant``.
     """
-    is_scalar = isinstance(value, bool | int | float | np.generic) or (
-        isinstance(value, np.ndarray) and value.ndim == 0
+    is_enum = enum_data_type(value) is not None or (
+        dtype is not None and DataType(dtype) in ENUM_CLASSES
+    )
+    is_scalar = not is_enum and (
+        isinstance(value, bool | int | float | np.generic)
+        or (isinstance(value, np.ndarray) and value.ndim == 0)
     )
     if is_scalar and shape is None and layout is None and device is None and not kwargs:
         return ScalarConstant.from_value(value, dtype)

@@ -35,6 +35,8 @@ def constant_array(value: Any, dtype: DataType | None, shape: Any) -> np.ndarray
         else:
             np_dtype = to_numpy_dtype(dtype)
         array = np.asarray(value, dtype=np_dtype)
+    elif dtype is None and enum_data_type(value) is not None:
+        array = np.asarray(int(value), dtype=to_numpy_dtype(enum_data_type(value)))
     else:
         array = np.asarray(value)
         if dtype is not None:

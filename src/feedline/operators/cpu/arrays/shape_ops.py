@@ -157,7 +157,7 @@ class ExpandDimsKernel(Kernel):
             return sample.reshape(shape)
 
         if data.is_dense_tensor() and len(data):
-            dense = data.as_array()
+            dense = data.raw_array()
             out = reshape(dense[0]).shape
             return [TensorListCPU.from_dense(dense.reshape((len(data), *out)), layout)]
         return [map_samples(data, layout, reshape)]

@@ -50,7 +50,7 @@ class PerFrameKernel(Kernel):
         layout = per_frame_layout(data.layout(), data.ndim, self.args["replace"])
         sources = data.source_infos()
         if data.is_dense_tensor():
-            return [TensorListCPU.from_dense(data.as_array(), layout, sources)]
+            return [TensorListCPU.from_dense(data.raw_array(), layout, sources)]
         return [TensorListCPU.from_samples(data.samples(), layout, sources, stack=False)]
 
 

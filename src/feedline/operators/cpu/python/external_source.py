@@ -27,14 +27,14 @@ def _per_output(value: Any, count: int, what: str, name: str) -> list[Any]:
 
 def _as_samples(data: Any, no_copy: bool) -> list[np.ndarray] | np.ndarray:
     if isinstance(data, TensorListCPU):
-        return data.as_array() if data.is_dense_tensor() else data.samples()
+        return data.raw_array() if data.is_dense_tensor() else data.samples()
     if isinstance(data, np.ndarray):
         return data if no_copy else np.array(data, copy=True)
     if isinstance(data, list | tuple):
         return [
-            np.asarray(x.as_array() if isinstance(x, TensorCPU) else x)
+            np.asarray(x.raw_array() if isinstance(x, TensorCPU) else x)
             if no_copy
-            else np.array(x.as_array() if isinstance(x, TensorCPU) else x, copy=True)
+            else np.array(x.raw_array() if isinstance(x, TensorCPU) else x, copy=True)
             for x in data
         ]
     if hasattr(data, "__dlpack__") or hasattr(data, "__array__"):

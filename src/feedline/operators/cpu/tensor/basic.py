@@ -10,7 +10,7 @@ import numpy as np
 
 from feedline.core.kernel import Batch, Kernel, SampleContext, SampleKernel
 from feedline.core.tensor import TensorListCPU
-from feedline.core.types import to_numpy_dtype
+from feedline.core.types import check_enum_cast, to_numpy_dtype
 
 __all__ = [
     "CastKernel",
@@ -116,7 +116,7 @@ def cast_array(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
 def cast_batch(tl: TensorListCPU, dtype: np.dtype) -> TensorListCPU:
     """:func:`cast_array` over a batch (one NumPy call when it is dense)."""
     if tl.is_dense_tensor() and len(tl):
-        out = cast_array(tl.as_array(), dtype)
+        out = cast_array(tl.raw_array(), dtype)
         return TensorListCPU.from_dense(out, tl.layout(), tl.source_infos())
     samples = [cast_array(s, dtype) for s in tl.samples()]
     return TensorListCPU.from_samples(samples, tl.layout(), tl.source_infos())
@@ -130,6 +130,7 @@ class CastKernel(Kernel):
 
     def run(self, batch: Batch) -> list[TensorListCPU]:
         (tl,) = batch.inputs
+        check_enum_cast(tl.dtype, self.args["dtype"])
         return [cast_batch(tl, self._dtype)]
 
 
@@ -139,7 +140,7 @@ class CopyKernel(Kernel):
     def run(self, batch: Batch) -> list[TensorListCPU]:
         (tl,) = batch.inputs
         if tl.is_dense_tensor() and len(tl):
-            return [TensorListCPU.from_dense(tl.as_array().copy(), tl.layout(), tl.source_infos())]
+            return [TensorListCPU.from_dense(tl.raw_array().copy(), tl.layout(), tl.source_infos())]
         samples = [s.copy() for s in tl.samples()]
         return [TensorListCPU.from_samples(samples, tl.layout(), tl.source_infos())]
 
