@@ -6,6 +6,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from feedline import types
 from feedline.core.types import (
@@ -183,3 +185,33 @@ def test_scalar_constant_rules() -> None:
 def test_array_constant_outside_a_pipeline_is_a_detached_node() -> None:
     node = types.Constant([1, 2, 3])
     assert node.source.graph is None and node.name.startswith("__Constant_detached_")
+
+
+@pytest.mark.parametrize("name", ["bool", "int8", "uint16", "int64", "float16", "float32"])
+def test_scalar_constant_conversions_give_the_named_type(name: str) -> None:
+    converted = getattr(ScalarConstant(3), name)()
+    assert (
+        converted.dtype
+        == types.DataType[{"float32": "FLOAT", "bool": "BOOL"}.get(name, name.upper())]
+    )
+    assert converted.value == (True if name == "bool" else 3)
+    assert type(converted.value) is type(converted.as_array().item())
+
+
+@given(st.integers(-(2**31), 2**31 - 1))
+def test_int_and_bool_of_integer_constants_float_of_floating_ones(number: int) -> None:
+    integer = ScalarConstant(number)
+    assert int(integer) == number and bool(integer) == bool(number)
+    assert float(integer.float64()) == float(number)
+    with pytest.raises(TypeError, match="float types explicitly before casting to builtin"):
+        float(integer)
+    for refused in (int, bool):
+        with pytest.raises(TypeError, match="bool or int types explicitly"):
+            refused(integer.float32())
+
+
+def test_an_explicit_type_stores_the_value_as_that_types_python_value() -> None:
+    assert ScalarConstant(2.7, DataType.INT16).value == 2
+    assert ScalarConstant(np.float32(0.5), DataType.FLOAT64) == ScalarConstant(0.5).float64()
+    with pytest.raises(TypeError, match="got <class 'str'>"):
+        ScalarConstant("1", DataType.INT32)

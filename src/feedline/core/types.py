@@ -274,6 +274,11 @@ class ScalarConstant:
     Without ``dtype`` the type is inferred from the value, as DALI's ``ScalarConstant(10)`` does.
     Enum members and enum types are refused, as in DALI: ``types.Constant(types.INTERP_CUBIC)``
     makes a constant node of enum-typed data instead.
+
+    As DALI's, ``c.uint8()``, ``c.float16()`` and the other methods named after the numeric
+    types (``bool``, ``int8`` … ``uint64``, ``float16``, ``float32``, ``float64``) give the same
+    value as a constant of that type, and ``bool(c)``/``int(c)`` need a boolean or integer
+    constant, ``float(c)`` a floating-point one (TypeError otherwise).
     """
 
     value: bool | int | float
@@ -285,6 +290,11 @@ class ScalarConstant:
             inferred = ScalarConstant.from_value(self.value)
             object.__setattr__(self, "value", inferred.value)
             object.__setattr__(self, "dtype", inferred.dtype)
+        else:  # the value as the Python type of its dtype, as DALI stores it
+            value = np.asarray(self.value).item() if _is_numpy_scalar(self.value) else self.value
+            _check_scalar(value)
+            object.__setattr__(self, "dtype", DataType(self.dtype))
+            object.__setattr__(self, "value", _python_type(self.dtype)(value))
         if self.dtype in (DataType.INT32,) and isinstance(self.value, int):
             low, high = _INT32_RANGE
             if not low <= self.value <= high:
@@ -296,6 +306,30 @@ class ScalarConstant:
     def as_array(self) -> np.ndarray:
         """The constant as a 0-D NumPy array of its dtype."""
         return np.asarray(self.value, dtype=to_numpy_dtype(self.dtype))
+
+    def __bool__(self) -> bool:
+        if _python_type(self.dtype) is float:
+            raise TypeError(
+                "DALI ScalarConstant must be converted to one of bool or int types explicitly "
+                "before casting to builtin `bool`."
+            )
+        return bool(self.value)
+
+    def __int__(self) -> int:
+        if _python_type(self.dtype) is float:
+            raise TypeError(
+                "DALI ScalarConstant must be converted to one of bool or int types explicitly "
+                "before casting to builtin `int`."
+            )
+        return int(self.value)
+
+    def __float__(self) -> float:
+        if _python_type(self.dtype) is not float:
+            raise TypeError(
+                "DALI ScalarConstant must be converted to one of the float types explicitly "
+                "before casting to builtin `float`."
+            )
+        return float(self.value)
 
     @staticmethod
     def from_value(value: Any, dtype: DataType | None = None) -> ScalarConstant:
@@ -316,13 +350,58 @@ class ScalarConstant:
             inferred = _DEFAULT_SCALAR_TYPE[type(value)]
             python_value = value
         else:
-            raise TypeError(
-                f"Expected scalar value of type 'bool', 'int' or 'float', got {type(value)}."
-            )
+            _check_scalar(value)
         chosen = DataType(dtype) if dtype is not None else inferred
         if dtype is not None:
             python_value = np.asarray(python_value, dtype=to_numpy_dtype(chosen)).item()
         return ScalarConstant(python_value, chosen)
+
+
+_FLOAT_TYPES = (DataType.FLOAT16, DataType.FLOAT, DataType.FLOAT64)
+_CONVERSIONS = {
+    "bool": DataType.BOOL,
+    "int8": DataType.INT8,
+    "int16": DataType.INT16,
+    "int32": DataType.INT32,
+    "int64": DataType.INT64,
+    "uint8": DataType.UINT8,
+    "uint16": DataType.UINT16,
+    "uint32": DataType.UINT32,
+    "uint64": DataType.UINT64,
+    "float16": DataType.FLOAT16,
+    "float32": DataType.FLOAT,
+    "float64": DataType.FLOAT64,
+}
+"""DALI's conversion methods of a :class:`ScalarConstant` (``Constant(1).uint8()``) and the
+type each one gives."""
+
+
+def _python_type(dtype: DataType) -> type:
+    return bool if dtype == DataType.BOOL else float if dtype in _FLOAT_TYPES else int
+
+
+def _is_numpy_scalar(value: Any) -> bool:
+    return isinstance(value, np.generic) or (isinstance(value, np.ndarray) and value.ndim == 0)
+
+
+def _check_scalar(value: Any) -> None:
+    if not isinstance(value, bool | int | float):
+        raise TypeError(
+            f"Expected scalar value of type 'bool', 'int' or 'float', got {type(value)}."
+        )
+
+
+def _converter(name: str, dtype: DataType) -> Any:
+    def convert(self: ScalarConstant) -> ScalarConstant:
+        return ScalarConstant(self.value, dtype)
+
+    convert.__name__ = convert.__qualname__ = name
+    convert.__doc__ = f"This constant as a ``{dtype.name}`` constant (for type promotion)."
+    return convert
+
+
+for _name, _dtype in _CONVERSIONS.items():
+    setattr(ScalarConstant, _name, _converter(_name, _dtype))
 
 
 def _refuse_enum_scalar(value: Any, dtype: DataType | None) -> None:
