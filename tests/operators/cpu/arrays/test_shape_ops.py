@@ -105,6 +105,8 @@ def test_expand_dims_inserts_unit_axes_and_names() -> None:
         ({"axes": [0, -1]}, "Axis value can't be negative"),
         ({"axes": [0, 0]}, "Duplicate axis index found"),
         ({"axes": [0], "new_axis_names": "AB"}, "Specified 1 new dimensions, but layout contains"),
+        ({"axes": [0, 0], "new_axis_names": "A"}, "Specified 2 new dimensions"),  # before repeats
+        ({"axes": [5, -1]}, "Axis value can't be negative"),  # before the range
     ],
 )
 def test_expand_dims_errors(kwargs: dict, message: str) -> None:

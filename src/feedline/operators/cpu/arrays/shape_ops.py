@@ -114,10 +114,10 @@ def expand_dims_plan(
 ) -> tuple[list[int], str]:
     """Where each input dimension goes (-1 = a new unit dimension) and the output layout.
 
-    The checks and their messages are DALI's, in its order: negative axes, repeated axes, a
-    ``new_axis_names`` of another length than ``axes``, names for an input without a layout,
-    then an axis beyond the output's dimensions. Without new names the output has no layout,
-    unless no axis is added (then the input's layout is kept).
+    The checks and their messages are DALI's, in its order: negative axes, a ``new_axis_names``
+    of another length than ``axes``, repeated axes, names for an input without a layout, then an
+    axis beyond the output's dimensions. Without new names the output has no layout, unless no
+    axis is added (then the input's layout is kept).
 
     Raises:
         ArgumentError: the first of the mistakes above.
@@ -125,13 +125,13 @@ def expand_dims_plan(
     out_ndim = ndim + len(axes)
     if any(a < 0 for a in axes):
         raise ArgumentError("expand_dims: Axis value can't be negative")
-    if len(set(axes)) != len(axes):
-        raise ArgumentError("expand_dims: Duplicate axis index found.")
     if names and len(names) != len(axes):
         raise ArgumentError(
             f"expand_dims: Specified {len(axes)} new dimensions, but layout contains only "
             f"{len(names)} new dimension names"
         )
+    if len(set(axes)) != len(axes):
+        raise ArgumentError("expand_dims: Duplicate axis index found.")
     if names and not layout and ndim > 0:
         raise ArgumentError(
             "expand_dims: Specifying ``new_axis_names`` requires an input with a proper layout."
