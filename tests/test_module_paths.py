@@ -151,3 +151,31 @@ def test_the_numba_paths_reach_the_registered_operator() -> None:
     assert NumbaFunction is numba_plugin.NumbaFunction is ops.experimental.NumbaFunction
     with pytest.raises(TypeError, match="run_fn"):
         numba_function()
+
+
+def test_operator_sub_namespaces_import_by_name() -> None:
+    # DALI's ``import nvidia.dali.fn.transforms as T`` and ``import nvidia.dali.ops.transforms``
+    script = textwrap.dedent(
+        """
+        import feedline.fn.transforms as T
+        import feedline.fn.experimental.decoders as D
+        import feedline.ops.transforms
+        from feedline import fn, ops
+        assert T is fn.transforms and D is fn.experimental.decoders
+        assert T.rotation is fn.transforms.rotation
+        print(ops.transforms.Rotation.__name__)
+        for missing in ("feedline.fn.no_such_family", "feedline.fn.cast"):
+            try:
+                __import__(missing)
+            except ModuleNotFoundError:
+                print("refused", missing)
+        """
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.split("\n")[:3] == [
+        "Rotation",
+        "refused feedline.fn.no_such_family",
+        "refused feedline.fn.cast",
+    ]

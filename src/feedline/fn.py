@@ -6,6 +6,8 @@ plugins load on first attribute access.
 
 import sys
 
+from feedline._namespace_import import install_namespace_finder
 from feedline.core.fn import FnNamespace
 
 sys.modules[__name__] = FnNamespace()
+install_namespace_finder(FnNamespace)

@@ -7,6 +7,8 @@ registry as ``feedline.fn``; plugins load on first attribute access.
 
 import sys
 
+from feedline._namespace_import import install_namespace_finder
 from feedline.core.ops import OpsNamespace
 
 sys.modules[__name__] = OpsNamespace()
+install_namespace_finder(OpsNamespace)

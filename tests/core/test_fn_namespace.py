@@ -20,3 +20,10 @@ def test_replacing_an_operator_in_a_sub_namespace_is_seen_by_later_lookups(
 
     monkeypatch.setattr(fn.random, "uniform", scripted)
     assert fn.random.uniform() == "scripted"
+
+
+def test_an_operator_function_is_the_same_object_on_every_access() -> None:
+    # DALI code compares them: ``op(42, ...) if op == fn.full else op(...)``
+    assert fn.full is fn.full
+    assert fn.random.uniform is fn.random.uniform
+    assert fn.full is not fn.full_like

@@ -163,6 +163,12 @@ def test_tensor_layout() -> None:
         layout.check_ndim(2)
 
 
+def test_legacy_layout_names_are_per_sample_layouts() -> None:
+    # DALI's NHWC & co. name a sample's layout: there is no batch dimension in them.
+    assert (types.NHWC, types.NCHW, types.NFHWC, types.NFCHW) == ("HWC", "CHW", "FHWC", "FCHW")
+    assert types.SAME == ""
+
+
 def test_sample_and_batch_info_fields() -> None:
     info = types.SampleInfo(7, 1, 3, 0)
     assert (info.idx_in_epoch, info.idx_in_batch, info.iteration, info.epoch_idx) == (7, 1, 3, 0)

@@ -47,6 +47,8 @@ class FnNamespace(_pytypes.ModuleType):
         super().__init__(f"feedline.fn{'.' + prefix if prefix else ''}")
         self._prefix = prefix
         self._subspaces: dict[str, FnNamespace] = {}
+        self._functions: dict[str, tuple[OperatorEntry, Any]] = {}
+        self.__path__: list[str] = []  # a package, so ``import feedline.fn.transforms`` works
         self.__doc__ = __doc__ if not prefix else f"Operators under ``fn.{prefix}``."
 
     def _names(self) -> tuple[dict[str, OperatorEntry], set[str]]:
@@ -70,7 +72,12 @@ class FnNamespace(_pytypes.ModuleType):
             raise AttributeError(attr)
         ops, subspaces = self._names()
         if attr in ops:
-            return make_function(ops[attr])
+            # The same function each time (``fn.full is fn.full``, as in DALI) while the
+            # registry holds the same operator.
+            cached = self._functions.get(attr)
+            if cached is None or cached[0] is not ops[attr]:
+                cached = self._functions[attr] = (ops[attr], make_function(ops[attr]))
+            return cached[1]
         full = f"{self._prefix}.{attr}" if self._prefix else attr
         if attr in subspaces or any(name.startswith(full + ".") for name in _all_operator_names()):
             # One object per sub-namespace, so ``fn.random is fn.random`` and a replaced

@@ -214,6 +214,7 @@ class OpsNamespace(_pytypes.ModuleType):
         super().__init__(f"feedline.ops{'.' + prefix if prefix else ''}")
         self._prefix = prefix
         self.__doc__ = __doc__ if not prefix else f"Operator classes under ``ops.{prefix}``."
+        self.__path__: list[str] = []  # a package, so ``import feedline.ops.transforms`` works
 
     def _names(self) -> tuple[dict[str, OperatorEntry], set[str]]:
         prefix = f"{self._prefix}." if self._prefix else ""

@@ -431,10 +431,11 @@ def _export_members() -> None:
 
 _export_members()
 
-NHWC = "NHWC"
-NCHW = "NCHW"
-NFHWC = "NFHWC"
-NFCHW = "NFCHW"
-SAME = "SAME"
+# DALI's legacy layout names: the layout of one sample (no batch dimension), as in DALI.
+NHWC = "HWC"
+NCHW = "CHW"
+NFHWC = "FHWC"
+NFCHW = "FCHW"
+SAME = ""
 CPU_ONLY_DEVICE_ID = None
 __all__ += ["CPU_ONLY_DEVICE_ID", "NCHW", "NFCHW", "NFHWC", "NHWC", "SAME"]

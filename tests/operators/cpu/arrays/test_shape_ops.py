@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from feedline import OperatorError, types
+from feedline import OperatorError, fn, pipeline_def, types
 from feedline.operators.cpu.arrays.shape_ops import one_hot
 from tests.operators.cpu.image_samples import run_op
 
@@ -101,15 +101,37 @@ def test_expand_dims_inserts_unit_axes_and_names() -> None:
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"axes": [3]}, r"out of range \[0, 2\]"),
-        ({"axes": [-1]}, "out of range"),
-        ({"axes": [0, 0]}, "repeats"),
-        ({"axes": [0], "new_axis_names": "AB"}, "one name per new axis"),
+        ({"axes": [3]}, "Data has not enough dimensions to add new axes"),
+        ({"axes": [0, -1]}, "Axis value can't be negative"),
+        ({"axes": [0, 0]}, "Duplicate axis index found"),
+        ({"axes": [0], "new_axis_names": "AB"}, "Specified 1 new dimensions, but layout contains"),
+        ({"axes": [0, 0], "new_axis_names": "A"}, "Specified 2 new dimensions"),  # before repeats
+        ({"axes": [5, -1]}, "Axis value can't be negative"),  # before the range
     ],
 )
 def test_expand_dims_errors(kwargs: dict, message: str) -> None:
-    with pytest.raises((OperatorError, ValueError), match=message):
+    # DALI raises RuntimeError for these; feedline's error is also one.
+    with pytest.raises(RuntimeError, match=message):
         run_op("expand_dims", [np.zeros((2, 2), np.uint8)], "HW", **kwargs)
+
+
+def test_expand_dims_names_need_an_input_layout() -> None:
+    with pytest.raises(RuntimeError, match="requires an input with a proper layout"):
+        run_op("expand_dims", [np.zeros((2, 2), np.uint8)], None, axes=[1], new_axis_names="C")
+
+    # a scalar has nothing to name, so names are fine without a layout
+    @pipeline_def(batch_size=1, num_threads=1, device_id=None)
+    def scalars():
+        data = fn.external_source(source=lambda: [np.zeros((), np.uint8)], batch=True)
+        return fn.expand_dims(data, axes=[0], new_axis_names="X")
+
+    (out,) = scalars().run()
+    assert out.layout() == "X" and out.at(0).shape == (1,)
+
+
+def test_expand_dims_without_new_axes_keeps_the_layout() -> None:
+    out, layout = run_op("expand_dims", [np.zeros((2, 3), np.uint8)], "HW", axes=[])
+    assert layout == "HW" and out[0].shape == (2, 3)
 
 
 def test_squeeze_by_axes_and_names() -> None:

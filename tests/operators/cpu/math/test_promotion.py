@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from feedline.core.types import DataType
+from feedline.core.types import DataType, from_numpy_dtype
 from feedline.operators.cpu.math.promotion import OPS, infer_dtype, promote, result_dtype
 
 SHORT = {
@@ -193,6 +193,25 @@ def test_error_names_the_operator_and_the_types() -> None:
         result_dtype("add", [np.bool_, np.bool_])
     with pytest.raises(TypeError, match=r"'&' \(bitand\).*\(FLOAT, INT32\).*integer or bool"):
         result_dtype("bitand", [np.float32, np.int32])
+
+
+@pytest.mark.parametrize(
+    ("op", "dtypes", "message"),
+    [
+        ("add", [np.bool_] * 2, "Inputs to arithmetic operator `\\+` cannot be booleans"),
+        ("pow", [np.bool_] * 2, "Inputs to arithmetic operator `pow` cannot be booleans"),
+        ("clamp", [np.bool_] * 3, "Inputs to arithmetic operator `clamp` cannot be booleans"),
+        ("sqrt", [np.bool_], "Input to arithmetic operator `sqrt` cannot be a boolean"),
+        ("neg", [np.bool_], "Input to arithmetic operator `-` cannot be a boolean"),
+        ("bitor", [np.int32, np.float32], "Inputs to bitwise operator `\\|` must be of integral"),
+        ("bitnot", [np.float64], "Inputs to bitwise operator `~` must be of integral type"),
+    ],
+)
+def test_refusals_are_worded_as_dalis_and_are_runtime_errors(op, dtypes, message) -> None:
+    with pytest.raises(RuntimeError, match=message):
+        result_dtype(op, dtypes)
+    with pytest.raises(TypeError, match=message):
+        infer_dtype(op, [from_numpy_dtype(np.dtype(d)) for d in dtypes])
 
 
 def test_wrong_arity_unknown_op_and_non_numeric_types() -> None:

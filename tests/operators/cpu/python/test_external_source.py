@@ -202,6 +202,26 @@ def test_dtype_ndim_layout_checks_and_multiple_outputs() -> None:
     assert images.layout() == "HWC" and labels.as_array().tolist() == [[1], [1]]
 
 
+def test_several_outputs_may_come_as_one_array() -> None:
+    # DALI indexes what the source gives: an array's first axis is the output index
+    @pipeline_def(batch_size=3, num_threads=1, device_id=None)
+    def per_sample():
+        a, b = fn.external_source(
+            source=lambda: np.arange(24.0).reshape(2, 3, 4), num_outputs=2, batch=False
+        )
+        return a, b
+
+    a, b = per_sample().run()
+    assert a.at(0).tolist() == np.arange(12.0).reshape(3, 4).tolist()
+    assert b.at(2).tolist() == np.arange(12.0, 24.0).reshape(3, 4).tolist()
+
+    @pipeline_def(batch_size=3, num_threads=1, device_id=None)
+    def whole_batches():
+        return tuple(fn.external_source(source=lambda: np.zeros((2, 3, 5)), num_outputs=2))
+
+    assert [out.shape() for out in whole_batches().run()] == [[(5,)] * 3] * 2
+
+
 def test_copy_unless_no_copy_and_ragged_lists() -> None:
     buffer = np.zeros((2, 2), np.float32)
     copied = single(lambda: buffer).run()[0]

@@ -195,6 +195,15 @@ def test_empty_reductions_give_dalis_neutral_values() -> None:
     assert reduce("min", ints)[0][0].tolist() == np.iinfo(np.int16).max
 
 
+@pytest.mark.parametrize("axes", [0, 1, (0, 1)])
+def test_samples_without_rows_reduce_to_their_shape(axes: Any) -> None:
+    # no elements at all, in a ragged batch: the kept extents stay, sums are zero
+    ragged = [np.ones((0, 2), np.int32), np.ones((0, 5), np.int32)]
+    out, _ = reduce("sum", ragged, axes=axes)
+    for got, sample in zip(out, ragged, strict=True):
+        assert np.array_equal(got, np.sum(sample, axis=axes))
+
+
 @pytest.mark.parametrize(
     ("kwargs", "layout"),
     [

@@ -120,7 +120,8 @@ EXPAND_DIMS = OpSchema(
             "layout",
             "",
             "Names of the new dimensions, one per axis, inserted into the input layout at "
-            "``axes``; without them the output has no layout.",
+            "``axes`` (the input needs a layout, unless it is a scalar); without them the output "
+            "has no layout, unless ``axes`` is empty (then the input's layout is kept).",
         ),
     ),
     random=False,

@@ -112,21 +112,35 @@ class OneHotKernel(Kernel):
 def expand_dims_plan(
     ndim: int, axes: Sequence[int], names: str, layout: str
 ) -> tuple[list[int], str]:
-    """Where each input dimension goes (-1 = a new unit dimension) and the output layout."""
+    """Where each input dimension goes (-1 = a new unit dimension) and the output layout.
+
+    The checks and their messages are DALI's, in its order: negative axes, a ``new_axis_names``
+    of another length than ``axes``, repeated axes, names for an input without a layout, then an
+    axis beyond the output's dimensions. Without new names the output has no layout, unless no
+    axis is added (then the input's layout is kept).
+
+    Raises:
+        ArgumentError: the first of the mistakes above.
+    """
     out_ndim = ndim + len(axes)
-    if len(set(axes)) != len(axes):
-        raise ValueError(f"expand_dims: argument 'axes' = {list(axes)} repeats an axis")
-    bad = [a for a in axes if not 0 <= a < out_ndim]
-    if bad:
-        raise ValueError(
-            "expand_dims: Data has not enough dimensions to add new axes at specified indices: "
-            f"axis {bad[0]} is out of range [0, {out_ndim - 1}] for a {ndim}-D input with "
-            f"{len(axes)} new dimension(s)"
-        )
+    if any(a < 0 for a in axes):
+        raise ArgumentError("expand_dims: Axis value can't be negative")
     if names and len(names) != len(axes):
-        raise ValueError(
-            f"expand_dims: argument 'new_axis_names' = {names!r} needs one name per new axis "
-            f"({len(axes)})"
+        raise ArgumentError(
+            f"expand_dims: Specified {len(axes)} new dimensions, but layout contains only "
+            f"{len(names)} new dimension names"
+        )
+    if len(set(axes)) != len(axes):
+        raise ArgumentError("expand_dims: Duplicate axis index found.")
+    if names and not layout and ndim > 0:
+        raise ArgumentError(
+            "expand_dims: Specifying ``new_axis_names`` requires an input with a proper layout."
+        )
+    bad = [a for a in axes if a >= out_ndim]
+    if bad:
+        raise ArgumentError(
+            "expand_dims: Data has not enough dimensions to add new axes at specified indices. "
+            f"(axis {bad[0]} for a {ndim}-D input with {len(axes)} new dimension(s))"
         )
     new = dict(zip(axes, names or " " * len(axes), strict=True))
     plan, out_layout, source = [], [], iter(layout or " " * ndim)
@@ -137,8 +151,9 @@ def expand_dims_plan(
         else:
             plan.append(position)
             out_layout.append(next(source))
-    text = "".join(out_layout)
-    return plan, text if names and (layout or ndim == 0) else ""
+    if not axes:
+        return plan, layout or ""
+    return plan, "".join(out_layout) if names else ""
 
 
 class ExpandDimsKernel(Kernel):

@@ -25,7 +25,16 @@ import numpy as np
 
 from feedline.core.types import DataType, from_numpy_dtype, to_numpy_dtype
 
-__all__ = ["OPS", "OpInfo", "infer_dtype", "promote", "result_dtype"]
+__all__ = ["OPS", "ArithmeticTypeError", "OpInfo", "infer_dtype", "promote", "result_dtype"]
+
+
+class ArithmeticTypeError(TypeError, RuntimeError):
+    """Input types an arithmetic operator refuses.
+
+    A ``TypeError``, and also a ``RuntimeError`` as DALI raises for the same inputs (so code
+    catching DALI's error catches it too).
+    """
+
 
 _BOOL = np.dtype(np.bool_)
 _FLOAT32 = np.dtype(np.float32)
@@ -164,6 +173,29 @@ def _describe(info: OpInfo, dtypes: Sequence[np.dtype]) -> str:
     return f"arithmetic operator {info.symbol!r} ({info.name}) with input types ({names})"
 
 
+def _dali_name(info: OpInfo) -> str:
+    """The operator's name in DALI's messages: the Python symbol, or the function's name."""
+    return {"**": "pow", "unary -": "-"}.get(info.symbol, info.symbol.removeprefix("math."))
+
+
+def _bool_refused(info: OpInfo, dtypes: Sequence[np.dtype]) -> str:
+    """DALI's message for an operator that refuses boolean inputs, then the types."""
+    name = _dali_name(info)
+    if info.arity == 1:
+        text = (
+            f"Input to arithmetic operator `{name}` cannot be a boolean. Consider using bitwise "
+            "operator `~` or an numeric type."
+        )
+    else:
+        text = (
+            f"Inputs to arithmetic operator `{name}` cannot be booleans. Consider using bitwise "
+            "operators `|`, `&`, `^` or anumeric type as one of the inputs to force type "
+            "promotions of the booleans. Note: using `*` (multiplication) is still allowed for "
+            "boolean inputs."
+        )
+    return f"{text} ({_describe(info, dtypes)})"
+
+
 def _lookup(op: str) -> OpInfo:
     name = op.removeprefix("arithmetic.")
     try:
@@ -191,12 +223,12 @@ def _result(name: str, dtypes: tuple[np.dtype, ...]) -> np.dtype:
     all_bool = all(d == _BOOL for d in dtypes)
     any_float = any(d.kind == "f" for d in dtypes)
     if all_bool and rule in ("arith", "floating", "keep", "float_unary"):
-        raise TypeError(
-            f"{_describe(info, dtypes)}: boolean inputs are not allowed; use the bitwise "
-            "operators &, |, ^, ~ or give a numeric type to one of the inputs"
-        )
+        raise ArithmeticTypeError(_bool_refused(info, dtypes))
     if any_float and rule in ("bitwise", "bitnot"):
-        raise TypeError(f"{_describe(info, dtypes)}: bitwise operators need integer or bool inputs")
+        raise ArithmeticTypeError(
+            f"Inputs to bitwise operator `{_dali_name(info)}` must be of integral type. "
+            f"({_describe(info, dtypes)}: bitwise operators need integer or bool inputs)"
+        )
     if rule == "compare":
         return _BOOL
     result = functools.reduce(promote, dtypes)
@@ -215,7 +247,8 @@ def result_dtype(op: str, dtypes: Sequence[Any]) -> np.dtype:
     Raises:
         ValueError: unknown operator.
         TypeError: wrong number of inputs or a combination the operator refuses (the message names
-            the operator and the types).
+            the operator and the types); a refused combination is an
+            :class:`ArithmeticTypeError` in DALI's words, also a ``RuntimeError`` as in DALI.
     """
     info = _lookup(op)
     return _result(info.name, tuple(np.dtype(d) for d in dtypes))

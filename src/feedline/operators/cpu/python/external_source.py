@@ -295,17 +295,19 @@ class ExternalSourceKernel(Kernel):
             samples = raw
             if count is not None:
                 for s in samples:
-                    if not isinstance(s, tuple | list) or len(s) != count:
+                    if not isinstance(s, tuple | list | np.ndarray) or len(s) != count:
                         raise ValueError(
-                            f"{self._what}: each sample must be a tuple of {count} outputs"
+                            f"{self._what}: each sample must hold {count} outputs "
+                            "(a tuple, list or array)"
                         )
                 per_output = [[s[i] for s in samples] for i in range(count)]
             else:
                 per_output = [samples]
         elif count is not None:
-            if not isinstance(raw, tuple | list) or len(raw) != count:
+            if not isinstance(raw, tuple | list | np.ndarray) or len(raw) != count:
                 raise ValueError(
-                    f"{self._what}: the source must return a tuple of {count} batches, got "
+                    f"{self._what}: the source must return {count} batches "
+                    "(a tuple, list or array), got "
                     f"{type(raw).__name__}"
                 )
             per_output = list(raw)

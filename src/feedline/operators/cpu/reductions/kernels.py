@@ -113,7 +113,8 @@ def as_rows(data: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
     if moved and kept and max(kept) > min(moved):
         merged = merged.transpose(kept + moved)
     count = math.prod(groups[i][1] for i in kept)
-    return np.ascontiguousarray(merged).reshape(count, -1)
+    reduced_count = math.prod(groups[i][1] for i in moved)  # explicit: -1 is ambiguous at 0 rows
+    return np.ascontiguousarray(merged).reshape(count, reduced_count)
 
 
 def _divide_truncating(total: np.ndarray, count: int) -> np.ndarray:

@@ -33,10 +33,17 @@ class ConstantKernel(Kernel):
                 f"constant: give exactly one of value, fdata and idata (got {given or 'none'})"
             )
         source = given[0]
-        default = {"fdata": np.float32, "idata": np.int32}.get(source)
         dtype = args.get("dtype")
-        np_dtype = to_numpy_dtype(dtype) if dtype is not None else default
-        sample = np.asarray(args[source], dtype=np_dtype)
+        if source == "value":
+            sample = np.asarray(
+                args[source], dtype=to_numpy_dtype(dtype) if dtype is not None else None
+            )
+        else:
+            # fdata/idata convert to ``dtype`` as a cast does: rounded and saturated.
+            given_type = np.float32 if source == "fdata" else np.int64
+            default = np.float32 if source == "fdata" else np.int32
+            np_dtype = to_numpy_dtype(dtype) if dtype is not None else default
+            sample = cast_array(np.asarray(args[source], dtype=given_type), np_dtype)
         shape = args.get("shape")
         if shape is not None:
             if sample.size == 1:

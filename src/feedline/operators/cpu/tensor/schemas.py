@@ -46,7 +46,9 @@ CONSTANT = OpSchema(
     """Produce the same constant sample in every iteration.
 
     Give ``fdata`` (floats) or ``idata`` (ints) with an optional ``shape`` (a single value is
-    broadcast), or ``value`` (any array-like).""",
+    broadcast), or ``value`` (any array-like). ``fdata`` and ``idata`` reach ``dtype`` as
+    ``cast`` converts: floats round half away from zero, and values outside the type's range
+    saturate (``idata=-1`` as ``UINT8`` is 0).""",
     args=(
         ArgSpec("value", "any", None, "The sample as an array-like (feedline extension)."),
         ArgSpec("fdata", "float_vec", None, "Float values (row-major)."),
