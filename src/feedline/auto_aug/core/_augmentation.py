@@ -256,7 +256,8 @@ class Augmentation:
             return self.param_device
         return getattr(data, "device", None) or "cpu"
 
-    def _param_of(self, magnitude: Any) -> np.ndarray:
+    def _map_mag_to_param(self, magnitude: Any) -> np.ndarray:
+        """The parameter ``mag_to_param`` gives for one magnitude, as an array (DALI's name)."""
         param = self.mag_to_param(magnitude)
         if _contains_data_node(param):
             raise Exception(
@@ -269,8 +270,12 @@ class Augmentation:
             )
         return np.array(param)
 
-    def _params_of(self, magnitudes: Any) -> np.ndarray:
-        params = [self._param_of(magnitude) for magnitude in magnitudes]
+    def _map_mags_to_params(self, magnitudes: Any) -> np.ndarray:
+        """The parameters of all magnitudes stacked into one array (DALI's name); every
+        magnitude must map to the same shape and dtype."""
+        params = [self._map_mag_to_param(magnitude) for magnitude in magnitudes]
+        if not params:
+            return np.array(params)
         first = params[0]
         for param, magnitude in zip(params, magnitudes, strict=True):
             if param.shape != first.shape or param.dtype != first.dtype:
@@ -334,8 +339,10 @@ class Augmentation:
                 else magnitude_bin
             )
             if isinstance(unsigned, int):
-                return types.Constant(self._param_of(magnitudes[unsigned]), device=device)
-            return take(types.Constant(self._params_of(magnitudes), device=device), unsigned)
+                return types.Constant(self._map_mag_to_param(magnitudes[unsigned]), device=device)
+            return take(
+                types.Constant(self._map_mags_to_params(magnitudes), device=device), unsigned
+            )
         if not isinstance(magnitude_bin, _SignedMagnitudeBin):
             warnings.warn(
                 f"The augmentation `{self.name}` was declared with `random_negate=True`, "
@@ -357,4 +364,4 @@ class Augmentation:
         else:
             signed = _SignedMagnitudeBin._remap_to_signed_magnitudes(magnitudes)
             index = magnitude_bin.signed_magnitude_idx
-        return take(types.Constant(self._params_of(signed), device=device), index)
+        return take(types.Constant(self._map_mags_to_params(signed), device=device), index)
