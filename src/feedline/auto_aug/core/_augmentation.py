@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -177,6 +177,12 @@ class Augmentation:
             **kwargs: Extra arguments; those the operation's signature names are passed on.
         """
         param = self._param(magnitude_bin, num_magnitude_bins, self._device_for(data))
+        self._check_required_kwargs(kwargs)
+        return self.op(data, param, **accepted_kwargs(self.op, kwargs, 2))
+
+    def _check_required_kwargs(self, kwargs: Mapping[str, Any]) -> None:
+        """Raise :class:`MissingArgException` when ``kwargs`` lacks a named argument the
+        operation requires (names it does not take are ignored)."""
         missing = missing_kwargs(self.op, kwargs, 2)
         if missing:
             raise MissingArgException(
@@ -187,7 +193,6 @@ class Augmentation:
                 augmentation=self,
                 missing_args=missing,
             )
-        return self.op(data, param, **accepted_kwargs(self.op, kwargs, 2))
 
     @property
     def op(self) -> Callable[..., DataNode]:
