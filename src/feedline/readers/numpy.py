@@ -17,7 +17,13 @@ from feedline.core.hookspecs import hookimpl
 from feedline.core.schema import ArgSpec
 from feedline.readers.base import Reader, reader_schema
 from feedline.readers.direct_io import read_direct
-from feedline.readers.numpy_roi import NpyHeader, extract_roi, read_header, roi_bounds
+from feedline.readers.numpy_roi import (
+    NpyHeader,
+    check_consistent,
+    extract_roi,
+    read_header,
+    roi_bounds,
+)
 
 if TYPE_CHECKING:
     from feedline.core.registry import Registry
@@ -185,6 +191,12 @@ class NumpyReader(Reader):
                 array, bounds, self.args["out_of_bounds_policy"], self.args["fill_value"]
             )
         return (array,)
+
+    def load_batch(self, items: Sequence[int]) -> Sequence[Sequence[np.ndarray] | np.ndarray]:
+        """The arrays of ``items``; all must have one element type and number of dimensions."""
+        columns = super().load_batch(items)
+        check_consistent(list(columns[0]), [self._paths[item] for item in items])
+        return columns
 
     def source_info(self, item: int) -> str:
         """The path as listed."""
