@@ -185,8 +185,8 @@ def test_mode_and_file_errors(tmp_path: Path) -> None:
 
         @pipeline_def(batch_size=1, num_threads=1, device_id=None)
         def pipe() -> Any:
-            start = fn.readers.numpy(file_root=root, files=["ok.npy"])
-            return fn.readers.numpy(file_root=root, roi_start=start)
+            axes = fn.readers.numpy(file_root=root, files=["ok.npy"])
+            return fn.readers.numpy(file_root=root, roi_start=[0], roi_axes=axes)
 
         pipe().build()
 
@@ -249,3 +249,48 @@ def test_empty_roi_arguments_read_whole_arrays(tmp_path: Path) -> None:
         (out,) = read_all(1, file_root=str(tmp_path), **empty)
         np.testing.assert_array_equal(out, array)
     assert roi_bounds({"roi_start": [], "roi_end": [2, 3]}, (3, 4)) == [(0, 2), (0, 3)]
+
+
+def test_roi_arguments_given_per_sample(tmp_path: Path) -> None:
+    """The per-sample values come from readers of small arrays (one file per sample)."""
+    arrays = [np.arange(30, dtype=np.int32).reshape(5, 6) + 100 * i for i in range(4)]
+    folders = {name: tmp_path / name for name in ("data", "start", "shape", "rel_end")}
+    for folder in folders.values():
+        folder.mkdir()
+    for i, array in enumerate(arrays):
+        np.save(folders["data"] / f"{i}.npy", array)
+        np.save(folders["start"] / f"{i}.npy", np.int32([i, 0]))
+        np.save(folders["shape"] / f"{i}.npy", np.int32([2, 3 + i % 2]))
+        np.save(folders["rel_end"] / f"{i}.npy", np.float32([0.5]))
+
+    @pipeline_def(batch_size=4, num_threads=2, device_id=None, seed=3)
+    def pipe() -> Any:
+        start, shape, rel_end = (
+            fn.readers.numpy(file_root=str(folders[name])) for name in ("start", "shape", "rel_end")
+        )
+        data = str(folders["data"])
+        by_shape = fn.readers.numpy(file_root=data, roi_start=start, roi_shape=shape)
+        by_rel = fn.readers.numpy(file_root=data, rel_roi_end=rel_end, roi_axes=[1])
+        return by_shape, by_rel
+
+    p = pipe()
+    try:
+        p.build()
+        by_shape, by_rel = p.run()
+    finally:
+        p.close()
+    for i, array in enumerate(arrays):
+        np.testing.assert_array_equal(np.asarray(by_shape[i]), array[i : i + 2, : 3 + i % 2])
+        np.testing.assert_array_equal(np.asarray(by_rel[i]), array[:, :3])
+
+
+def test_per_sample_roi_refuses_skipping_failed_samples(tmp_path: Path) -> None:
+    np.save(tmp_path / "a.npy", np.zeros((2, 2)))
+
+    @pipeline_def(batch_size=1, num_threads=1, device_id=None)
+    def pipe() -> Any:
+        start = fn.readers.numpy(file_root=str(tmp_path))
+        return fn.readers.numpy(file_root=str(tmp_path), roi_start=start, on_error="skip")
+
+    with pytest.raises(ValueError, match="on_error"):
+        pipe().build()
