@@ -95,6 +95,14 @@ def test_facades_re_export_the_one_implementation(
     assert getattr(importlib.import_module(module), name) is implementation
 
 
+def test_backend_reports_no_cuda_build() -> None:
+    """DALI programs compare ``backend.__cuda_version__`` with a version number."""
+    from feedline import backend
+
+    assert backend.__cuda_version__ == 0
+    assert backend.__cuda_version__ < 12200
+
+
 @pytest.mark.parametrize("framework", ["pytorch", "jax", "numpy"])
 def test_plugin_paths_are_the_iterator_plugins(framework: str) -> None:
     facade = importlib.import_module(f"feedline.plugin.{framework}")

@@ -85,6 +85,17 @@ def test_call_errors(images):
         run_on(images[:1], lambda d: bad_range(d, magnitude_bin=1, num_magnitude_bins=3))
 
 
+def test_magnitude_to_parameter_helpers_keep_dalis_names():
+    """DALI's own tests precompute expected parameters through these private helpers."""
+    shift = a.solarize_add.augmentation(mag_range=(0, 100))
+    magnitudes = shift._get_magnitudes(5)
+    table = shift._map_mags_to_params(magnitudes)
+    assert table.dtype == np.uint8
+    assert table.tolist() == [0, 25, 50, 75, 100]
+    assert shift._map_mag_to_param(magnitudes[3]) == table[3]
+    assert shift._map_mags_to_params([]).size == 0
+
+
 def test_mag_to_param_must_be_consistent_and_not_a_data_node(images):
     ragged = fill_with_param.augmentation(mag_to_param=lambda m: np.zeros(int(m) + 1))
     with pytest.raises(Exception, match="the arrays of the same type and shape"):

@@ -8,12 +8,14 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import feedline.data
 from feedline import fn, pipeline_def
 from feedline.auto_aug import augmentations as a
 from feedline.auto_aug import auto_augment, rand_augment, trivial_augment
-from feedline.auto_aug.core import Policy
+from feedline.auto_aug.core import Policy, augmentation
 
 from .conftest import photo_like, run_on
 
@@ -152,6 +154,50 @@ def test_missing_shape_for_relative_translation_is_explained():
     policy = Policy("p", 3, [[(a.translate_x, 1.0, 1)]])
     with pytest.raises(Exception, match="requires `shape` argument"):
         run_on(many_images(2), lambda d: auto_augment.apply_auto_augment(policy, d))
+
+
+@pytest.mark.parametrize("suite", ["auto", "rand", "trivial"])
+def test_missing_shape_is_reported_before_any_augmentation_is_traced(suite):
+    @augmentation
+    def refuses_to_trace(data, _):
+        raise RuntimeError("traced")
+
+    def graph(data):
+        if suite == "auto":
+            policy = Policy("p", 3, [[(refuses_to_trace, 1.0, None), (a.translate_y, 1.0, 1)]])
+            return auto_augment.apply_auto_augment(policy, data)
+        augs = [refuses_to_trace, a.translate_y]
+        if suite == "rand":
+            return rand_augment.apply_rand_augment(augs, data, n=1, m=2)
+        return trivial_augment.apply_trivial_augment(augs, data)
+
+    with pytest.raises(Exception, match="`translate_y` requires `shape` argument"):
+        run_on(many_images(2), graph)
+
+
+def _random_policy(draw_rows):
+    pool = [a.invert, a.equalize, a.rotate, a.identity, a.posterize]
+    sub_policies = [
+        [(pool[aug], 0.5, None if pool[aug].mag_range is None else 1) for aug in row]
+        for row in draw_rows
+    ]
+    return Policy("random", 5, sub_policies)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.lists(st.integers(0, 4), min_size=1, max_size=4), min_size=1, max_size=6))
+def test_augmentation_matrix_names_each_stage_of_each_sub_policy(rows):
+    policy = _random_policy(rows)
+    matrix, per_stage = auto_augment._sub_policy_to_augmentation_matrix_map(policy)
+    assert matrix.shape == (len(rows), max(len(row) for row in rows))
+    for stage_augs in per_stage:
+        assert stage_augs[-1] is a.identity
+        assert len({id(aug) for aug in stage_augs[:-1]}) == len(stage_augs) - 1
+    for i, sub_policy in enumerate(policy.sub_policies):
+        for stage in range(matrix.shape[1]):
+            chosen = per_stage[stage][matrix[i, stage]]
+            expected = sub_policy[stage][0] if stage < len(sub_policy) else a.identity
+            assert chosen is expected
 
 
 def test_excluded_augmentations_never_run():

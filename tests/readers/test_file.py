@@ -207,7 +207,7 @@ def test_file_list_and_files_modes(tmp_path: Path) -> None:
     [
         ({"file_root": "/nonexistent/feedline"}, FileNotFoundError,
          "file_root '/nonexistent/feedline' does not exist"),
-        ({"num_shards": 11}, ValueError, r"number of samples \(10\).*num_shards \(11\)"),
+        ({"num_shards": 11}, RuntimeError, r"input samples: 10, needs .* number of shards: 11\."),
         ({"num_shards": 2, "shard_id": 2}, ValueError, "num_shards needs to be greater"),
         ({"shard_id": -1}, ValueError, "shard_id must not be negative"),
         ({"shuffle_after_epoch": True, "random_shuffle": True}, ValueError, "random_shuffle"),

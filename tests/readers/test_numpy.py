@@ -65,7 +65,8 @@ def arrays(tmp_path: Path) -> dict[str, np.ndarray]:
 def test_directory_walk_reads_the_root_then_one_level_of_sub_directories(
     tmp_path: Path, arrays: dict[str, np.ndarray]
 ) -> None:
-    got = read_all(batch_size=3, file_root=str(tmp_path))
+    # one file per batch: the files differ in type and dimensions, which one batch refuses
+    got = read_all(batch_size=1, iterations=3, file_root=str(tmp_path))
     names = ["a.npy", "z.npy", "sub/b.npy"]  # root files first; sub/deep is not walked (DALI)
     for array, name in zip(got, names, strict=True):
         np.testing.assert_array_equal(array, arrays[name])
@@ -80,7 +81,7 @@ def test_directory_walk_reads_the_root_then_one_level_of_sub_directories(
 def test_file_list_and_files_modes(tmp_path: Path, arrays: dict[str, np.ndarray]) -> None:
     listing = tmp_path / "list.txt"
     listing.write_text("z.npy\n\nsub/b.npy\n")
-    got = read_all(batch_size=2, file_list=str(listing))
+    got = read_all(batch_size=1, iterations=2, file_list=str(listing))
     assert got[0].tolist() == [True, False] and got[1].tolist() == [[1, 2], [3, 4]]
     got = read_all(batch_size=1, file_root=str(tmp_path), files=["sub/deep/c.npy"])
     assert got[0].tolist() == [0, 1, 2, 3, 4]
@@ -184,8 +185,8 @@ def test_mode_and_file_errors(tmp_path: Path) -> None:
 
         @pipeline_def(batch_size=1, num_threads=1, device_id=None)
         def pipe() -> Any:
-            start = fn.readers.numpy(file_root=root, files=["ok.npy"])
-            return fn.readers.numpy(file_root=root, roi_start=start)
+            axes = fn.readers.numpy(file_root=root, files=["ok.npy"])
+            return fn.readers.numpy(file_root=root, roi_start=[0], roi_axes=axes)
 
         pipe().build()
 
@@ -212,3 +213,84 @@ def test_o_direct_reads_where_the_file_system_allows(tmp_path: Path) -> None:
             pytest.skip("O_DIRECT reads are refused by this file system")
         raise
     np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128, np.longdouble])
+def test_element_types_without_a_sample_type_are_refused(tmp_path: Path, dtype: Any) -> None:
+    np.save(tmp_path / "x.npy", np.ones(3, dtype=dtype))
+    with pytest.raises(RuntimeError, match=r"x.npy.*Unknown Numpy type string"):
+        read_all(1, file_root=str(tmp_path))
+
+
+@pytest.mark.parametrize(
+    ("second", "words"),
+    [
+        (np.zeros((2, 3, 4), np.float32), "same number of dimensions"),
+        (np.zeros((2, 3), np.int32), r"same data type.*float32.*int32"),
+    ],
+)
+def test_one_batch_must_agree_in_type_and_dimensions(
+    tmp_path: Path, second: np.ndarray, words: str
+) -> None:
+    np.save(tmp_path / "a.npy", np.zeros((3, 4), np.float32))
+    np.save(tmp_path / "b.npy", second)
+    with pytest.raises(RuntimeError, match=f"Inconsistent data: All samples.*{words}"):
+        read_all(2, file_root=str(tmp_path))
+    assert len(read_all(1, iterations=2, file_root=str(tmp_path))) == 2
+
+
+def test_empty_roi_arguments_read_whole_arrays(tmp_path: Path) -> None:
+    array = np.arange(12, dtype=np.int16).reshape(3, 4)
+    np.save(tmp_path / "a.npy", array)
+    for empty in (
+        {"roi_start": [], "roi_end": [], "roi_axes": []},
+        {"rel_roi_start": [], "rel_roi_shape": []},
+    ):
+        (out,) = read_all(1, file_root=str(tmp_path), **empty)
+        np.testing.assert_array_equal(out, array)
+    assert roi_bounds({"roi_start": [], "roi_end": [2, 3]}, (3, 4)) == [(0, 2), (0, 3)]
+
+
+def test_roi_arguments_given_per_sample(tmp_path: Path) -> None:
+    """The per-sample values come from readers of small arrays (one file per sample)."""
+    arrays = [np.arange(30, dtype=np.int32).reshape(5, 6) + 100 * i for i in range(4)]
+    folders = {name: tmp_path / name for name in ("data", "start", "shape", "rel_end")}
+    for folder in folders.values():
+        folder.mkdir()
+    for i, array in enumerate(arrays):
+        np.save(folders["data"] / f"{i}.npy", array)
+        np.save(folders["start"] / f"{i}.npy", np.int32([i, 0]))
+        np.save(folders["shape"] / f"{i}.npy", np.int32([2, 3 + i % 2]))
+        np.save(folders["rel_end"] / f"{i}.npy", np.float32([0.5]))
+
+    @pipeline_def(batch_size=4, num_threads=2, device_id=None, seed=3)
+    def pipe() -> Any:
+        start, shape, rel_end = (
+            fn.readers.numpy(file_root=str(folders[name])) for name in ("start", "shape", "rel_end")
+        )
+        data = str(folders["data"])
+        by_shape = fn.readers.numpy(file_root=data, roi_start=start, roi_shape=shape)
+        by_rel = fn.readers.numpy(file_root=data, rel_roi_end=rel_end, roi_axes=[1])
+        return by_shape, by_rel
+
+    p = pipe()
+    try:
+        p.build()
+        by_shape, by_rel = p.run()
+    finally:
+        p.close()
+    for i, array in enumerate(arrays):
+        np.testing.assert_array_equal(np.asarray(by_shape[i]), array[i : i + 2, : 3 + i % 2])
+        np.testing.assert_array_equal(np.asarray(by_rel[i]), array[:, :3])
+
+
+def test_per_sample_roi_refuses_skipping_failed_samples(tmp_path: Path) -> None:
+    np.save(tmp_path / "a.npy", np.zeros((2, 2)))
+
+    @pipeline_def(batch_size=1, num_threads=1, device_id=None)
+    def pipe() -> Any:
+        start = fn.readers.numpy(file_root=str(tmp_path))
+        return fn.readers.numpy(file_root=str(tmp_path), roi_start=start, on_error="skip")
+
+    with pytest.raises(ValueError, match="on_error"):
+        pipe().build()

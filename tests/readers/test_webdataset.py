@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 import tarfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,7 +15,13 @@ import pytest
 import feedline.readers.webdataset as wds_plugin
 from feedline import fn, pipeline_def, types
 from feedline.core.plugins import PluginSystem, use_plugin_system
-from feedline.readers.webdataset import group_samples, read_wds_index, scan_tar, split_name
+from feedline.readers.webdataset import (
+    IndexFileError,
+    group_samples,
+    read_wds_index,
+    scan_tar,
+    split_name,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -124,20 +131,46 @@ def test_dtype_size_and_argument_errors(tmp_path: Path) -> None:
         read(1, paths=[str(tmp_path / "bad.tar")], ext=["jpg"])
 
 
-def test_index_file_errors(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("text", "line", "words"),
+    [
+        ("", 0, "no version signature found"),
+        ("v2.0 1\njpg 0 1 a.jpg\n", 0, r"Unsupported version of the index file \(v2.0\)"),
+        ("v1.2\n", 0, "no sample count found"),
+        ("v1.2 0\n", 0, "sample count must be positive"),
+        ("v1.2 2\njpg 0 1 a.jpg\n", 2, "no extensions provided for the sample"),
+        ("v1.2 1\njpg x 1 a.jpg\n", 1, r"component parameters \(offset, size or filename\)"),
+        ("v1.1 1\njpg 0\n", 1, r"component parameters \(offset or size\)"),
+        ("v1.1 1\njpg 100 1\n", 1, "not a multiple of tar block size"),
+    ],
+)
+def test_index_file_errors_name_the_file_and_sample_line(
+    tmp_path: Path, text: str, line: int, words: str
+) -> None:
     bad = tmp_path / "bad.idx"
-    bad.write_text("v2.0 1\njpg 0 1 a.jpg\n")
-    with pytest.raises(ValueError, match="v1.2 <count>"):
+    bad.write_text(text)
+    expected = f'Malformed index file at "{re.escape(str(bad))}" line {line} - .*{words}'
+    with pytest.raises(IndexFileError, match=expected) as caught:
         read_wds_index(str(bad))
-    bad.write_text("v1.2 2\njpg 0 1 a.jpg\n")
-    with pytest.raises(ValueError, match="announces 2 samples but lists 1"):
-        read_wds_index(str(bad))
-    bad.write_text("v1.2 1\njpg x 1 a.jpg\n")
-    with pytest.raises(ValueError, match="line 2: malformed"):
-        read_wds_index(str(bad))
-    bad.write_text("v1.1 1\njpg 512 3 cls 1024 4\n")
-    (sample,) = read_wds_index(str(bad))
-    assert [(c.ext, c.offset, c.size) for c in sample] == [("jpg", 512, 3), ("cls", 1024, 4)]
+    assert isinstance(caught.value, RuntimeError) and isinstance(caught.value, ValueError)
+
+
+def test_index_file_lines_past_the_count_are_ignored(tmp_path: Path) -> None:
+    index = tmp_path / "ok.idx"
+    index.write_text("v1.1 1\njpg 512 3 cls 1024 4\nnot a sample line\n")
+    (sample,) = read_wds_index(str(index))
+    assert [(c.ext, c.offset, c.size, c.line) for c in sample] == [
+        ("jpg", 512, 3, 1),
+        ("cls", 1024, 4, 1),
+    ]
+
+
+def test_an_index_pointing_past_the_archive_fails_when_read(tmp_path: Path) -> None:
+    tar = make_tar(tmp_path / "a.tar", MEMBERS[:1])
+    index = tmp_path / "far.idx"
+    index.write_text("v1.1 1\njpg 1048576 1\n")
+    with pytest.raises(RuntimeError, match="line 1 - offset is outside of the archive file"):
+        read(1, paths=[tar], ext=["jpg"], index_paths=[str(index)])
 
 
 def test_sharding_over_samples_of_several_archives(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from feedline.auto_aug.core._args import forbid_unused_kwargs
 from feedline.auto_aug.core._augmentation import Augmentation
 from feedline.auto_aug.core._select import conditional
 from feedline.auto_aug.core._take import take
-from feedline.auto_aug.core._utils import get_translations, pretty_select
+from feedline.auto_aug.core._utils import get_translations, pretty_select, require_kwargs
 from feedline.core.graph.nodes import DataNode
 
 _NUM_BINS = 11
@@ -136,11 +136,14 @@ def apply_auto_augment(
     probabilities, bins = _stage_tables(policy, num_stages)
     run_probability = take(types.Constant(probabilities), sub_policy_id)
     magnitude_bins: Any = take(types.Constant(bins), sub_policy_id)
-    stage_choices, stage_augments = _stage_augmentations(policy, num_stages)
+    stage_choices, stage_augments = _sub_policy_to_augmentation_matrix_map(policy)
     choice = take(types.Constant(stage_choices), sub_policy_id)
     if any(aug.randomly_negate for aug in policy.augmentations.values()):
         magnitude_bins = signed_bin(magnitude_bins, seed=seed, shape=(num_stages,))
     forbid_unused_kwargs(policy.augmentations.values(), kwargs, "apply_auto_augment")
+    require_kwargs(
+        policy.augmentations.values(), kwargs, "apply_auto_augment", "get_image_net_policy"
+    )
     for stage in range(num_stages):
         if isinstance(magnitude_bins, DataNode):
             stage_bin = take(magnitude_bins, stage)
@@ -178,11 +181,12 @@ def _stage_tables(policy: Policy, num_stages: int) -> tuple[np.ndarray, np.ndarr
     return probabilities, bins
 
 
-def _stage_augmentations(
-    policy: Policy, num_stages: int
+def _sub_policy_to_augmentation_matrix_map(
+    policy: Policy,
 ) -> tuple[np.ndarray, list[list[Augmentation]]]:
     """The distinct augmentations of each stage (identity last) and, per sub-policy and stage,
-    the index of the one it runs (identity past the sub-policy's end)."""
+    the index of the one it runs (identity past the sub-policy's end); DALI's name."""
+    num_stages = max(len(sub_policy) for sub_policy in policy.sub_policies)
     per_stage: list[list[Augmentation]] = []
     for stage in range(num_stages):
         distinct: list[Augmentation] = []

@@ -8,16 +8,25 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from feedline.core.hookspecs import hookimpl
+from feedline.core.kernel import Batch
 from feedline.core.schema import ArgSpec
+from feedline.core.tensor import TensorListCPU
 from feedline.readers.base import Reader, reader_schema
 from feedline.readers.direct_io import read_direct
-from feedline.readers.numpy_roi import NpyHeader, extract_roi, read_header, roi_bounds
+from feedline.readers.numpy_roi import (
+    ROI_ARGS,
+    NpyHeader,
+    check_consistent,
+    extract_roi,
+    read_header,
+    roi_bounds,
+)
 
 if TYPE_CHECKING:
     from feedline.core.registry import Registry
@@ -60,12 +69,15 @@ NUMPY_ARGS: tuple[ArgSpec, ...] = (
     ArgSpec("use_o_direct", "bool", False, "Read files with O_DIRECT, bypassing the page cache "
             "(needs dont_use_mmap=True and a file system that supports it)."),
     ArgSpec("register_buffers", "bool", True, _GPU_ONLY),
-    ArgSpec("roi_start", "int_vec", None, "ROI start, in elements, per axis of roi_axes."),
-    ArgSpec("rel_roi_start", "float_vec", None, "ROI start as a fraction of each extent."),
-    ArgSpec("roi_end", "int_vec", None, "ROI end (exclusive), in elements."),
-    ArgSpec("rel_roi_end", "float_vec", None, "ROI end as a fraction of each extent."),
-    ArgSpec("roi_shape", "int_vec", None, "ROI extent, in elements."),
-    ArgSpec("rel_roi_shape", "float_vec", None, "ROI extent as a fraction of each extent."),
+    ArgSpec("roi_start", "int_vec", None, "ROI start, in elements, per axis of roi_axes.",
+            tensor=True),
+    ArgSpec("rel_roi_start", "float_vec", None, "ROI start as a fraction of each extent.",
+            tensor=True),
+    ArgSpec("roi_end", "int_vec", None, "ROI end (exclusive), in elements.", tensor=True),
+    ArgSpec("rel_roi_end", "float_vec", None, "ROI end as a fraction of each extent.", tensor=True),
+    ArgSpec("roi_shape", "int_vec", None, "ROI extent, in elements.", tensor=True),
+    ArgSpec("rel_roi_shape", "float_vec", None, "ROI extent as a fraction of each extent.",
+            tensor=True),
     ArgSpec("roi_axes", "int_vec", (), "The axes the ROI arguments give values for, in order "
             "(default: every axis)."),
     ArgSpec("out_of_bounds_policy", "str", "error", "A ROI that leaves the array: 'error' "
@@ -142,6 +154,12 @@ class NumpyReader(Reader):
                 "exclusive with memory mapping)"
             )
         self._headers: dict[str, NpyHeader] = {}
+        self._roi_per_sample = bool(self.ctx.tensor_args & set(ROI_ARGS))
+        if self._roi_per_sample and self.ctx.on_error == "skip":
+            raise ValueError(
+                "readers.numpy: per-sample ROI arguments (DataNodes) cannot be combined with "
+                'on_error="skip" (replacement samples would have no ROI values)'
+            )
         super().setup()
 
     def index(self) -> Sequence[int]:
@@ -179,12 +197,44 @@ class NumpyReader(Reader):
             array = flat.reshape(header.shape)
         if not header.dtype.isnative:
             array = array.astype(header.dtype.newbyteorder("="))
-        bounds = roi_bounds(self.args, array.shape)
-        if bounds is not None:
-            array = extract_roi(
-                array, bounds, self.args["out_of_bounds_policy"], self.args["fill_value"]
-            )
+        if not self._roi_per_sample:
+            array = self._roi(array, self.args)
         return (array,)
+
+    def _roi(self, array: np.ndarray, args: Mapping[str, Any]) -> np.ndarray:
+        """The region of interest that ``args`` select (the whole array without one)."""
+        bounds = roi_bounds(args, array.shape)
+        if bounds is None:
+            return array
+        return extract_roi(array, bounds, args["out_of_bounds_policy"], args["fill_value"])
+
+    def run(self, batch: Batch) -> list[TensorListCPU]:
+        """The next batch; per-sample ROI arguments are applied here, to whole arrays loaded
+        ahead (a sample's ROI values arrive with its iteration)."""
+        outputs = super().run(batch)
+        if not self._roi_per_sample:
+            return outputs
+        (whole,) = outputs
+        per_sample = {name: batch.arg_inputs[name] for name in ROI_ARGS if name in batch.arg_inputs}
+
+        def cut(i: int) -> np.ndarray:
+            args = dict(self.args)
+            args.update(
+                {
+                    name: np.asarray(values[i]).reshape(-1).tolist()
+                    for name, values in per_sample.items()
+                }
+            )
+            return self._roi(np.asarray(whole[i]), args)
+
+        samples = batch.map(cut, len(whole))
+        return [TensorListCPU.from_samples(samples, whole.layout(), whole.source_infos())]
+
+    def load_batch(self, items: Sequence[int]) -> Sequence[Sequence[np.ndarray] | np.ndarray]:
+        """The arrays of ``items``; all must have one element type and number of dimensions."""
+        columns = super().load_batch(items)
+        check_consistent(list(columns[0]), [self._paths[item] for item in items])
+        return columns
 
     def source_info(self, item: int) -> str:
         """The path as listed."""

@@ -14,9 +14,27 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-__all__ = ["ROI_ARGS", "NpyHeader", "extract_roi", "read_header", "roi_bounds"]
+__all__ = [
+    "ROI_ARGS",
+    "NpyDataError",
+    "NpyHeader",
+    "check_consistent",
+    "extract_roi",
+    "read_header",
+    "roi_bounds",
+]
 
 ROI_ARGS = ("roi_start", "rel_roi_start", "roi_end", "rel_roi_end", "roi_shape", "rel_roi_shape")
+
+
+_SUPPORTED_KINDS = {"b": (1,), "i": (1, 2, 4, 8), "u": (1, 2, 4, 8), "f": (2, 4, 8)}
+"""Element kinds and sizes a sample can have: bool, (unsigned) integers and IEEE floats."""
+
+
+class NpyDataError(ValueError, RuntimeError):
+    """A file's element type is unsupported, or the files of one batch disagree in type or
+    number of dimensions. A ``ValueError``, and a ``RuntimeError`` as DALI raises (in its
+    words)."""
 
 
 class NpyHeader(NamedTuple):
@@ -44,13 +62,17 @@ def read_header(path: str) -> NpyHeader:
         except ValueError as exc:
             raise ValueError(f"{path!r} is not a valid .npy file: {exc}") from None
         offset = f.tell()
-    if dtype.hasobject or dtype.fields is not None or dtype.kind not in "biuf":
-        raise ValueError(f"{path!r}: element type {dtype} is not supported (numbers and bool only)")
+    if dtype.fields is not None or dtype.itemsize not in _SUPPORTED_KINDS.get(dtype.kind, ()):
+        raise NpyDataError(
+            f"{path!r}: Unknown Numpy type string {dtype.str!r}: element type {dtype} is not "
+            "supported (bool, integers and float16/32/64 only)"
+        )
     return NpyHeader(dtype, tuple(int(n) for n in shape), bool(fortran), offset)
 
 
 def _axis_values(name: str, values: Sequence[float] | None, count: int) -> list[float] | None:
-    if values is None:
+    """The values of one ROI argument; an empty list counts as not given (DALI's rule)."""
+    if values is None or len(values) == 0:
         return None
     if len(values) != count:
         raise ValueError(f"readers.numpy: {name} has {len(values)} values, expected {count}")
@@ -75,18 +97,18 @@ def roi_bounds(args: Mapping[str, Any], shape: Sequence[int]) -> list[tuple[int,
     """
     start_arg = _exclusive(args, ("roi_start", "rel_roi_start"))
     end_arg = _exclusive(args, ("roi_end", "rel_roi_end", "roi_shape", "rel_roi_shape"))
-    if start_arg is None and end_arg is None:
-        return None
     ndim = len(shape)
     axes = list(args.get("roi_axes") or range(ndim))
+    starts = _axis_values(start_arg, args[start_arg], len(axes)) if start_arg else None
+    ends = _axis_values(end_arg, args[end_arg], len(axes)) if end_arg else None
+    if starts is None and ends is None:
+        return None
     if len(set(axes)) != len(axes) or any(not -ndim <= a < ndim for a in axes):
         raise ValueError(
             f"readers.numpy: roi_axes {axes} are not distinct axes of a {ndim}-D array"
         )
     axes = [a % ndim for a in axes]
     bounds = [(0, n) for n in shape]
-    starts = _axis_values(start_arg, args[start_arg], len(axes)) if start_arg else None
-    ends = _axis_values(end_arg, args[end_arg], len(axes)) if end_arg else None
 
     def scaled(value: float, axis: int, relative: bool) -> int:
         value = value * shape[axis] if relative else value
@@ -154,3 +176,25 @@ def extract_roi(
     )
     out[target] = array[source]
     return out
+
+
+def check_consistent(arrays: Sequence[np.ndarray], paths: Sequence[str]) -> None:
+    """Refuse a batch whose files differ in number of dimensions or element type.
+
+    Raises:
+        NpyDataError: names the first file and the first one that differs, in DALI's words.
+    """
+    for array, path in zip(arrays[1:], paths[1:], strict=True):
+        first = arrays[0]
+        if array.ndim != first.ndim:
+            raise NpyDataError(
+                "Inconsistent data: All samples in the batch must have the same number of "
+                f'dimensions. Got "{paths[0]}" with {first.ndim} dimensions and "{path}" with '
+                f"{array.ndim} dimensions"
+            )
+        if array.dtype != first.dtype:
+            raise NpyDataError(
+                "Inconsistent data: All samples in the batch must have the same data type. "
+                f'Got "{paths[0]}" with data type {first.dtype} and "{path}" with data type '
+                f"{array.dtype}"
+            )

@@ -28,6 +28,11 @@ LIST_SHUFFLE_SEED = 524287
 STATE_VERSION = 1
 
 
+class TooFewSamplesError(ValueError, RuntimeError):
+    """A reader has fewer samples than shards. A ``ValueError``, and a ``RuntimeError`` as
+    DALI raises when the pipeline is built (with the same words)."""
+
+
 def shard_start(num_samples: int, num_shards: int, shard_id: int) -> int:
     """First sample index of shard ``shard_id``: ``floor(shard_id * N / S)``."""
     return num_samples * shard_id // num_shards
@@ -134,9 +139,9 @@ class SamplerConfig:
             stick_to_shard=self.stick_to_shard,
         )
         if self.num_samples < self.num_shards:
-            raise ValueError(
-                f"the number of samples ({self.num_samples}) must be at least equal to "
-                f"num_shards ({self.num_shards})"
+            raise TooFewSamplesError(
+                f"The number of input samples: {self.num_samples}, needs to be at least equal "
+                f"to the requested number of shards: {self.num_shards}."
             )
 
     @property

@@ -10,6 +10,7 @@ epochs and checkpoints come from :class:`~feedline.readers.base.Reader`.
 
 from __future__ import annotations
 
+import re
 import tarfile
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = [
     "WEBDATASET_SCHEMA",
     "Component",
+    "IndexFileError",
     "WebdatasetReader",
     "feedline_register_operators",
     "group_samples",
@@ -71,12 +73,14 @@ WEBDATASET_SCHEMA = reader_schema("readers.webdataset", _DOC, WEBDATASET_ARGS, o
 
 
 class Component(NamedTuple):
-    """One archive member: extension, data offset, size, and name."""
+    """One archive member: extension, data offset, size, name, and the number of its sample's
+    line in the index file (0 when the archive was scanned)."""
 
     ext: str
     offset: int
     size: int
     name: str
+    line: int = 0
 
 
 def split_name(path: str) -> tuple[str, str]:
@@ -115,37 +119,79 @@ def group_samples(members: Sequence[tuple[int, int, str]]) -> list[list[Componen
     return samples
 
 
+class IndexFileError(ValueError, RuntimeError):
+    """A malformed ``wds2idx`` index file. A ``ValueError``, and a ``RuntimeError`` as DALI
+    raises (in its words: the file and the sample's line, counting the header as line 0)."""
+
+
+def _index_error(path: str, line: int, details: str) -> IndexFileError:
+    return IndexFileError(f'Malformed index file at "{path}" line {line} - {details}')
+
+
+_BLOCK = 512
+_LEADING_INT = re.compile(r"[+-]?\d+")
+
+
+def _sample_components(path: str, line: int, text: str, version: str) -> list[Component]:
+    """The components of one sample line (``ext offset size [name]`` repeated)."""
+    width = 4 if version == "v1.2" else 3
+    tokens = text.split()
+    components = []
+    for start in range(0, len(tokens), width):
+        record = tokens[start : start + width]
+        numbers = record[1:3]
+        if len(record) < width or not all(_LEADING_INT.fullmatch(t) for t in numbers):
+            fields, shape = (
+                ("offset, size or filename", "<ext> <offset> <size> <filename>")
+                if width == 4
+                else ("offset or size", "<ext> <offset> <size>")
+            )
+            raise _index_error(
+                path,
+                line,
+                f"Could not find all necessary component parameters ({fields}). Every record in "
+                f"the index file should look like: `{shape}`.",
+            )
+        offset, size = int(numbers[0]), int(numbers[1])
+        if offset % _BLOCK:
+            raise _index_error(
+                path,
+                line,
+                f"tar offset is not a multiple of tar block size ({_BLOCK}), perhaps the size "
+                "value is exported before offset?",
+            )
+        name = record[3] if width == 4 else f"{record[0]}@{offset}"
+        components.append(Component(record[0], offset, size, name, line))
+    if not components:
+        raise _index_error(path, line, "no extensions provided for the sample")
+    return components
+
+
 def read_wds_index(path: str) -> list[list[Component]]:
     """The samples of a ``wds2idx`` index file (``v1.2``: ``ext offset size name`` per
-    component; ``v1.1``: ``ext offset size``).
+    component; ``v1.1``: ``ext offset size``), parsed as DALI does: the header's count of
+    sample lines is read (lines after them are ignored).
 
     Raises:
-        ValueError: an unknown version or a malformed line (names the file and the line).
+        IndexFileError: an unknown version or a malformed line, in DALI's words.
     """
     with open(path, encoding="utf-8") as f:
         lines = f.read().splitlines()
     header = lines[0].split() if lines else []
-    if len(header) != 2 or header[0] not in ("v1.1", "v1.2") or not header[1].isdigit():
-        raise ValueError(f"index file {path!r}: expected a 'v1.2 <count>' first line")
-    width = 4 if header[0] == "v1.2" else 3
-    samples = []
-    for lineno, line in enumerate(lines[1:], 2):
-        tokens = line.split()
-        if not tokens:
-            continue
-        if len(tokens) % width or not all(t.isdigit() for t in tokens[1::width] + tokens[2::width]):
-            raise ValueError(f"index file {path!r}, line {lineno}: malformed components {line!r}")
-        samples.append(
-            [
-                Component(t[0], int(t[1]), int(t[2]), t[3] if width == 4 else f"{t[0]}@{t[1]}")
-                for t in zip(*(tokens[i::width] for i in range(width)), strict=True)
-            ]
-        )
-    if len(samples) != int(header[1]):
-        raise ValueError(
-            f"index file {path!r} announces {header[1]} samples but lists {len(samples)}"
-        )
-    return samples
+    if not header:
+        raise _index_error(path, 0, "no version signature found")
+    version = header[0]
+    if version not in ("v1.1", "v1.2"):
+        raise _index_error(path, 0, f"Unsupported version of the index file ({version}).")
+    count = _LEADING_INT.match(header[1]) if len(header) > 1 else None
+    if count is None:
+        raise _index_error(path, 0, "no sample count found")
+    if int(count.group()) <= 0:
+        raise _index_error(path, 0, "sample count must be positive")
+    return [
+        _sample_components(path, line, lines[line] if line < len(lines) else "", version)
+        for line in range(1, int(count.group()) + 1)
+    ]
 
 
 def _dtypes(value: Any, count: int) -> list[np.dtype]:
@@ -253,6 +299,11 @@ class WebdatasetReader(Reader):
             if component is None:
                 out.append(np.empty(0, dtype))
                 continue
+            if component.offset >= raw.size and self.args["index_paths"]:
+                index_path = self.args["index_paths"][archive]
+                raise _index_error(
+                    index_path, component.line, "offset is outside of the archive file"
+                )
             end = component.offset + component.size
             if end > raw.size:
                 raise ValueError(

@@ -97,3 +97,23 @@ def test_output_specs_of_another_length_fail_at_build_and_serialize(specs) -> No
         pipe.set_outputs(fn.constant(idata=[1]))
         with pytest.raises(RuntimeError, match="Lengths of provided output descriptions"):
             getattr(pipe, action)()
+
+
+@pytest.mark.parametrize("threads", [np.int64(2), np.uint8(3)])
+def test_numpy_integers_are_thread_counts(threads) -> None:
+    """DALI takes any integer for num_threads (its tests draw them with NumPy)."""
+    pipe = Pipeline(batch_size=2, num_threads=threads, device_id=None)
+    with pipe:
+        pipe.set_outputs(fn.random.uniform(range=[0, 1]))
+    pipe.build()
+    (out,) = pipe.run()
+    assert len(out) == 2
+    assert type(pipe.num_threads) is int and pipe.num_threads == threads
+
+
+def test_a_float_thread_count_is_refused() -> None:
+    pipe = Pipeline(batch_size=2, num_threads=2.0, device_id=None)
+    with pipe:
+        pipe.set_outputs(fn.random.uniform(range=[0, 1]))
+    with pytest.raises(TypeError, match="num_threads must be an int"):
+        pipe.build()

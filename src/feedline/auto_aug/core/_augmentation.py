@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -177,6 +177,12 @@ class Augmentation:
             **kwargs: Extra arguments; those the operation's signature names are passed on.
         """
         param = self._param(magnitude_bin, num_magnitude_bins, self._device_for(data))
+        self._check_required_kwargs(kwargs)
+        return self.op(data, param, **accepted_kwargs(self.op, kwargs, 2))
+
+    def _check_required_kwargs(self, kwargs: Mapping[str, Any]) -> None:
+        """Raise :class:`MissingArgException` when ``kwargs`` lacks a named argument the
+        operation requires (names it does not take are ignored)."""
         missing = missing_kwargs(self.op, kwargs, 2)
         if missing:
             raise MissingArgException(
@@ -187,7 +193,6 @@ class Augmentation:
                 augmentation=self,
                 missing_args=missing,
             )
-        return self.op(data, param, **accepted_kwargs(self.op, kwargs, 2))
 
     @property
     def op(self) -> Callable[..., DataNode]:
@@ -256,7 +261,8 @@ class Augmentation:
             return self.param_device
         return getattr(data, "device", None) or "cpu"
 
-    def _param_of(self, magnitude: Any) -> np.ndarray:
+    def _map_mag_to_param(self, magnitude: Any) -> np.ndarray:
+        """The parameter ``mag_to_param`` gives for one magnitude, as an array (DALI's name)."""
         param = self.mag_to_param(magnitude)
         if _contains_data_node(param):
             raise Exception(
@@ -269,8 +275,12 @@ class Augmentation:
             )
         return np.array(param)
 
-    def _params_of(self, magnitudes: Any) -> np.ndarray:
-        params = [self._param_of(magnitude) for magnitude in magnitudes]
+    def _map_mags_to_params(self, magnitudes: Any) -> np.ndarray:
+        """The parameters of all magnitudes stacked into one array (DALI's name); every
+        magnitude must map to the same shape and dtype."""
+        params = [self._map_mag_to_param(magnitude) for magnitude in magnitudes]
+        if not params:
+            return np.array(params)
         first = params[0]
         for param, magnitude in zip(params, magnitudes, strict=True):
             if param.shape != first.shape or param.dtype != first.dtype:
@@ -334,8 +344,10 @@ class Augmentation:
                 else magnitude_bin
             )
             if isinstance(unsigned, int):
-                return types.Constant(self._param_of(magnitudes[unsigned]), device=device)
-            return take(types.Constant(self._params_of(magnitudes), device=device), unsigned)
+                return types.Constant(self._map_mag_to_param(magnitudes[unsigned]), device=device)
+            return take(
+                types.Constant(self._map_mags_to_params(magnitudes), device=device), unsigned
+            )
         if not isinstance(magnitude_bin, _SignedMagnitudeBin):
             warnings.warn(
                 f"The augmentation `{self.name}` was declared with `random_negate=True`, "
@@ -357,4 +369,4 @@ class Augmentation:
         else:
             signed = _SignedMagnitudeBin._remap_to_signed_magnitudes(magnitudes)
             index = magnitude_bin.signed_magnitude_idx
-        return take(types.Constant(self._params_of(signed), device=device), index)
+        return take(types.Constant(self._map_mags_to_params(signed), device=device), index)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from feedline.auto_aug.core._args import MissingArgException
@@ -74,6 +74,21 @@ def get_translations(
     return [x.augmentation((0, width), True), y.augmentation((0, height), True)]
 
 
+def require_kwargs(
+    augmentations: Iterable[Augmentation],
+    op_kwargs: Mapping[str, Any],
+    auto_aug_name: str,
+    ref_suite_name: str,
+) -> None:
+    """Check, before any augmentation is traced, that each gets the named arguments it needs,
+    explaining a missing ``shape`` of the shape-relative translations."""
+    try:
+        for augmentation in augmentations:
+            augmentation._check_required_kwargs(op_kwargs)
+    except MissingArgException as error:
+        _explain_missing_shape(error, auto_aug_name, ref_suite_name)
+
+
 def pretty_select(
     augmentations: Sequence[Augmentation],
     aug_ids: DataNode,
@@ -81,21 +96,31 @@ def pretty_select(
     auto_aug_name: str,
     ref_suite_name: str,
 ) -> DataNode:
-    """:func:`select`, explaining a missing ``shape`` of the shape-relative translations."""
+    """:func:`select`, explaining a missing ``shape`` of the shape-relative translations.
+
+    Missing arguments are reported before any augmentation is traced, so the error does not
+    depend on the order of the augmentations (nor on what a device supports).
+    """
+    require_kwargs(augmentations, op_kwargs, auto_aug_name, ref_suite_name)
+    return select(augmentations, aug_ids, **op_kwargs)
+
+
+def _explain_missing_shape(
+    error: MissingArgException, auto_aug_name: str, ref_suite_name: str
+) -> None:
+    """Re-raise ``error``, in words that say how to give ``shape`` when that is what is
+    missing for a shape-relative translation."""
     from feedline.auto_aug import augmentations as a
 
-    try:
-        return select(augmentations, aug_ids, **op_kwargs)
-    except MissingArgException as error:
-        relative = error.augmentation.op in (a.translate_x.op, a.translate_y.op)
-        if error.missing_args != ["shape"] or not relative:
-            raise
-        raise Exception(
-            f"The augmentation `{error.augmentation.name}` requires `shape` argument that "
-            f"describes image shape (in HWC layout). Please provide it as `shape` argument "
-            f"to `{auto_aug_name}` call. You can get the image shape from encoded "
-            f"images with `fn.peek_image_shape`. Alternatively, you can use "
-            f"`translate_x_no_shape`/`translate_y_no_shape` that does not rely on image "
-            f"shape, but uses offset from fixed range: for reference see `{ref_suite_name}` "
-            f"and its `use_shape` argument. "
-        ) from error
+    relative = error.augmentation.op in (a.translate_x.op, a.translate_y.op)
+    if error.missing_args != ["shape"] or not relative:
+        raise error
+    raise Exception(
+        f"The augmentation `{error.augmentation.name}` requires `shape` argument that "
+        f"describes image shape (in HWC layout). Please provide it as `shape` argument "
+        f"to `{auto_aug_name}` call. You can get the image shape from encoded "
+        f"images with `fn.peek_image_shape`. Alternatively, you can use "
+        f"`translate_x_no_shape`/`translate_y_no_shape` that does not rely on image "
+        f"shape, but uses offset from fixed range: for reference see `{ref_suite_name}` "
+        f"and its `use_shape` argument. "
+    ) from error

@@ -6,6 +6,7 @@ from __future__ import annotations
 import enum
 import warnings
 from collections.abc import Mapping, Sequence
+from numbers import Integral
 from typing import Any
 
 import numpy as np
@@ -218,8 +219,9 @@ class PipelineProperties:
             )
         if self._num_threads is None:
             raise TypeError("Pipeline: num_threads was not given")
-        if isinstance(self._num_threads, bool) or not isinstance(self._num_threads, int):
+        if isinstance(self._num_threads, bool) or not isinstance(self._num_threads, Integral):
             raise TypeError(f"Pipeline: num_threads must be an int, got {self._num_threads!r}")
+        self._num_threads = int(self._num_threads)
         if self._num_threads < 1:
             raise ValueError(
                 "Pipeline: num_threads < 1 is only allowed for pipelines built for serialization"
