@@ -43,6 +43,14 @@ def test_none_means_the_argument_is_not_given() -> None:
         required.validate({"n": None})
 
 
+def test_a_missing_required_argument_is_also_dalis_runtime_error() -> None:
+    required = OpSchema("demo.req", "Needs n.", args=(ArgSpec("n", "int", doc="N."),))
+    with pytest.raises(
+        RuntimeError, match='not all required arguments were specified for op "demo.req"'
+    ):
+        required.validate({})
+
+
 def test_a_scalar_constant_argument_is_its_value() -> None:
     static, tensor = SCHEMA.validate({"max_size": types.ScalarConstant(7), "size": 3})
     assert static["max_size"] == 7 and not tensor

@@ -27,6 +27,7 @@ __all__ = [
     "ArgSpec",
     "ArgumentRankError",
     "InputSpec",
+    "MissingArgumentError",
     "OpSchema",
 ]
 
@@ -34,6 +35,10 @@ __all__ = [
 class ArgumentRankError(TypeError, RuntimeError):
     """An array with dimensions given for a scalar argument: a TypeError, and a RuntimeError as
     DALI raises it (in its words: the input "cannot be converted to dimension (0)")."""
+
+
+class MissingArgumentError(TypeError, RuntimeError):
+    """A required argument was not given: a TypeError, and a RuntimeError as DALI raises it."""
 
 
 class _Required:
@@ -470,7 +475,10 @@ class OpSchema:
             if spec.name in static or spec.name in tensor:
                 continue
             if spec.required:
-                raise TypeError(f"{self.name}: missing required argument {spec.name!r}")
+                raise MissingArgumentError(  # with DALI's sentence
+                    f"{self.name}: missing required argument {spec.name!r}; not all required "
+                    f'arguments were specified for op "{self.name}"'
+                )
             static[spec.name] = spec.default
         if self.check is not None:
             self.check(static)

@@ -50,7 +50,11 @@ def test_resolve_layout() -> None:
         "Valid layouts are: HWC",
     ):
         resolve_layout("op", "HW", 2, allowed, defaults)
-    with pytest.raises(ValueError, match="2 dimensions and no layout; expected 3-D data"):
+    with pytest.raises(
+        ValueError,
+        match="The number of dimensions 2 does not match any of the allowed layouts for input 0. "
+        r"Valid layouts are: HWC, CHW \(the input has no layout; without one 3-D data is accepted",
+    ):
         resolve_layout("op", "", 2, allowed, defaults)
 
 

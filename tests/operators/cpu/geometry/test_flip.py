@@ -112,7 +112,7 @@ def test_per_sample_flags_and_dtypes() -> None:
             "XYZ",
             'The layout "XYZ" does not match any of the allowed layouts',
         ),
-        (np.zeros((4,), np.uint8), None, "1 dimensions and no layout"),
+        (np.zeros((4,), np.uint8), None, "The number of dimensions 1 does not match"),
     ],
 )
 def test_bad_inputs_name_the_problem(sample: np.ndarray, layout: str | None, message: str) -> None:

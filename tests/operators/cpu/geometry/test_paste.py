@@ -68,9 +68,20 @@ def test_paste_real_images_and_min_canvas() -> None:
 @pytest.mark.parametrize(
     ("sample", "kwargs", "message"),
     [
-        (np.zeros((4, 4, 3), np.float32), {"ratio": 2.0}, "input type float32"),
-        (np.zeros((4, 4, 3), np.uint8), {"ratio": 0.5}, "at least 1"),
-        (np.zeros((4, 4, 3), np.uint8), {"ratio": 2.0, "paste_x": 1.5}, r"within \[0, 1\]"),
+        (
+            np.zeros((4, 4, 3), np.float32),
+            {"ratio": 2.0},
+            "requested type: uint8 current buffer type: float32",
+        ),
+        (np.zeros((4, 4, 3), np.int32), {"ratio": 2.0}, "current buffer type: int32"),
+        (np.zeros((4, 4, 3), np.uint8), {"ratio": 0.5}, "ratio of less than 1 is not supported"),
+        (
+            np.zeros((4, 4, 3), np.uint8),
+            {"ratio": 2.0, "min_canvas_size": -1.0},
+            "min_canvas_size_ of less than 0 is not supported",
+        ),
+        (np.zeros((4, 4, 3), np.uint8), {"ratio": 2.0, "paste_x": 1.5}, r"in range \[0, 1\]"),
+        (np.zeros((4, 4, 3), np.uint8), {"ratio": 2.0, "paste_y": -0.1}, "paste_y must be in"),
         (np.zeros((4, 4, 2), np.uint8), {"ratio": 2.0}, "'n_channels' = 3"),
     ],
 )
@@ -89,3 +100,11 @@ def test_paste_fill_value_checks() -> None:
         OperatorError, match='The layout "CHW" does not match any of the allowed layouts'
     ):
         run_op("paste", [image], "CHW", ratio=2.0, fill_value=(0,))
+
+
+def test_paste_refuses_4d_data_without_layout_in_dalis_words() -> None:
+    with pytest.raises(
+        OperatorError,
+        match="The number of dimensions 4 does not match any of the allowed layouts for input 0",
+    ):
+        run_op("paste", [np.zeros((5, 6, 7, 8), np.uint8)], None, ratio=2.0, fill_value=(0,))

@@ -81,3 +81,11 @@ def test_every_supported_type_keeps_its_type(dtype: type) -> None:
 def test_errors(sample: np.ndarray, kwargs: dict, message: str) -> None:
     with pytest.raises(OperatorError, match=message):
         run_op("noise.gaussian", [sample], "HW", **kwargs)
+
+
+def test_noise_is_random_normal_added_to_the_input() -> None:
+    data = [np.linspace(0, 200, 300, dtype=np.float32).reshape(10, 30) for _ in range(3)]
+    noisy, _ = run_op("noise.gaussian", data, "HW", mean=2.0, stddev=7.0, seed=11)
+    normal, _ = run_op("random.normal", data, "HW", mean=2.0, stddev=7.0, seed=11)
+    for sample, got, drawn in zip(data, noisy, normal, strict=True):
+        np.testing.assert_array_equal(got, sample + drawn)

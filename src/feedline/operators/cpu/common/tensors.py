@@ -39,10 +39,10 @@ def resolve_layout(
     if not layout:
         if ndim in defaults:
             return defaults[ndim]
-        accepted = ", ".join(f"{n}-D" for n in sorted(defaults))
-        raise ValueError(
-            f"{op}: input has {ndim} dimensions and no layout; expected {accepted} data or a "
-            f"layout among {', '.join(allowed)}"
+        raise ValueError(  # DALI's words
+            f"{op}: The number of dimensions {ndim} does not match any of the allowed layouts "
+            f"for input 0. Valid layouts are: {', '.join(allowed)} (the input has no layout; "
+            f"without one {_dimensions(defaults)} data is accepted)"
         )
     if layout not in allowed:
         raise ValueError(  # DALI's words
@@ -52,6 +52,10 @@ def resolve_layout(
     if len(layout) != ndim:
         raise ValueError(f"{op}: layout {layout!r} does not match a {ndim}-D input")
     return layout
+
+
+def _dimensions(defaults: Mapping[int, str]) -> str:
+    return " or ".join(f"{n}-D" for n in sorted(defaults))
 
 
 def named_axes(op: str, layout: str, names: str) -> list[int]:

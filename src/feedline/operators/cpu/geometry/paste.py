@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from feedline.core.kernel import SampleContext, SampleKernel
-from feedline.operators.cpu.common.tensors import check_dtype, resolve_layout
+from feedline.operators.cpu.common.tensors import resolve_layout
 
 __all__ = ["PasteKernel", "paste", "paste_geometry"]
 
@@ -57,7 +57,11 @@ class PasteKernel(SampleKernel):
         """Paste one image onto its canvas."""
         (image,) = inputs
         resolve_layout("paste", sample.layouts[0], image.ndim, ("HWC",), {3: "HWC"})
-        check_dtype("paste", image, (np.uint8,))
+        if image.dtype != np.uint8:
+            raise TypeError(  # DALI's words after "paste: "
+                f"paste: input type {image.dtype} is not supported (requested type: uint8 "
+                f"current buffer type: {image.dtype})"
+            )
         channels = image.shape[2]
         if args["n_channels"] != channels:
             raise ValueError(
@@ -74,9 +78,14 @@ class PasteKernel(SampleKernel):
         if any(not 0 <= v <= 255 for v in fill):
             raise ValueError(f"paste: argument 'fill_value' = {fill} must be within [0, 255]")
         ratio = float(args["ratio"])
-        if not ratio >= 1.0:
-            raise ValueError(f"paste: argument 'ratio' = {ratio} must be at least 1")
+        if not ratio >= 1.0:  # the checks and words are DALI's
+            raise ValueError(f"paste: ratio of less than 1 is not supported (ratio = {ratio})")
+        if not float(args["min_canvas_size"]) >= 0.0:
+            raise ValueError(
+                "paste: min_canvas_size_ of less than 0 is not supported "
+                f"(min_canvas_size = {args['min_canvas_size']})"
+            )
         for name in ("paste_x", "paste_y"):
             if not 0.0 <= float(args[name]) <= 1.0:
-                raise ValueError(f"paste: argument {name!r} = {args[name]} must be within [0, 1]")
+                raise ValueError(f"paste: {name} must be in range [0, 1] (got {args[name]})")
         return paste(image, ratio, fill, args["paste_x"], args["paste_y"], args["min_canvas_size"])

@@ -1,8 +1,10 @@
 """``noise.gaussian``: add normally distributed noise, reproducibly per sample.
 
 Each sample draws from its own generator (derived from the operator seed, the iteration and the
-sample index), so outputs do not depend on the number of threads. Integer outputs are rounded
-(halves away from zero) and saturated; the output type and layout are the input's.
+sample index), so outputs do not depend on the number of threads. The noise is drawn exactly as
+``random.normal`` draws it, so with the same seed ``noise.gaussian(x)`` equals
+``x + random.normal(x)`` (as in DALI). Integer outputs are rounded (halves away from zero) and
+saturated; the output type and layout are the input's.
 """
 
 from __future__ import annotations
@@ -33,10 +35,12 @@ NOISE_TYPES = (
 def add_gaussian_noise(
     data: np.ndarray, rng: np.random.Generator, mean: float = 0.0, stddev: float = 1.0
 ) -> np.ndarray:
-    """``data + N(mean, stddev)`` drawn from ``rng`` (float32 noise), in ``data``'s type."""
-    noise = rng.standard_normal(data.shape, dtype=np.float32)
-    noise *= np.float32(stddev)
-    noise += np.float32(mean)
+    """``data + N(mean, stddev)`` drawn from ``rng`` (float32 noise), in ``data``'s type.
+
+    The draw is ``random.normal``'s (``rng.normal`` rounded to float32), so both operators give
+    the same noise for the same generator.
+    """
+    noise = rng.normal(mean, stddev, size=data.shape).astype(np.float32)
     if data.dtype.kind == "f":
         return (data + noise).astype(data.dtype, copy=False)
     work = np.float64 if data.dtype.itemsize >= 4 else np.float32

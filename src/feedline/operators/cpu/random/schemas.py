@@ -108,7 +108,9 @@ NOISE_GAUSSIAN = OpSchema(
     doc=(
         "Adds Gaussian noise; the output has the input's shape, type and layout.\n\n"
         "Noise comes from each sample's generator (reproducible for any thread count); integer "
-        "outputs are rounded and saturated. Types: (u)int8…(u)int64 and float32."
+        "outputs are rounded and saturated. The noise is ``random.normal``'s draw: with the same "
+        "seed, ``noise.gaussian(x)`` equals ``x + random.normal(x)`` for float data. "
+        "Types: (u)int8…(u)int64 and float32."
     ),
     inputs=(InputSpec("input", "Data of any layout."),),
     args=(
