@@ -58,7 +58,14 @@ FUSED_RESIZE = "decoders._image_resize"
 FUSED_RANDOM_CROP_RESIZE = "decoders._image_random_crop_resize"
 FUSED_CROP_RESIZE = "decoders._image_crop_resize"
 FUSED_SLICE_RESIZE = "decoders._image_slice_resize"
-_DECODE_ARGS = ("output_type", "dtype", "max_pixels", "max_decoded_bytes")
+_DECODE_ARGS = (
+    "output_type",
+    "dtype",
+    "max_pixels",
+    "max_decoded_bytes",
+    "adjust_orientation",
+    "use_fast_idct",
+)
 _RANDOM_WINDOW_ARGS = ("random_area", "random_aspect_ratio", "num_attempts")
 _CROP_ARGS = ("crop", "crop_h", "crop_w", "crop_pos_x", "crop_pos_y", "rounding")
 _SLICE_ARGS = tuple(a.name for a in SLICE_WINDOW_ARGS)

@@ -21,8 +21,11 @@ from feedline.core.schema import REQUIRED, ArgSpec, InputSpec, OpSchema
 from feedline.core.types import DataType, ImageType
 from feedline.operators.cpu.common.schemas import OUTPUT_DTYPE_ALIAS, register_cpu_operators
 from feedline.operators.cpu.image.arg_schemas import (
+    ADJUST_ORIENTATION_ARG,
     CROP_VOLUME_ARGS,
     CROP_WINDOW_ARGS,
+    DALI_DECODER_ARGS,
+    DALI_DECODER_CACHE_ARGS,
     DECODE_ARGS,
     DECODE_DOC,
     ENCODED,
@@ -32,6 +35,7 @@ from feedline.operators.cpu.image.arg_schemas import (
     MAX_PIXELS_ARG,
     NORMALIZE_ARGS,
     RANDOM_WINDOW_ARGS,
+    REMOVED_DECODER_ARGS,
     RESAMPLE_NOTE,
     RESAMPLED_DTYPE,
 )
@@ -55,7 +59,8 @@ DECODERS_IMAGE = OpSchema(
     "decoders.image",
     f"Decodes images.\n\n{DECODE_DOC}",
     inputs=ENCODED,
-    args=(*DECODE_ARGS, GPU_DECODING),
+    args=(*DECODE_ARGS, *DALI_DECODER_ARGS, *DALI_DECODER_CACHE_ARGS, GPU_DECODING),
+    removed=REMOVED_DECODER_ARGS,
     random=False,
 )
 DECODERS_IMAGE_CROP = OpSchema(
@@ -63,7 +68,8 @@ DECODERS_IMAGE_CROP = OpSchema(
     "Decodes a fixed window of each image (``crop`` conventions).\n\nThe window is placed from "
     "the header's size; codecs that support it decode only the window.\n\n" + DECODE_DOC,
     inputs=ENCODED,
-    args=(*DECODE_ARGS, GPU_DECODING, *CROP_WINDOW_ARGS),
+    args=(*DECODE_ARGS, *DALI_DECODER_ARGS, GPU_DECODING, *CROP_WINDOW_ARGS),
+    removed=REMOVED_DECODER_ARGS,
     random=False,
 )
 DECODERS_IMAGE_RANDOM_CROP = OpSchema(
@@ -73,14 +79,21 @@ DECODERS_IMAGE_RANDOM_CROP = OpSchema(
     "round(sqrt(A * area / ratio)); the first window that fits is placed uniformly.\n\n"
     + DECODE_DOC,
     inputs=ENCODED,
-    args=(*DECODE_ARGS, GPU_DECODING, *RANDOM_WINDOW_ARGS),
+    args=(*DECODE_ARGS, *DALI_DECODER_ARGS, GPU_DECODING, *RANDOM_WINDOW_ARGS),
+    removed=REMOVED_DECODER_ARGS,
 )
 DECODERS_IMAGE_SLICE = OpSchema(
     "decoders.image_slice",
     "Decodes a slice of each image: ``slice``'s arguments and rounding on the decoded HWC image "
     "(coordinates default to x, y: ``axis_names='WH'``).\n\n" + DECODE_DOC,
     inputs=(*ENCODED, *SLICE.inputs[1:]),
-    args=(*DECODE_ARGS, GPU_DECODING, *(a for a in SLICE.args if a.name != "dtype")),
+    args=(
+        *DECODE_ARGS,
+        *DALI_DECODER_ARGS,
+        GPU_DECODING,
+        *(a for a in SLICE.args if a.name != "dtype"),
+    ),
+    removed=REMOVED_DECODER_ARGS,
     random=False,
 )
 PEEK_IMAGE_SHAPE = OpSchema(
@@ -105,6 +118,7 @@ PEEK_IMAGE_SHAPE = OpSchema(
             ),
         ),
         ArgSpec("image_type", "image_type", ImageType.RGB, "Colour space deciding C."),
+        ADJUST_ORIENTATION_ARG,
         MAX_PIXELS_ARG,
         MAX_DECODED_BYTES_ARG,
     ),
