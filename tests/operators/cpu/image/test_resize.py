@@ -347,3 +347,26 @@ def test_interp_type_per_sample_from_enum_data() -> None:
     np.testing.assert_array_equal(per_sample.at(0), nearest.at(0))
     np.testing.assert_array_equal(per_sample.at(1), cubic.at(1))
     assert not np.array_equal(nearest.at(1), cubic.at(1))
+
+
+def test_channel_first_sequences_resize_frame_by_frame() -> None:
+    frames = np.stack([NOISE, NOISE[::-1], NOISE[:, ::-1]])  # FHWC
+    (fhwc,), _ = run_op("resize", [frames], "FHWC", size=(20, 26))
+    (cfhw,), layout = run_op("resize", [frames.transpose(3, 0, 1, 2)], "CFHW", size=(20, 26))
+    assert layout == "CFHW"
+    np.testing.assert_array_equal(cfhw, fhwc.transpose(3, 0, 1, 2))
+    volumes = np.stack([VOLUME, VOLUME[::-1]])  # FDHWC
+    (fdhwc,), _ = run_op("resize", [volumes], "FDHWC", size=[9, 5, 5])
+    (cfdhw,), layout = run_op("resize", [np.moveaxis(volumes, -1, 0)], "CFDHW", size=[9, 5, 5])
+    assert layout == "CFDHW"
+    np.testing.assert_array_equal(cfdhw, np.moveaxis(fdhwc, -1, 0))
+
+
+def test_random_resized_crop_of_a_channel_first_sequence_shares_one_window() -> None:
+    frames = np.stack([NOISE, NOISE[::-1]])  # FHWC
+    (fhwc,), _ = run_op("random_resized_crop", [frames], "FHWC", size=(16, 12), seed=4)
+    (cfhw,), layout = run_op(
+        "random_resized_crop", [frames.transpose(3, 0, 1, 2)], "CFHW", size=(16, 12), seed=4
+    )
+    assert layout == "CFHW"
+    np.testing.assert_array_equal(cfhw, fhwc.transpose(3, 0, 1, 2))

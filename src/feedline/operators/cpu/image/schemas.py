@@ -126,8 +126,9 @@ PEEK_IMAGE_SHAPE = OpSchema(
 )
 RESIZE = OpSchema(
     "resize",
-    "Resizes images (HWC, HW, CHW; sequences FHWC, FCHW frame by frame) and, on the CPU, "
-    "volumes (DHWC, DHW, CDHW; sequences FDHWC, FCDHW), with separable passes over D, H and W."
+    "Resizes images (HWC, HW, CHW; sequences FHWC, FCHW, CFHW frame by frame) and, on the CPU, "
+    "volumes (DHWC, DHW, CDHW; sequences FDHWC, FCDHW, CFDHW), with separable passes over D, H "
+    "and W."
     "\n\n"
     "Output size (as DALI): from resize_x/resize_y (and resize_z for volumes) or size (H, W, or "
     "D, H, W; 0 or a missing one is scaled by the geometric mean of the given scales, or kept "
@@ -147,11 +148,13 @@ RESIZE = OpSchema(
                 "CHW",
                 "FHWC",
                 "FCHW",
+                "CFHW",
                 "DHWC",
                 "DHW",
                 "CDHW",
                 "FDHWC",
                 "FCDHW",
+                "CFDHW",
                 "",
             ),
         ),
@@ -200,7 +203,9 @@ RANDOM_RESIZED_CROP = OpSchema(
     "Crops a random window and resizes it to ``size`` (H, W).\n\nThe window is drawn as in "
     "``decoders.image_random_crop``; all frames of a sequence share it. The resize reads pixels "
     "around the window (as DALI's ROI resize). " + RESAMPLE_NOTE,
-    inputs=(InputSpec("input", "Images.", layouts=("HWC", "HW", "CHW", "FHWC", "FCHW", "")),),
+    inputs=(
+        InputSpec("input", "Images.", layouts=("HWC", "HW", "CHW", "FHWC", "FCHW", "CFHW", "")),
+    ),
     args=(
         ArgSpec("size", "float_vec", REQUIRED, "Output size (H, W), or one value for a square."),
         *RANDOM_WINDOW_ARGS,
