@@ -370,3 +370,41 @@ def test_random_resized_crop_of_a_channel_first_sequence_shares_one_window() -> 
     )
     assert layout == "CFHW"
     np.testing.assert_array_equal(cfhw, fhwc.transpose(3, 0, 1, 2))
+
+
+def _gaussian_line(values: np.ndarray, width: int, **kwargs) -> np.ndarray:
+    line = np.asarray(values, np.float32).reshape(1, -1, 1)
+    (out,) = run_op("resize", [line], size=(1, width), interp_type=types.INTERP_GAUSSIAN, **kwargs)[
+        0
+    ]
+    return out[0, :, 0]
+
+
+def test_gaussian_at_scale_one_is_dalis_two_tap_kernel() -> None:
+    # DALI spreads exp(-x^2), x in [-2, 2], over 2 pixels and keeps 2 taps: a sample on a pixel
+    # centre weighs that pixel 1 and one neighbour exp(-4), normalised.
+    near, far = 1 / (1 + math.exp(-4)), math.exp(-4) / (1 + math.exp(-4))
+    impulse = np.zeros(41, np.float32)
+    impulse[20] = 1000
+    out = _gaussian_line(impulse, 41)
+    expected = np.zeros(41)
+    expected[20], expected[21] = 1000 * near, 1000 * far  # the previous pixel, further on
+    np.testing.assert_allclose(out, expected, atol=1e-3)
+    impulse[:] = 0
+    impulse[1] = 1000
+    out = _gaussian_line(impulse, 41)
+    expected[:] = 0
+    expected[0], expected[1] = 1000 * far, 1000 * near  # the next pixel, near the start
+    np.testing.assert_allclose(out, expected, atol=1e-3)
+
+
+def test_gaussian_downscale_widens_with_antialias_only() -> None:
+    ramp = np.arange(64, dtype=np.float32) ** 2
+    wide = _gaussian_line(ramp, 16)
+    narrow = _gaussian_line(ramp, 16, antialias=False)
+    # A wider kernel over a convex ramp averages in larger values: it lies above the narrow one.
+    assert np.all(wide[2:-2] > narrow[2:-2] + 1)
+    # Without antialias the kernel keeps DALI's 2 taps: the two pixels around each sample
+    # position 4 j + 2, equally weighted.
+    centres = 4 * np.arange(16) + 2
+    np.testing.assert_allclose(narrow, (ramp[centres - 1] + ramp[centres]) / 2, rtol=1e-5)
