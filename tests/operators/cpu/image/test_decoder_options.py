@@ -15,6 +15,9 @@ from PIL import Image
 from feedline import fn, pipeline_def, types
 from feedline.core.errors import OperatorError
 from feedline.core.plugins import PluginSystem
+from feedline.core.types import ImageType
+from feedline.operators.cpu.image import codecs
+from feedline.operators.cpu.image.codecs import JpegCodec
 from tests.operators.cpu.image_ops_testing import dali_round, encode, use_image_plugins
 from tests.operators.cpu.image_samples import generated_image
 
@@ -222,3 +225,33 @@ def test_trimmed_slices_are_not_errors(tmp_path: Path) -> None:
         ),
     )
     assert out[0].shape == (64, 80, 3)
+
+
+@pytest.mark.parametrize("output_type", [ImageType.RGB, ImageType.BGR, ImageType.GRAY])
+def test_files_turbojpeg_refuses_are_decoded_by_libjpeg(
+    monkeypatch: pytest.MonkeyPatch, output_type: ImageType
+) -> None:
+    # TurboJPEG's API refuses chroma subsamplings it has no name for (e.g. 4x2 luma blocks),
+    # which libjpeg decodes: the codec must fall back to it, fast IDCT included.
+    blob = jpeg_bytes(48, 72)
+    data = np.frombuffer(blob, np.uint8)
+    colorspace = {ImageType.RGB: "RGB", ImageType.BGR: "BGR", ImageType.GRAY: "GRAY"}
+    expected = simplejpeg.decode_jpeg(blob, colorspace[output_type], fastdct=True)
+    codec = JpegCodec()
+    codec.fast_idct = True
+
+    def refuse(*args, **kwargs):
+        raise ValueError("tjDecompressHeader3(): Could not determine subsampling level of JPEG")
+
+    monkeypatch.setattr(codecs._simplejpeg, "decode_jpeg", refuse)
+    got = codec.decode(data, output_type)
+    np.testing.assert_array_equal(got, expected.reshape(48, 72, -1))
+
+
+def test_other_simplejpeg_errors_still_mean_corrupt_data(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args, **kwargs):
+        raise ValueError("Huffman table 0x00 was not defined")
+
+    monkeypatch.setattr(codecs._simplejpeg, "decode_jpeg", refuse)
+    with pytest.raises(ValueError, match="corrupt or truncated JPEG data: Huffman"):
+        JpegCodec().decode(np.frombuffer(jpeg_bytes(16, 16), np.uint8), ImageType.RGB)

@@ -79,6 +79,14 @@ except ImportError:  # pragma: no cover
     _simplejpeg = None
 
 
+#: TurboJPEG's refusal of a chroma subsampling it has no name for (4x2 luma blocks, say).
+_SUBSAMPLING_UNKNOWN = "Could not determine subsampling level"
+
+
+class _TurboJpegLimit(Exception):
+    """simplejpeg (TurboJPEG's API) cannot decode a valid file that libjpeg decodes."""
+
+
 def apply_orientation(image: np.ndarray, orientation: int) -> np.ndarray:
     """Turn a decoded ``HW[C]`` image upright according to its EXIF orientation (1-8)."""
     if orientation in (0, 1) or orientation > 8:
@@ -350,10 +358,30 @@ class JpegCodec(PillowCodec):
         region = self._decode_region(data, colorspace, roi, orientation, self.fast_idct)
         if region is not None:
             return region
-        array = self._simplejpeg_decode(data, colorspace, self.fast_idct)
+        try:
+            array = self._simplejpeg_decode(data, colorspace, self.fast_idct)
+        except _TurboJpegLimit:  # an unusual chroma subsampling: libjpeg itself decodes it
+            array = self._libjpeg_decode(data, colorspace, header[:2])
+            if array is None:
+                return super().decode(data, output_type, roi)
         if array.ndim == 2:
             array = array[:, :, None]
         return _crop(apply_orientation(array, orientation), roi)
+
+    def _libjpeg_decode(
+        self, data: Any, colorspace: str, size: tuple[int, int]
+    ) -> np.ndarray | None:
+        """The whole image (``size``: height, width as stored) decoded by libjpeg-turbo through
+        feedline's region decoder, which takes any chroma subsampling; None without it."""
+        gray = colorspace == "GRAY"
+        full = (0, 0, size[0], size[1])
+        try:
+            array = decode_jpeg_region(data, full, "GRAY" if gray else "RGB", self.fast_idct)
+        except ValueError as exc:
+            raise ValueError(f"corrupt or truncated JPEG data: {exc}") from None
+        if array is not None and colorspace == "BGR":
+            array = np.ascontiguousarray(array[:, :, ::-1])
+        return array
 
     @staticmethod
     def _decode_region(
@@ -371,9 +399,18 @@ class JpegCodec(PillowCodec):
 
     @staticmethod
     def _simplejpeg_decode(data: Any, colorspace: str, fast_idct: bool) -> np.ndarray:
+        """simplejpeg's decode (TurboJPEG's API).
+
+        Raises:
+            _TurboJpegLimit: a chroma subsampling the TurboJPEG API does not name (libjpeg
+                decodes it).
+            ValueError: corrupt data.
+        """
         try:
             return _simplejpeg.decode_jpeg(data, colorspace, fastdct=fast_idct, strict=True)
         except ValueError as exc:
+            if _SUBSAMPLING_UNKNOWN in str(exc):
+                raise _TurboJpegLimit from None
             damage = str(exc)
         try:  # a libjpeg warning is recoverable: decode as libjpeg recovers, and say so
             image = _simplejpeg.decode_jpeg(data, colorspace, fastdct=fast_idct, strict=False)
