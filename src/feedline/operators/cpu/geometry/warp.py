@@ -23,17 +23,22 @@ from feedline.core.kernel import SampleContext, SampleKernel
 from feedline.core.types import InterpType
 from feedline.operators.cpu.common.tensors import (
     check_dtype,
-    check_not_empty,
     output_dtype,
     resolve_layout,
     saturate_cast,
 )
 
 __all__ = [
-    "RotateKernel",
+    "WARP_DEFAULTS",
+    "WARP_LAYOUTS",
+    "WARP_TYPES",
     "WarpAffineKernel",
+    "check_interp",
+    "check_warp_input",
+    "image_size",
     "rotate_matrix",
     "rotated_size",
+    "size_arg",
     "warp_affine",
 ]
 
@@ -248,18 +253,21 @@ def warp_affine(
     return _from_fhwc(np.stack(results), layout)
 
 
-def rotated_size(height: int, width: int, angle: float) -> tuple[int, int]:
+def rotated_size(height: int, width: int, angle: float, parity: bool = True) -> tuple[int, int]:
     """DALI's canvas for ``rotate`` without ``size``/``keep_size``.
 
-    The rotated bounding box is rounded up (ignoring overshoots below 0.01 px) and then grown by
-    one pixel where needed so that each output extent has the parity of the input extent it is
-    mostly aligned with; this keeps the rotation centre on a pixel centre or corner as in the input.
+    The rotated bounding box is rounded up (ignoring overshoots below 0.01 px) and then, with
+    ``parity``, grown by one pixel where needed so that each output extent has the parity of the
+    input extent it is mostly aligned with; this keeps the rotation centre on a pixel centre or
+    corner as in the input.
     """
     radians = np.float32(angle) * np.float32(math.pi / 180)
     cos = abs(float(np.cos(radians)))
     sin = abs(float(np.sin(radians)))
     out_w = math.ceil(width * cos + height * sin - 0.01)
     out_h = math.ceil(width * sin + height * cos - 0.01)
+    if not parity:
+        return out_h, out_w
     ref_h, ref_w = (height, width) if cos > sin else (width, height)
     out_h += (out_h - ref_h) % 2
     out_w += (out_w - ref_w) % 2
@@ -284,7 +292,7 @@ def rotate_matrix(angle: float, in_size: tuple[int, int], out_size: tuple[int, i
     )
 
 
-def _check_interp(op: str, interp: InterpType) -> None:
+def check_interp(op: str, interp: InterpType) -> None:
     if interp not in (InterpType.INTERP_NN, InterpType.INTERP_LINEAR):
         raise ValueError(
             f"{op}: argument 'interp_type' = {InterpType(interp).name} is not supported; "
@@ -292,18 +300,31 @@ def _check_interp(op: str, interp: InterpType) -> None:
         )
 
 
-def _size_arg(op: str, size: Sequence[float] | None) -> tuple[int, int] | None:
+def size_arg(op: str, size: Sequence[float] | None, ndim: int = 2) -> tuple[int, ...] | None:
+    """The output size argument rounded to whole pixels (``ndim`` values: (H, W) or (D, H, W)),
+    or None when it is not given.
+
+    Raises:
+        ValueError: the wrong number of values, or an extent below one pixel.
+    """
     if size is None or len(size) == 0:
         return None
-    if len(size) != 2:
-        raise ValueError(f"{op}: argument 'size' must have 2 elements (height, width), got {size}")
+    if len(size) != ndim:
+        names = "(height, width)" if ndim == 2 else "(depth, height, width)"
+        raise ValueError(f"{op}: argument 'size' must have {ndim} elements {names}, got {size}")
     out = tuple(math.floor(float(s) + 0.5) for s in size)
     if min(out) < 1:
         raise ValueError(f"{op}: argument 'size' must be at least 1 pixel, got {tuple(size)}")
-    return out[0], out[1]
+    return out
 
 
-def _prepare(op: str, image: np.ndarray, layout: str, dtype: Any) -> tuple[str, np.dtype]:
+def check_warp_input(op: str, image: np.ndarray, layout: str, dtype: Any) -> tuple[str, np.dtype]:
+    """``(layout, output type)`` of a 2-D warp's sample.
+
+    Raises:
+        ValueError: a volumetric or unsupported layout.
+        TypeError: an unsupported input or output type.
+    """
     if layout in _VOLUME_LAYOUTS:
         raise ValueError(f"{op}: volumetric layout {layout!r} (3-D warps) is not supported")
     layout = resolve_layout(op, layout, image.ndim, WARP_LAYOUTS, WARP_DEFAULTS)
@@ -311,7 +332,8 @@ def _prepare(op: str, image: np.ndarray, layout: str, dtype: Any) -> tuple[str, 
     return layout, output_dtype(op, dtype, image.dtype, WARP_TYPES)
 
 
-def _spatial_size(image: np.ndarray, layout: str) -> tuple[int, int]:
+def image_size(image: np.ndarray, layout: str) -> tuple[int, int]:
+    """``(height, width)`` of a sample in a 2-D warp layout."""
     return image.shape[layout.index("H")], image.shape[layout.index("W")]
 
 
@@ -325,8 +347,8 @@ class WarpAffineKernel(SampleKernel):
     ) -> np.ndarray:
         """Warp one sample."""
         image = inputs[0]
-        layout, out_type = _prepare("warp_affine", image, sample.layouts[0], args["dtype"])
-        _check_interp("warp_affine", args["interp_type"])
+        layout, out_type = check_warp_input("warp_affine", image, sample.layouts[0], args["dtype"])
+        check_interp("warp_affine", args["interp_type"])
         if len(inputs) > 1:
             if args["matrix"]:
                 raise ValueError(
@@ -350,36 +372,7 @@ class WarpAffineKernel(SampleKernel):
             if abs(np.linalg.det(full)) < 1e-12:
                 raise ValueError(f"warp_affine: the matrix {values.tolist()} is not invertible")
             matrix = np.linalg.inv(full)[:2]
-        out_size = _size_arg("warp_affine", args["size"]) or _spatial_size(image, layout)
-        return warp_affine(
-            image, layout, matrix, out_size, args["interp_type"], args["fill_value"], out_type
-        )
-
-
-class RotateKernel(SampleKernel):
-    """Per-sample ``rotate`` (2-D images and sequences)."""
-
-    implied_layouts: ClassVar[Mapping[int, str]] = {3: "HWC", 4: "FHWC"}
-
-    def run_sample(
-        self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
-    ) -> np.ndarray:
-        """Rotate one sample."""
-        (image,) = inputs
-        layout, out_type = _prepare("rotate", image, sample.layouts[0], args["dtype"])
-        _check_interp("rotate", args["interp_type"])
-        if args["axis"]:
-            raise ValueError(
-                "rotate: argument 'axis' applies only to 3-D volumes, which are not supported; "
-                "remove it for 2-D images"
-            )
-        check_not_empty("rotate", image)  # DALI 2.4 crashes on it
-        angle = float(args["angle"])
-        in_size = _spatial_size(image, layout)
-        out_size = _size_arg("rotate", args["size"])
-        if out_size is None:
-            out_size = in_size if args["keep_size"] else rotated_size(*in_size, angle)
-        matrix = rotate_matrix(angle, in_size, out_size)
+        out_size = size_arg("warp_affine", args["size"]) or image_size(image, layout)
         return warp_affine(
             image, layout, matrix, out_size, args["interp_type"], args["fill_value"], out_type
         )
