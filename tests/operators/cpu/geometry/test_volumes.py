@@ -9,8 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from feedline.core.plugins import PluginSystem
 from feedline.core.types import InterpType
 from feedline.operators.cpu.geometry import volumes
+from tests.operators.cpu.image_samples import run_op, use_transforms
 
 RNG = np.random.default_rng(17)
 
@@ -126,3 +128,38 @@ def test_rotation_by_zero_is_the_identity_and_integers_round() -> None:
     for interp in (InterpType.INTERP_NN, InterpType.INTERP_LINEAR):
         got = volumes.warp_volume(volume, matrix, volume.shape[:3], interp, None, np.uint8)
         np.testing.assert_array_equal(got, volume)
+
+
+def test_warp_affine_of_volumes_and_volume_sequences(empty_plugin_system: PluginSystem) -> None:
+    use_transforms(empty_plugin_system)
+    volume = RNG.uniform(0, 50, (4, 5, 6, 2)).astype(np.float32)
+    forward = np.hstack([volumes.rotation_3d([0, 1, 0], 20), [[1.0], [0.5], [-0.5]]])
+    inverse = np.linalg.inv(np.vstack([forward, [0, 0, 0, 1]]))[:3]
+    (got,), layout = run_op(
+        "warp_affine", [volume], "DHWC", matrix=inverse.ravel().tolist(), size=[5, 6, 7]
+    )
+    assert layout == "DHWC"
+    want = volumes.warp_volume(
+        volume, inverse, (5, 6, 7), InterpType.INTERP_LINEAR, None, np.float32
+    )
+    np.testing.assert_allclose(got, want, atol=1e-5)
+    (mapped,), _ = run_op(
+        "warp_affine",
+        [volume],
+        "DHWC",
+        matrix=forward.ravel().tolist(),
+        inverse_map=False,
+        size=[5, 6, 7],
+    )
+    np.testing.assert_allclose(mapped, want, atol=1e-4)
+    (sequence,), _ = run_op(
+        "warp_affine", [np.stack([volume, volume[::-1]])], "FDHWC", matrix=inverse.ravel().tolist()
+    )
+    assert sequence.shape == (2, 4, 5, 6, 2)
+    np.testing.assert_allclose(
+        sequence[1],
+        volumes.warp_volume(
+            volume[::-1], inverse, (4, 5, 6), InterpType.INTERP_LINEAR, None, np.float32
+        ),
+        atol=1e-5,
+    )

@@ -328,7 +328,7 @@ def test_deprecated_output_dtype() -> None:
             np.zeros((2, 4, 4, 3), np.uint8),
             "DHWC",
             {"matrix": [1, 0, 0, 0, 1, 0]},
-            "volumetric",
+            r"12 elements \(3x4\)",
         ),
         ("rotate", np.zeros((4, 4, 3), np.float64), "HWC", {"angle": 1.0}, "float64"),
         ("rotate", np.zeros((0, 4, 3), np.uint8), "HWC", {"angle": 1.0}, "empty image"),

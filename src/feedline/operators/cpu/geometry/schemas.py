@@ -128,19 +128,25 @@ WARP_AFFINE = OpSchema(
         "M21 x + M22 y + M23)`` for the destination-to-source matrix ``M`` (as OpenCV's "
         "``warpAffine`` with ``WARP_INVERSE_MAP``). With ``inverse_map=False`` the matrix maps "
         "source to "
-        "destination and is inverted first. The output size defaults to the input's. "
-        + _GEOMETRY_NOTE
+        "destination and is inverted first. The output size defaults to the input's. Volumes "
+        "(DHWC, FDHWC) take a 3x4 matrix over ``(x, y, z, 1)`` (W, H, D) and a ``size`` of "
+        "``(depth, height, width)``. " + _GEOMETRY_NOTE
     ),
     inputs=(
-        InputSpec("data", "Images or sequences to warp.", layouts=_WARP_LAYOUTS),
-        InputSpec("mtx", "Per-sample 2x3 matrices instead of ``matrix``.", optional=True),
+        InputSpec(
+            "data",
+            "Images, volumes or sequences of them.",
+            layouts=(*_WARP_LAYOUTS, "DHWC", "FDHWC"),
+        ),
+        InputSpec("mtx", "Per-sample 2x3 (3x4) matrices instead of ``matrix``.", optional=True),
     ),
     args=(
         ArgSpec(
             "matrix",
             "float_vec",
             None,
-            "``(M11, M12, M13, M21, M22, M23)``; or give the second input.",
+            "``(M11, M12, M13, M21, M22, M23)`` (12 values, row by row, for volumes); or give "
+            "the second input.",
             tensor=True,
         ),
         ArgSpec(

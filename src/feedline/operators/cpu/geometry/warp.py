@@ -27,6 +27,7 @@ from feedline.operators.cpu.common.tensors import (
     resolve_layout,
     saturate_cast,
 )
+from feedline.operators.cpu.geometry.volumes import warp_volume
 
 __all__ = [
     "WARP_DEFAULTS",
@@ -322,11 +323,9 @@ def check_warp_input(op: str, image: np.ndarray, layout: str, dtype: Any) -> tup
     """``(layout, output type)`` of a 2-D warp's sample.
 
     Raises:
-        ValueError: a volumetric or unsupported layout.
+        ValueError: an unsupported layout.
         TypeError: an unsupported input or output type.
     """
-    if layout in _VOLUME_LAYOUTS:
-        raise ValueError(f"{op}: volumetric layout {layout!r} (3-D warps) is not supported")
     layout = resolve_layout(op, layout, image.ndim, WARP_LAYOUTS, WARP_DEFAULTS)
     check_dtype(op, image, WARP_TYPES)
     return layout, output_dtype(op, dtype, image.dtype, WARP_TYPES)
@@ -345,34 +344,67 @@ class WarpAffineKernel(SampleKernel):
     def run_sample(
         self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
     ) -> np.ndarray:
-        """Warp one sample."""
+        """Warp one sample (a volume, or each volume of a sequence, with a 3x4 matrix)."""
         image = inputs[0]
-        layout, out_type = check_warp_input("warp_affine", image, sample.layouts[0], args["dtype"])
-        check_interp("warp_affine", args["interp_type"])
-        if len(inputs) > 1:
-            if args["matrix"]:
-                raise ValueError(
-                    "warp_affine: give the matrix either as argument 'matrix' or as the second "
-                    "input, not both"
-                )
-            values = np.asarray(inputs[1], dtype=np.float64).ravel()
-        elif args["matrix"]:
-            values = np.asarray(args["matrix"], dtype=np.float64)
+        volume = sample.layouts[0] in _VOLUME_LAYOUTS
+        if volume:
+            layout = sample.layouts[0]
+            check_dtype("warp_affine", image, WARP_TYPES)
+            out_type = output_dtype("warp_affine", args["dtype"], image.dtype, WARP_TYPES)
         else:
-            raise ValueError(
-                "warp_affine: argument 'matrix' (or a second input with the matrix) is required"
+            layout, out_type = check_warp_input(
+                "warp_affine", image, sample.layouts[0], args["dtype"]
             )
-        if values.size != 6:
-            raise ValueError(
-                f"warp_affine: the matrix must have 6 elements (2x3), got {values.size}"
+        check_interp("warp_affine", args["interp_type"])
+        matrix = _affine_matrix(inputs, args, rows=3 if volume else 2)
+        if not volume:
+            out_size = size_arg("warp_affine", args["size"]) or image_size(image, layout)
+            return warp_affine(
+                image, layout, matrix, out_size, args["interp_type"], args["fill_value"], out_type
             )
-        matrix = values.reshape(2, 3)
-        if not args["inverse_map"]:
-            full = np.vstack([matrix, [0.0, 0.0, 1.0]])
-            if abs(np.linalg.det(full)) < 1e-12:
-                raise ValueError(f"warp_affine: the matrix {values.tolist()} is not invertible")
-            matrix = np.linalg.inv(full)[:2]
-        out_size = size_arg("warp_affine", args["size"]) or image_size(image, layout)
-        return warp_affine(
-            image, layout, matrix, out_size, args["interp_type"], args["fill_value"], out_type
+        volumes = list(image) if layout == "FDHWC" else [image]
+        out_shape = size_arg("warp_affine", args["size"], ndim=3) or volumes[0].shape[:3]
+        warped = [
+            warp_volume(v, matrix, out_shape, args["interp_type"], args["fill_value"], out_type)
+            for v in volumes
+        ]
+        return np.stack(warped) if layout == "FDHWC" else warped[0]
+
+
+def _affine_matrix(
+    inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], rows: int
+) -> np.ndarray:
+    """``warp_affine``'s destination-to-source matrix (``rows`` x ``rows + 1``: 2x3 for images,
+    3x4 for volumes) from ``matrix`` or the second input, inverted when ``inverse_map`` is
+    False.
+
+    Raises:
+        ValueError: no matrix, two matrices, the wrong number of values, or a singular matrix
+            to invert.
+    """
+    if len(inputs) > 1:
+        if args["matrix"]:
+            raise ValueError(
+                "warp_affine: give the matrix either as argument 'matrix' or as the second "
+                "input, not both"
+            )
+        values = np.asarray(inputs[1], dtype=np.float64).ravel()
+    elif args["matrix"]:
+        values = np.asarray(args["matrix"], dtype=np.float64)
+    else:
+        raise ValueError(
+            "warp_affine: argument 'matrix' (or a second input with the matrix) is required"
         )
+    count = rows * (rows + 1)
+    if values.size != count:
+        raise ValueError(
+            f"warp_affine: the matrix must have {count} elements ({rows}x{rows + 1}), got "
+            f"{values.size}"
+        )
+    matrix = values.reshape(rows, rows + 1)
+    if not args["inverse_map"]:
+        full = np.vstack([matrix, np.eye(rows + 1)[rows]])
+        if abs(np.linalg.det(full)) < 1e-12:
+            raise ValueError(f"warp_affine: the matrix {values.tolist()} is not invertible")
+        matrix = np.linalg.inv(full)[:rows]
+    return matrix
