@@ -130,7 +130,8 @@ WARP_AFFINE = OpSchema(
         "source to "
         "destination and is inverted first. The output size defaults to the input's. Volumes "
         "(DHWC, FDHWC) take a 3x4 matrix over ``(x, y, z, 1)`` (W, H, D) and a ``size`` of "
-        "``(depth, height, width)``. " + _GEOMETRY_NOTE
+        "``(depth, height, width)``. Sequences take ``matrix`` per sample or per frame "
+        "(``fn.per_frame``). " + _GEOMETRY_NOTE
     ),
     inputs=(
         InputSpec(

@@ -21,6 +21,7 @@ import numpy as np
 
 from feedline.core.kernel import SampleContext, SampleKernel
 from feedline.core.types import InterpType
+from feedline.operators.cpu.common.frames import check_frame_counts, frame_value, per_frame_args
 from feedline.operators.cpu.common.tensors import (
     check_dtype,
     output_dtype,
@@ -47,6 +48,8 @@ WARP_LAYOUTS = ("HWC", "FHWC", "HW", "CHW")
 WARP_DEFAULTS = {2: "HW", 3: "HWC", 4: "FHWC"}
 WARP_TYPES = (np.uint8, np.int16, np.int32, np.float32)
 _VOLUME_LAYOUTS = ("DHWC", "FDHWC")
+#: ``warp_affine``'s arguments that may be given per frame (``fn.per_frame``).
+_PER_FRAME = ("matrix", "size")
 _CV2_TYPES = (np.dtype(np.uint8), np.dtype(np.int16))
 
 
@@ -356,19 +359,51 @@ class WarpAffineKernel(SampleKernel):
                 "warp_affine", image, sample.layouts[0], args["dtype"]
             )
         check_interp("warp_affine", args["interp_type"])
-        matrix = _affine_matrix(inputs, args, rows=3 if volume else 2)
-        if not volume:
+        per_frame = [n for n in per_frame_args(sample.arg_layouts, layout) if n in _PER_FRAME]
+        if not per_frame and not volume:
             out_size = size_arg("warp_affine", args["size"]) or image_size(image, layout)
-            return warp_affine(
-                image, layout, matrix, out_size, args["interp_type"], args["fill_value"], out_type
-            )
-        volumes = list(image) if layout == "FDHWC" else [image]
-        out_shape = size_arg("warp_affine", args["size"], ndim=3) or volumes[0].shape[:3]
-        warped = [
-            warp_volume(v, matrix, out_shape, args["interp_type"], args["fill_value"], out_type)
-            for v in volumes
+            matrix = _affine_matrix(inputs, args, rows=2)
+            interp, fill = args["interp_type"], args["fill_value"]
+            return warp_affine(image, layout, matrix, out_size, interp, fill, out_type)
+        frames = list(image) if layout.startswith("F") else [image]
+        check_frame_counts(sample.index, {n: len(args[n]) for n in per_frame}, len(frames))
+        frame_args = [
+            {**args, **{n: frame_value(args[n], f) for n in per_frame}} for f in range(len(frames))
         ]
-        return np.stack(warped) if layout == "FDHWC" else warped[0]
+        warped = _warp_frames(inputs, frames, layout.lstrip("F"), frame_args, out_type)
+        return np.stack(warped) if layout.startswith("F") else warped[0]
+
+
+def _warp_frames(
+    inputs: tuple[np.ndarray, ...],
+    frames: list[np.ndarray],
+    layout: str,
+    frame_args: list[Mapping[str, Any]],
+    out_type: np.dtype,
+) -> list[np.ndarray]:
+    """``warp_affine`` of each frame (an image, or a DHWC volume) with its own arguments; the
+    frames share one output size.
+
+    Raises:
+        ValueError: per-frame sizes that differ, or a bad matrix.
+    """
+    volume = layout == "DHWC"
+    rows = 3 if volume else 2
+    sizes = {size_arg("warp_affine", a["size"], ndim=rows) for a in frame_args}
+    if len(sizes) > 1:
+        raise ValueError(
+            f"warp_affine: the frames of a sequence must share one output size, got {sorted(sizes)}"
+        )
+    out_size = sizes.pop() or (frames[0].shape[:3] if volume else image_size(frames[0], layout))
+    warped = []
+    for frame, args in zip(frames, frame_args, strict=True):
+        matrix = _affine_matrix(inputs, args, rows)
+        interp, fill = args["interp_type"], args["fill_value"]
+        if volume:
+            warped.append(warp_volume(frame, matrix, out_size, interp, fill, out_type))
+        else:
+            warped.append(warp_affine(frame, layout, matrix, out_size, interp, fill, out_type))
+    return warped
 
 
 def _affine_matrix(
