@@ -255,3 +255,11 @@ def test_other_simplejpeg_errors_still_mean_corrupt_data(monkeypatch: pytest.Mon
     monkeypatch.setattr(codecs._simplejpeg, "decode_jpeg", refuse)
     with pytest.raises(ValueError, match="corrupt or truncated JPEG data: Huffman"):
         JpegCodec().decode(np.frombuffer(jpeg_bytes(16, 16), np.uint8), ImageType.RGB)
+
+
+def test_resize_with_save_attrs_after_a_decoder_is_not_fused(jpegs: list[str]) -> None:
+    resized, extents = run(
+        jpegs, lambda e: tuple(fn.resize(fn.decoders.image(e), size=(10, 12), save_attrs=True))
+    )
+    assert [list(x) for x in extents] == [[64, 80], [97, 61], [33, 130]]
+    assert all(image.shape == (10, 12, 3) for image in resized)

@@ -408,3 +408,33 @@ def test_gaussian_downscale_widens_with_antialias_only() -> None:
     # position 4 j + 2, equally weighted.
     centres = 4 * np.arange(16) + 2
     np.testing.assert_allclose(narrow, (ramp[centres - 1] + ramp[centres]) / 2, rtol=1e-5)
+
+
+def test_save_attrs_adds_the_input_extents_as_a_second_output() -> None:
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None)
+    def pipe():
+        images = fn.external_source(source=lambda: [NOISE, NOISE[:20]], batch=True, layout="HWC")
+        volumes = fn.external_source(source=lambda: [VOLUME, VOLUME[:3]], batch=True, layout="DHWC")
+        resized, extents = fn.resize(images, size=(9, 11), save_attrs=True)
+        _, volume_extents = fn.resize(volumes, size=(2, 4, 4), save_attrs=True)
+        return resized, extents, volume_extents, fn.resize(images, size=(9, 11))
+
+    built = pipe()
+    built.build()
+    resized, extents, volume_extents, plain = built.run()
+    assert extents.layout() == "" and resized.layout() == "HWC"
+    assert [extents.at(i).tolist() for i in range(2)] == [
+        list(NOISE.shape[:2]),
+        [20, NOISE.shape[1]],
+    ]
+    assert extents.at(0).dtype == np.int32
+    assert volume_extents.at(1).tolist() == [3, *VOLUME.shape[1:3]]
+    for i in range(2):
+        np.testing.assert_array_equal(resized.at(i), plain.at(i))
+
+
+def test_random_resized_crop_takes_dalis_gpu_hints() -> None:
+    (out,), _ = run_op(
+        "random_resized_crop", [NOISE], size=(8, 8), minibatch_size=4, temp_buffer_hint=1 << 20
+    )
+    assert out.shape == (8, 8, 3)

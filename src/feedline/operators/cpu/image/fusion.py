@@ -197,6 +197,8 @@ def fuse_decoders(ops: Sequence[OpNode], outputs: Sequence[DataNode]) -> list[Op
         if decoder.schema.name in _WINDOW_DECODERS:
             if name != "resize" or follower.args.get("dtype") not in (None, DataType.UINT8):
                 continue
+            if follower.args.get("save_attrs"):
+                continue
             if decoder.schema.name == "decoders.image_slice" and not _slice_fusable(decoder):
                 continue
             fused, window_args = _WINDOW_DECODERS[decoder.schema.name]
@@ -212,6 +214,7 @@ def fuse_decoders(ops: Sequence[OpNode], outputs: Sequence[DataNode]) -> list[Op
             name in ("random_resized_crop", "resize")
             and decoder.args.get("dtype") == DataType.UINT8
             and follower.args.get("dtype") in (None, DataType.UINT8)
+            and not follower.args.get("save_attrs")
         ):
             fused = FUSED_RRC if name == "random_resized_crop" else FUSED_RESIZE
             _merge(decoder, follower, registry.operators[fused].schema, follower.args)

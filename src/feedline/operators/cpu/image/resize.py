@@ -166,7 +166,15 @@ class ResizeKernel(SampleKernel):
         """Resize one sample."""
         image, declared, moved = frames_first(inputs[0], sample.layouts[0])
         layout, out_type = check_resample_input("resize", image, declared, args, volumes=True)
-        return to_channels_first(self.resize("resize", image, layout, args, out_type), moved)
+        out = to_channels_first(self.resize("resize", image, layout, args, out_type), moved)
+        if not args.get("save_attrs"):
+            return out
+        return out, np.array(spatial_size(layout, image.shape), np.int32)
+
+    def output_layouts(self, input_layouts: tuple[str, ...]) -> tuple[str, ...]:
+        """The input's layout; the extents of ``save_attrs`` have none."""
+        layout = input_layouts[0] if input_layouts else ""
+        return (layout, "") if self.args.get("save_attrs") else (layout,)
 
 
 def check_resample_input(

@@ -198,6 +198,23 @@ RESIZE = OpSchema(
     removed=("image_type",),
     random=False,
 )
+#: ``resize``'s arguments as the operators built on it take them (``resize_crop_mirror``, the
+#: fused decoders): all but ``save_attrs``.
+RESIZE_ARGS = RESIZE.args
+RESIZE = replace(
+    RESIZE,
+    args=(
+        *RESIZE_ARGS,
+        ArgSpec(
+            "save_attrs",
+            "bool",
+            False,
+            "Also output the input's spatial extents (int32 ``(H, W)`` or ``(D, H, W)``, no "
+            "layout), DALI's testing aid.",
+        ),
+    ),
+    outputs=lambda args: ("output", "attrs") if args.get("save_attrs") else ("output",),
+)
 RANDOM_RESIZED_CROP = OpSchema(
     "random_resized_crop",
     "Crops a random window and resizes it to ``size`` (H, W).\n\nThe window is drawn as in "
@@ -211,6 +228,7 @@ RANDOM_RESIZED_CROP = OpSchema(
         *RANDOM_WINDOW_ARGS,
         *INTERP_ARGS,
         RESAMPLED_DTYPE,
+        *(a for a in RESIZE_ARGS if a.name in ("minibatch_size", "temp_buffer_hint")),
     ),
 )
 CROP = OpSchema(
@@ -263,7 +281,7 @@ _RESIZE_CROP_MIRROR_DOC = (
     "HWC, HW, CHW, FHWC, FCHW, CFHW and the volumes DHWC, DHW, CDHW, FDHWC, FCDHW, CFDHW."
 )
 _RESIZE_CROP_MIRROR_ARGS = (
-    *RESIZE.args,
+    *RESIZE_ARGS,
     *CROP_WINDOW_ARGS,
     *(a for a in CROP_VOLUME_ARGS if a.name in ("crop_d", "crop_pos_z")),
     ArgSpec(
@@ -333,7 +351,7 @@ FUSED_RESIZE = OpSchema(
     inputs=ENCODED,
     args=(
         *DECODE_ARGS,
-        *(a for a in RESIZE.args if a.name != "dtype"),
+        *(a for a in RESIZE_ARGS if a.name != "dtype"),
         *CROP_WINDOW_ARGS,
         *_ABSORBED_NORMALIZE,
     ),
@@ -347,7 +365,7 @@ FUSED_RANDOM_CROP_RESIZE = OpSchema(
     args=(
         *DECODE_ARGS,
         *RANDOM_WINDOW_ARGS,
-        *(a for a in RESIZE.args if a.name != "dtype"),
+        *(a for a in RESIZE_ARGS if a.name != "dtype"),
         *_ABSORBED_NORMALIZE,
     ),
     hidden=True,
@@ -360,7 +378,7 @@ FUSED_CROP_RESIZE = OpSchema(
     args=(
         *DECODE_ARGS,
         *CROP_WINDOW_ARGS,
-        *(a for a in RESIZE.args if a.name != "dtype"),
+        *(a for a in RESIZE_ARGS if a.name != "dtype"),
         *_ABSORBED_NORMALIZE,
     ),
     hidden=True,
@@ -376,7 +394,7 @@ FUSED_SLICE_RESIZE = OpSchema(
     args=(
         *DECODE_ARGS,
         *SLICE_WINDOW_ARGS,
-        *(a for a in RESIZE.args if a.name != "dtype"),
+        *(a for a in RESIZE_ARGS if a.name != "dtype"),
         *_ABSORBED_NORMALIZE,
     ),
     hidden=True,
