@@ -308,7 +308,7 @@ def test_deprecated_output_dtype() -> None:
             np.zeros((2, 4, 4, 3), np.uint8),
             "DHWC",
             {"angle": 1.0},
-            "'axis' is required for 3-D volumes",
+            "Argument `axis` is required for 3-D volumes",
         ),
         (
             "rotate",

@@ -130,7 +130,7 @@ class RotateKernel(SampleKernel):
         frames = len(volumes)
         axes = [arg("axis", f) for f in range(frames)]
         if any(not axis for axis in axes):
-            raise ValueError("rotate: argument 'axis' is required for 3-D volumes (DHWC, FDHWC)")
+            raise ValueError("rotate: Argument `axis` is required for 3-D volumes (DHWC, FDHWC)")
         in_shape = volumes[0].shape[:3]
         out_shape = self._canvas(
             frames,
