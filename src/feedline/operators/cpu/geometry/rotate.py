@@ -104,19 +104,23 @@ class RotateKernel(SampleKernel):
             in_size if args["keep_size"] else None,
             lambda f, parity: rotated_size(*in_size, float(arg("angle", f)), parity),
         )
+        interp, fill = args["interp_type"], args["fill_value"]
+        if not per_frame:  # one transform for every frame: one call
+            matrix = rotate_matrix(float(args["angle"]), in_size, out_size)
+            return warp_affine(image, layout, matrix, out_size, interp, fill, out_type)
         rotated = [
             warp_affine(
                 frame,
                 frame_layout,
                 rotate_matrix(float(arg("angle", f)), in_size, out_size),
                 out_size,
-                args["interp_type"],
-                args["fill_value"],
+                interp,
+                fill,
                 out_type,
             )
             for f, frame in enumerate(frame_images)
         ]
-        return np.stack(rotated) if layout.startswith("F") else rotated[0]
+        return np.stack(rotated)
 
     def _rotate_volumes(
         self,
