@@ -262,3 +262,28 @@ def test_the_mixed_decoder_refuses_what_the_cpu_decoder_refuses_before_decoding(
             pipe.run()
     finally:
         pipe.close()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("adjust", [True, False])
+def test_nvimgcodec_applies_the_exif_orientation_only_when_asked(adjust: bool) -> None:
+    pytest.importorskip("cupy")
+    seen: list[Any] = []
+
+    class Module:
+        class ColorSpec:
+            RGB, GRAY = "rgb", "gray"
+
+        @staticmethod
+        def DecodeParams(**params: Any) -> dict[str, Any]:
+            seen.append(params)
+            return params
+
+    decoder = mixed_decode._NvImageCodec.__new__(mixed_decode._NvImageCodec)
+    decoder._module = Module
+    decoder._name = "decoders.image"
+    decoder._decoder = SimpleNamespace(decode=lambda files, params, cuda_stream: [])
+    decoder._stream = SimpleNamespace(ptr=0, batch=lambda samples, layout, infos: samples)
+    args = {"output_type": ImageType.RGB, "adjust_orientation": adjust}
+    decoder.decode([], [], [], args, [], None)
+    assert seen == [{"apply_exif_orientation": adjust, "color_spec": "rgb"}]

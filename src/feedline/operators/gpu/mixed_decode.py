@@ -239,7 +239,8 @@ class _NvImageCodec:
         color = (
             nvimgcodec.ColorSpec.GRAY if image_type == ImageType.GRAY else nvimgcodec.ColorSpec.RGB
         )
-        params = nvimgcodec.DecodeParams(apply_exif_orientation=True, color_spec=color)
+        orient = bool(args.get("adjust_orientation", True))
+        params = nvimgcodec.DecodeParams(apply_exif_orientation=orient, color_spec=color)
         picked = [i for i, flag in enumerate(on_gpu) if flag]
         files = [encoded_bytes(self._name, encoded[i]).tobytes() for i in picked]
         images = self._decoder.decode(files, params=params, cuda_stream=self._stream.ptr)

@@ -34,7 +34,7 @@ static double filter_support(int filter) {
         case FILTER_LINEAR: return 1.0;
         case FILTER_CUBIC: return 2.0;
         case FILTER_LANCZOS3: return 3.0;
-        case FILTER_GAUSSIAN: return 1.5;
+        case FILTER_GAUSSIAN: return 2.0;
         default: return 0.5;
     }
 }
@@ -56,9 +56,51 @@ static double filter_value(int filter, double x) {
             return 0.0;
         }
         case FILTER_LANCZOS3: return ax < 3.0 ? sinc(x) * sinc(x / 3.0) : 0.0;
-        case FILTER_GAUSSIAN: return ax < 1.5 ? exp(-(x * x) / (2 * 0.25)) : 0.0;
         default: return 0.0;
     }
+}
+
+/* DALI's Gaussian: exp(-x * x) for x in [-2, 2] at 65 points, read with linear interpolation
+ * (zero one entry beyond either end). */
+static float gaussian_table(float at) {
+    if (!(at > -1.0f) || at >= 65.0f) return 0.0f;
+    const int i0 = (int)floorf(at);
+    const float d = at - (float)i0;
+    const double x0 = (i0 - 32) / 16.0, x1 = (i0 - 31) / 16.0;
+    const float f0 = i0 < 0 ? 0.0f : (float)exp(-x0 * x0);
+    const float f1 = i0 + 1 > 64 ? 0.0f : (float)exp(-x1 * x1);
+    return f0 + d * (f1 - f0);
+}
+
+/* The unnormalised taps of output j: the first (unclamped) source index in *base and
+ * values[0 .. count), count returned (at most `capacity`). The Gaussian reproduces DALI 2.4's
+ * float32 computation (see resample.py's gaussian_taps); the others are sampled at the taps'
+ * distances from the output's centre, divided by `stretch`. */
+static int raw_taps(int filter, double start, double scale, double stretch, int j, int capacity,
+                    long long *base, double *values) {
+    if (filter == FILTER_GAUSSIAN) {
+        const float sigma = (float)((double)((float)stretch * 0.5f) / 1.41421356237309504880);
+        float support = (float)(4 * 1.41421356237309504880) * sigma;
+        support = support > 1.0f ? support : 1.0f;
+        const float step = 64.0f / support, anchor = 32.0f / step;
+        int count = (int)ceilf(64.0f / step);
+        count = count < capacity ? count : capacity;
+        const float origin = (float)start + 0.5f * (float)scale - 0.5f - anchor;
+        const float position = (float)j * (float)scale + origin;
+        const float first = ceilf(position);
+        *base = (long long)first;
+        for (int k = 0; k < count; ++k)
+            values[k] = gaussian_table(((first - position) + (float)k) * step);
+        return count;
+    }
+    const double centre = start + (j + 0.5) * scale;
+    const double support = filter_support(filter) * stretch;
+    int count = (int)ceil(2 * support) + 2;
+    count = count < capacity ? count : capacity;
+    *base = (long long)floor(centre - support - 0.5);
+    for (int k = 0; k < count; ++k)
+        values[k] = filter_value(filter, (*base + k + 0.5 - centre) / stretch);
+    return count;
 }
 
 static int clamp_index(long long i, int size) {
@@ -98,34 +140,35 @@ int fl_axis_weights(int in_size, int out_size, double start, double end, int fil
         return 1;
     }
     const double stretch = filter_stretch(scale, antialias);
-    const double support = filter_support(filter) * stretch;
-    const int raw_taps = (int)ceil(2 * support) + 2;
+    const int capacity = (int)ceil(2 * filter_support(filter) * stretch) + 2;
+    double *values = malloc((size_t)capacity * sizeof(double));
+    if (values == NULL) return -2;
+    long long base;
     int taps = 1;
     /* Pass 1: the widest span of non-zero taps after folding. */
     for (int j = 0; j < out_size; ++j) {
-        const double centre = start + (j + 0.5) * scale;
-        const long long base = (long long)floor(centre - support - 0.5);
+        const int count = raw_taps(filter, start, scale, stretch, j, capacity, &base, values);
         int lo = in_size, hi = -1;
-        for (int k = 0; k < raw_taps; ++k) {
-            if (filter_value(filter, (base + k + 0.5 - centre) / stretch) == 0.0) continue;
+        for (int k = 0; k < count; ++k) {
+            if (values[k] == 0.0) continue;
             const int i = clamp_index(base + k, in_size);
             lo = i < lo ? i : lo;
             hi = i > hi ? i : hi;
         }
         if (hi >= lo && hi - lo + 1 > taps) taps = hi - lo + 1;
     }
+    free(values);
     if (taps > max_taps) return -1;
-    double *values = malloc(((size_t)raw_taps + (size_t)taps) * sizeof(double));
+    values = malloc(((size_t)capacity + (size_t)taps) * sizeof(double));
     if (values == NULL) return -2;
-    double *folded = values + raw_taps;
+    double *folded = values + capacity;
     /* Pass 2: normalised, folded weights. */
     for (int j = 0; j < out_size; ++j) {
         const double centre = start + (j + 0.5) * scale;
-        const long long base = (long long)floor(centre - support - 0.5);
+        const int count = raw_taps(filter, start, scale, stretch, j, capacity, &base, values);
         double total = 0.0;
         int lo = in_size;
-        for (int k = 0; k < raw_taps; ++k) {
-            values[k] = filter_value(filter, (base + k + 0.5 - centre) / stretch);
+        for (int k = 0; k < count; ++k) {
             total += values[k];
             if (values[k] != 0.0) {
                 const int i = clamp_index(base + k, in_size);
@@ -142,7 +185,7 @@ int fl_axis_weights(int in_size, int out_size, double start, double end, int fil
         }
         first[j] = lo < in_size - taps ? lo : in_size - taps;
         for (int k = 0; k < taps; ++k) folded[k] = 0.0;
-        for (int k = 0; k < raw_taps; ++k) {
+        for (int k = 0; k < count; ++k) {
             if (values[k] != 0.0) folded[clamp_index(base + k, in_size) - first[j]] += values[k];
         }
         for (int k = 0; k < taps; ++k) w[k] = (float)(folded[k] / total);

@@ -23,8 +23,9 @@
 #include "feedline_cpu.h"
 #include "feedline_jpeg.h"
 
-/* Output formats, numbered as fl_jpeg_decode_region takes them. */
-enum { FORMAT_RGB = 0, FORMAT_GRAY = 1 };
+/* Output formats, numbered as fl_jpeg_decode_region takes them, and the flag that selects
+ * libjpeg's fast integer inverse DCT (JDCT_IFAST) instead of the accurate one. */
+enum { FORMAT_RGB = 0, FORMAT_GRAY = 1, FORMAT_MASK = 1, FLAG_FAST_IDCT = 2 };
 
 struct error_manager {
     struct jpeg_error_mgr base;
@@ -131,7 +132,8 @@ static int decode_rows(const uint8_t *data, size_t size, int y, int x, int heigh
     jpeg_create_decompress(&info);
     jpeg_mem_src(&info, data, (unsigned long)size);
     jpeg_read_header(&info, TRUE);
-    if (format == FORMAT_GRAY) {
+    if (format & FLAG_FAST_IDCT) info.dct_method = JDCT_IFAST;
+    if ((format & FORMAT_MASK) == FORMAT_GRAY) {
         info.out_color_space = JCS_GRAYSCALE;
     } else if (info.jpeg_color_space == JCS_CMYK || info.jpeg_color_space == JCS_YCCK) {
         snprintf(error, (size_t)error_size, "CMYK JPEGs are not decoded by region");
@@ -196,7 +198,8 @@ static int decode_rows(const uint8_t *data, size_t size, int y, int x, int heigh
 }
 
 /* Decode rows y .. y + height - 1, columns x .. x + width - 1 of the image (raw orientation)
- * into `out` (rows `out_stride` bytes apart, 3 or 1 bytes per pixel for RGB, GRAY).
+ * into `out` (rows `out_stride` bytes apart, 3 or 1 bytes per pixel for RGB, GRAY; `format` may
+ * add FLAG_FAST_IDCT).
  * Returns 0, 1 after a warning (its message in `error`), or -1 with a message. */
 int fl_jpeg_decode_region(const uint8_t *data, size_t size, int y, int x, int height, int width,
                           int format, uint8_t *out, ptrdiff_t out_stride, char *error,

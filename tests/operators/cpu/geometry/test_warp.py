@@ -10,10 +10,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from feedline import OperatorError, types
+from feedline import OperatorError, fn, pipeline_def, types
 from feedline.core.plugins import PluginSystem
 from feedline.core.types import InterpType
 from feedline.operators.cpu.geometry import warp
+from tests.operators.cpu.families import use_families
 from tests.operators.cpu.image_samples import (
     PerSample,
     generated_image,
@@ -302,7 +303,34 @@ def test_deprecated_output_dtype() -> None:
             {"angle": 1.0, "axis": [0, 0, 1]},
             "'axis' applies only to 3-D",
         ),
-        ("rotate", np.zeros((2, 4, 4, 3), np.uint8), "DHWC", {"angle": 1.0}, "volumetric"),
+        (
+            "rotate",
+            np.zeros((2, 4, 4, 3), np.uint8),
+            "DHWC",
+            {"angle": 1.0},
+            "Argument `axis` is required for 3-D volumes",
+        ),
+        (
+            "rotate",
+            np.zeros((2, 4, 4, 3), np.uint8),
+            "DHWC",
+            {"angle": 1.0, "axis": [0, 0, 0]},
+            "non-zero length",
+        ),
+        (
+            "rotate",
+            np.zeros((2, 4, 4, 3), np.uint8),
+            "DHWC",
+            {"angle": 1.0, "axis": [0, 0, 1], "size": [4, 4]},
+            "3 elements",
+        ),
+        (
+            "warp_affine",
+            np.zeros((2, 4, 4, 3), np.uint8),
+            "DHWC",
+            {"matrix": [1, 0, 0, 0, 1, 0]},
+            r"12 elements \(3x4\)",
+        ),
         ("rotate", np.zeros((4, 4, 3), np.float64), "HWC", {"angle": 1.0}, "float64"),
         ("rotate", np.zeros((0, 4, 3), np.uint8), "HWC", {"angle": 1.0}, "empty image"),
         ("rotate", np.zeros((4, 4, 3), np.uint8), "HWC", {"angle": 1.0, "size": [3]}, "2 elements"),
@@ -333,3 +361,43 @@ def test_deprecated_output_dtype() -> None:
 def test_bad_inputs(op: str, sample: np.ndarray, layout: str, kwargs: dict, message: str) -> None:
     with pytest.raises(OperatorError, match=message):
         run_op(op, [sample], layout, **kwargs)
+
+
+def _warp_with_per_frame_matrices(data, layout, matrices, **kwargs):
+    @pipeline_def(batch_size=len(data), num_threads=1, device_id=None)
+    def pipe():
+        images = fn.external_source(source=lambda: data, batch=True, layout=layout)
+        per_frame = fn.per_frame(fn.external_source(source=lambda: matrices, batch=True))
+        return fn.warp_affine(images, matrix=per_frame, **kwargs)
+
+    built = pipe()
+    built.build()
+    (out,) = built.run()
+    return [out.at(i) for i in range(len(data))]
+
+
+@pytest.mark.parametrize(
+    ("layout", "shape", "rows"), [("FHWC", (3, 12, 15, 2), 2), ("FDHWC", (3, 4, 6, 5, 1), 3)]
+)
+def test_per_frame_matrices_warp_each_frame_with_its_own(
+    empty_plugin_system: PluginSystem, layout: str, shape: tuple, rows: int
+) -> None:
+    use_families(empty_plugin_system, "manipulation")
+    rng = np.random.default_rng(3)
+    sequence = rng.uniform(0, 100, shape).astype(np.float32)
+    identity = np.eye(rows, rows + 1)
+    matrices = np.stack([identity + rng.uniform(-0.2, 0.2, identity.shape) for _ in range(3)])
+    flat = [matrices.reshape(3, -1).astype(np.float32)]
+    size = [7, 9] if rows == 2 else [3, 5, 4]
+    (got,) = _warp_with_per_frame_matrices([sequence], layout, flat, size=size, fill_value=0)
+    assert got.shape == (3, *size, shape[-1])
+    for frame in range(3):
+        (expected,), _ = run_op(
+            "warp_affine",
+            [sequence[frame]],
+            layout[1:],
+            matrix=flat[0][frame].tolist(),
+            size=size,
+            fill_value=0,
+        )
+        np.testing.assert_allclose(got[frame], expected, atol=1e-4)

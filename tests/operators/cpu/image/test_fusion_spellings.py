@@ -180,7 +180,7 @@ def test_fused_image_slice_outside_the_image_is_still_an_error(files: list[str])
     def too_big(jpegs):
         return fn.decoders.image_slice(jpegs, start=(0, 0), shape=(10, 500))
 
-    with pytest.raises(OperatorError, match="Slice can.t be placed out of bounds with current"):
+    with pytest.raises(OperatorError, match="The cropping window .* is not valid for image"):
         run(files, resize_then_cmn, False, 1, too_big)
 
 
@@ -188,7 +188,7 @@ def test_fused_image_crop_outside_the_image_is_still_an_error(files: list[str]) 
     def too_big(jpegs):
         return fn.decoders.image_crop(jpegs, crop=(500, 10))
 
-    with pytest.raises(OperatorError, match="outside the"):
+    with pytest.raises(OperatorError, match="The cropping window .* is not valid for image"):
         run(files, resize_then_cmn, False, 1, too_big)
 
 

@@ -347,3 +347,94 @@ def test_interp_type_per_sample_from_enum_data() -> None:
     np.testing.assert_array_equal(per_sample.at(0), nearest.at(0))
     np.testing.assert_array_equal(per_sample.at(1), cubic.at(1))
     assert not np.array_equal(nearest.at(1), cubic.at(1))
+
+
+def test_channel_first_sequences_resize_frame_by_frame() -> None:
+    frames = np.stack([NOISE, NOISE[::-1], NOISE[:, ::-1]])  # FHWC
+    (fhwc,), _ = run_op("resize", [frames], "FHWC", size=(20, 26))
+    (cfhw,), layout = run_op("resize", [frames.transpose(3, 0, 1, 2)], "CFHW", size=(20, 26))
+    assert layout == "CFHW"
+    np.testing.assert_array_equal(cfhw, fhwc.transpose(3, 0, 1, 2))
+    volumes = np.stack([VOLUME, VOLUME[::-1]])  # FDHWC
+    (fdhwc,), _ = run_op("resize", [volumes], "FDHWC", size=[9, 5, 5])
+    (cfdhw,), layout = run_op("resize", [np.moveaxis(volumes, -1, 0)], "CFDHW", size=[9, 5, 5])
+    assert layout == "CFDHW"
+    np.testing.assert_array_equal(cfdhw, np.moveaxis(fdhwc, -1, 0))
+
+
+def test_random_resized_crop_of_a_channel_first_sequence_shares_one_window() -> None:
+    frames = np.stack([NOISE, NOISE[::-1]])  # FHWC
+    (fhwc,), _ = run_op("random_resized_crop", [frames], "FHWC", size=(16, 12), seed=4)
+    (cfhw,), layout = run_op(
+        "random_resized_crop", [frames.transpose(3, 0, 1, 2)], "CFHW", size=(16, 12), seed=4
+    )
+    assert layout == "CFHW"
+    np.testing.assert_array_equal(cfhw, fhwc.transpose(3, 0, 1, 2))
+
+
+def _gaussian_line(values: np.ndarray, width: int, **kwargs) -> np.ndarray:
+    line = np.asarray(values, np.float32).reshape(1, -1, 1)
+    (out,) = run_op("resize", [line], size=(1, width), interp_type=types.INTERP_GAUSSIAN, **kwargs)[
+        0
+    ]
+    return out[0, :, 0]
+
+
+def test_gaussian_at_scale_one_is_dalis_two_tap_kernel() -> None:
+    # DALI spreads exp(-x^2), x in [-2, 2], over 2 pixels and keeps 2 taps: a sample on a pixel
+    # centre weighs that pixel 1 and one neighbour exp(-4), normalised.
+    near, far = 1 / (1 + math.exp(-4)), math.exp(-4) / (1 + math.exp(-4))
+    impulse = np.zeros(41, np.float32)
+    impulse[20] = 1000
+    out = _gaussian_line(impulse, 41)
+    expected = np.zeros(41)
+    expected[20], expected[21] = 1000 * near, 1000 * far  # the previous pixel, further on
+    np.testing.assert_allclose(out, expected, atol=1e-3)
+    impulse[:] = 0
+    impulse[1] = 1000
+    out = _gaussian_line(impulse, 41)
+    expected[:] = 0
+    expected[0], expected[1] = 1000 * far, 1000 * near  # the next pixel, near the start
+    np.testing.assert_allclose(out, expected, atol=1e-3)
+
+
+def test_gaussian_downscale_widens_with_antialias_only() -> None:
+    ramp = np.arange(64, dtype=np.float32) ** 2
+    wide = _gaussian_line(ramp, 16)
+    narrow = _gaussian_line(ramp, 16, antialias=False)
+    # A wider kernel over a convex ramp averages in larger values: it lies above the narrow one.
+    assert np.all(wide[2:-2] > narrow[2:-2] + 1)
+    # Without antialias the kernel keeps DALI's 2 taps: the two pixels around each sample
+    # position 4 j + 2, equally weighted.
+    centres = 4 * np.arange(16) + 2
+    np.testing.assert_allclose(narrow, (ramp[centres - 1] + ramp[centres]) / 2, rtol=1e-5)
+
+
+def test_save_attrs_adds_the_input_extents_as_a_second_output() -> None:
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None)
+    def pipe():
+        images = fn.external_source(source=lambda: [NOISE, NOISE[:20]], batch=True, layout="HWC")
+        volumes = fn.external_source(source=lambda: [VOLUME, VOLUME[:3]], batch=True, layout="DHWC")
+        resized, extents = fn.resize(images, size=(9, 11), save_attrs=True)
+        _, volume_extents = fn.resize(volumes, size=(2, 4, 4), save_attrs=True)
+        return resized, extents, volume_extents, fn.resize(images, size=(9, 11))
+
+    built = pipe()
+    built.build()
+    resized, extents, volume_extents, plain = built.run()
+    assert extents.layout() == "" and resized.layout() == "HWC"
+    assert [extents.at(i).tolist() for i in range(2)] == [
+        list(NOISE.shape[:2]),
+        [20, NOISE.shape[1]],
+    ]
+    assert extents.at(0).dtype == np.int32
+    assert volume_extents.at(1).tolist() == [3, *VOLUME.shape[1:3]]
+    for i in range(2):
+        np.testing.assert_array_equal(resized.at(i), plain.at(i))
+
+
+def test_random_resized_crop_takes_dalis_gpu_hints() -> None:
+    (out,), _ = run_op(
+        "random_resized_crop", [NOISE], size=(8, 8), minibatch_size=4, temp_buffer_hint=1 << 20
+    )
+    assert out.shape == (8, 8, 3)

@@ -85,18 +85,37 @@ FLIP = OpSchema(
 ROTATE = OpSchema(
     name="rotate",
     doc=(
-        "Rotates images by ``angle`` degrees, counter-clockwise on screen (y points down).\n\n"
+        "Rotates images, volumes and sequences of them by ``angle`` degrees.\n\n"
+        "Images turn counter-clockwise on screen (y points down), volumes (DHWC) about ``axis`` "
+        "by the right-hand rule. "
         "Without ``size`` or ``keep_size`` the canvas is the rotated bounding box rounded up, "
         "each extent grown by one pixel where needed to keep the parity of the input extent it "
-        "is mostly aligned with (as DALI). The canvas centre maps to the image centre. "
-        + _GEOMETRY_NOTE
+        "is mostly aligned with (as DALI). The canvas centre maps to the image centre. Sequences "
+        "(FHWC, FDHWC) take ``angle``/``axis`` per sample or per frame (``fn.per_frame``); their "
+        "frames share one canvas: per extent the largest frame's, odd where most frames' own "
+        "would be odd (as DALI). " + _GEOMETRY_NOTE
     ),
-    inputs=image_input("2-D images or sequences.", _WARP_LAYOUTS),
+    inputs=image_input("Images, volumes or sequences of them.", (*_WARP_LAYOUTS, "DHWC", "FDHWC")),
     args=(
         ArgSpec("angle", "float", REQUIRED, "Rotation angle in degrees.", tensor=True),
-        ArgSpec("axis", "float_vec", None, "3-D rotation axis (volumes are not supported).", True),
+        ArgSpec(
+            "axis",
+            "float_vec",
+            None,
+            "Rotation axis of volumes, ``(x, y, z)`` along W, H, D (any non-zero length); "
+            "required for them, refused for 2-D images.",
+            True,
+        ),
         ArgSpec("keep_size", "bool", False, "Keep the input size (when ``size`` is not given)."),
-        *_WARP_ARGS,
+        ArgSpec(
+            "size",
+            "float_vec",
+            None,
+            "Output ``(height, width)``, or ``(depth, height, width)`` for volumes, in pixels, "
+            "rounded to the nearest integer.",
+            tensor=True,
+        ),
+        *_WARP_ARGS[1:],
     ),
     deprecated=OUTPUT_DTYPE_ALIAS,
     random=False,
@@ -109,19 +128,26 @@ WARP_AFFINE = OpSchema(
         "M21 x + M22 y + M23)`` for the destination-to-source matrix ``M`` (as OpenCV's "
         "``warpAffine`` with ``WARP_INVERSE_MAP``). With ``inverse_map=False`` the matrix maps "
         "source to "
-        "destination and is inverted first. The output size defaults to the input's. "
-        + _GEOMETRY_NOTE
+        "destination and is inverted first. The output size defaults to the input's. Volumes "
+        "(DHWC, FDHWC) take a 3x4 matrix over ``(x, y, z, 1)`` (W, H, D) and a ``size`` of "
+        "``(depth, height, width)``. Sequences take ``matrix`` per sample or per frame "
+        "(``fn.per_frame``). " + _GEOMETRY_NOTE
     ),
     inputs=(
-        InputSpec("data", "Images or sequences to warp.", layouts=_WARP_LAYOUTS),
-        InputSpec("mtx", "Per-sample 2x3 matrices instead of ``matrix``.", optional=True),
+        InputSpec(
+            "data",
+            "Images, volumes or sequences of them.",
+            layouts=(*_WARP_LAYOUTS, "DHWC", "FDHWC"),
+        ),
+        InputSpec("mtx", "Per-sample 2x3 (3x4) matrices instead of ``matrix``.", optional=True),
     ),
     args=(
         ArgSpec(
             "matrix",
             "float_vec",
             None,
-            "``(M11, M12, M13, M21, M22, M23)``; or give the second input.",
+            "``(M11, M12, M13, M21, M22, M23)`` (12 values, row by row, for volumes); or give "
+            "the second input.",
             tensor=True,
         ),
         ArgSpec(
@@ -446,7 +472,7 @@ SCHEMAS = (
 _KERNELS = "feedline.operators.cpu.geometry"
 KERNELS = {
     "flip": f"{_KERNELS}.flip:FlipKernel",
-    "rotate": f"{_KERNELS}.warp:RotateKernel",
+    "rotate": f"{_KERNELS}.rotate:RotateKernel",
     "warp_affine": f"{_KERNELS}.warp:WarpAffineKernel",
     "paste": f"{_KERNELS}.paste:PasteKernel",
     "bb_flip": f"{_KERNELS}.bbox:BbFlipKernel",

@@ -21,19 +21,26 @@ import numpy as np
 
 from feedline.core.kernel import SampleContext, SampleKernel
 from feedline.core.types import InterpType
+from feedline.operators.cpu.common.frames import check_frame_counts, frame_value, per_frame_args
 from feedline.operators.cpu.common.tensors import (
     check_dtype,
-    check_not_empty,
     output_dtype,
     resolve_layout,
     saturate_cast,
 )
+from feedline.operators.cpu.geometry.volumes import warp_volume
 
 __all__ = [
-    "RotateKernel",
+    "WARP_DEFAULTS",
+    "WARP_LAYOUTS",
+    "WARP_TYPES",
     "WarpAffineKernel",
+    "check_interp",
+    "check_warp_input",
+    "image_size",
     "rotate_matrix",
     "rotated_size",
+    "size_arg",
     "warp_affine",
 ]
 
@@ -41,6 +48,8 @@ WARP_LAYOUTS = ("HWC", "FHWC", "HW", "CHW")
 WARP_DEFAULTS = {2: "HW", 3: "HWC", 4: "FHWC"}
 WARP_TYPES = (np.uint8, np.int16, np.int32, np.float32)
 _VOLUME_LAYOUTS = ("DHWC", "FDHWC")
+#: ``warp_affine``'s arguments that may be given per frame (``fn.per_frame``).
+_PER_FRAME = ("matrix", "size")
 _CV2_TYPES = (np.dtype(np.uint8), np.dtype(np.int16))
 
 
@@ -248,18 +257,21 @@ def warp_affine(
     return _from_fhwc(np.stack(results), layout)
 
 
-def rotated_size(height: int, width: int, angle: float) -> tuple[int, int]:
+def rotated_size(height: int, width: int, angle: float, parity: bool = True) -> tuple[int, int]:
     """DALI's canvas for ``rotate`` without ``size``/``keep_size``.
 
-    The rotated bounding box is rounded up (ignoring overshoots below 0.01 px) and then grown by
-    one pixel where needed so that each output extent has the parity of the input extent it is
-    mostly aligned with; this keeps the rotation centre on a pixel centre or corner as in the input.
+    The rotated bounding box is rounded up (ignoring overshoots below 0.01 px) and then, with
+    ``parity``, grown by one pixel where needed so that each output extent has the parity of the
+    input extent it is mostly aligned with; this keeps the rotation centre on a pixel centre or
+    corner as in the input.
     """
     radians = np.float32(angle) * np.float32(math.pi / 180)
     cos = abs(float(np.cos(radians)))
     sin = abs(float(np.sin(radians)))
     out_w = math.ceil(width * cos + height * sin - 0.01)
     out_h = math.ceil(width * sin + height * cos - 0.01)
+    if not parity:
+        return out_h, out_w
     ref_h, ref_w = (height, width) if cos > sin else (width, height)
     out_h += (out_h - ref_h) % 2
     out_w += (out_w - ref_w) % 2
@@ -284,7 +296,7 @@ def rotate_matrix(angle: float, in_size: tuple[int, int], out_size: tuple[int, i
     )
 
 
-def _check_interp(op: str, interp: InterpType) -> None:
+def check_interp(op: str, interp: InterpType) -> None:
     if interp not in (InterpType.INTERP_NN, InterpType.INTERP_LINEAR):
         raise ValueError(
             f"{op}: argument 'interp_type' = {InterpType(interp).name} is not supported; "
@@ -292,26 +304,38 @@ def _check_interp(op: str, interp: InterpType) -> None:
         )
 
 
-def _size_arg(op: str, size: Sequence[float] | None) -> tuple[int, int] | None:
+def size_arg(op: str, size: Sequence[float] | None, ndim: int = 2) -> tuple[int, ...] | None:
+    """The output size argument rounded to whole pixels (``ndim`` values: (H, W) or (D, H, W)),
+    or None when it is not given.
+
+    Raises:
+        ValueError: the wrong number of values, or an extent below one pixel.
+    """
     if size is None or len(size) == 0:
         return None
-    if len(size) != 2:
-        raise ValueError(f"{op}: argument 'size' must have 2 elements (height, width), got {size}")
+    if len(size) != ndim:
+        names = "(height, width)" if ndim == 2 else "(depth, height, width)"
+        raise ValueError(f"{op}: argument 'size' must have {ndim} elements {names}, got {size}")
     out = tuple(math.floor(float(s) + 0.5) for s in size)
     if min(out) < 1:
         raise ValueError(f"{op}: argument 'size' must be at least 1 pixel, got {tuple(size)}")
-    return out[0], out[1]
+    return out
 
 
-def _prepare(op: str, image: np.ndarray, layout: str, dtype: Any) -> tuple[str, np.dtype]:
-    if layout in _VOLUME_LAYOUTS:
-        raise ValueError(f"{op}: volumetric layout {layout!r} (3-D warps) is not supported")
+def check_warp_input(op: str, image: np.ndarray, layout: str, dtype: Any) -> tuple[str, np.dtype]:
+    """``(layout, output type)`` of a 2-D warp's sample.
+
+    Raises:
+        ValueError: an unsupported layout.
+        TypeError: an unsupported input or output type.
+    """
     layout = resolve_layout(op, layout, image.ndim, WARP_LAYOUTS, WARP_DEFAULTS)
     check_dtype(op, image, WARP_TYPES)
     return layout, output_dtype(op, dtype, image.dtype, WARP_TYPES)
 
 
-def _spatial_size(image: np.ndarray, layout: str) -> tuple[int, int]:
+def image_size(image: np.ndarray, layout: str) -> tuple[int, int]:
+    """``(height, width)`` of a sample in a 2-D warp layout."""
     return image.shape[layout.index("H")], image.shape[layout.index("W")]
 
 
@@ -323,63 +347,99 @@ class WarpAffineKernel(SampleKernel):
     def run_sample(
         self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
     ) -> np.ndarray:
-        """Warp one sample."""
+        """Warp one sample (a volume, or each volume of a sequence, with a 3x4 matrix)."""
         image = inputs[0]
-        layout, out_type = _prepare("warp_affine", image, sample.layouts[0], args["dtype"])
-        _check_interp("warp_affine", args["interp_type"])
-        if len(inputs) > 1:
-            if args["matrix"]:
-                raise ValueError(
-                    "warp_affine: give the matrix either as argument 'matrix' or as the second "
-                    "input, not both"
-                )
-            values = np.asarray(inputs[1], dtype=np.float64).ravel()
-        elif args["matrix"]:
-            values = np.asarray(args["matrix"], dtype=np.float64)
+        volume = sample.layouts[0] in _VOLUME_LAYOUTS
+        if volume:
+            layout = sample.layouts[0]
+            check_dtype("warp_affine", image, WARP_TYPES)
+            out_type = output_dtype("warp_affine", args["dtype"], image.dtype, WARP_TYPES)
         else:
-            raise ValueError(
-                "warp_affine: argument 'matrix' (or a second input with the matrix) is required"
+            layout, out_type = check_warp_input(
+                "warp_affine", image, sample.layouts[0], args["dtype"]
             )
-        if values.size != 6:
-            raise ValueError(
-                f"warp_affine: the matrix must have 6 elements (2x3), got {values.size}"
-            )
-        matrix = values.reshape(2, 3)
-        if not args["inverse_map"]:
-            full = np.vstack([matrix, [0.0, 0.0, 1.0]])
-            if abs(np.linalg.det(full)) < 1e-12:
-                raise ValueError(f"warp_affine: the matrix {values.tolist()} is not invertible")
-            matrix = np.linalg.inv(full)[:2]
-        out_size = _size_arg("warp_affine", args["size"]) or _spatial_size(image, layout)
-        return warp_affine(
-            image, layout, matrix, out_size, args["interp_type"], args["fill_value"], out_type
+        check_interp("warp_affine", args["interp_type"])
+        per_frame = [n for n in per_frame_args(sample.arg_layouts, layout) if n in _PER_FRAME]
+        if not per_frame and not volume:
+            out_size = size_arg("warp_affine", args["size"]) or image_size(image, layout)
+            matrix = _affine_matrix(inputs, args, rows=2)
+            interp, fill = args["interp_type"], args["fill_value"]
+            return warp_affine(image, layout, matrix, out_size, interp, fill, out_type)
+        frames = list(image) if layout.startswith("F") else [image]
+        check_frame_counts(sample.index, {n: len(args[n]) for n in per_frame}, len(frames))
+        frame_args = [
+            {**args, **{n: frame_value(args[n], f) for n in per_frame}} for f in range(len(frames))
+        ]
+        warped = _warp_frames(inputs, frames, layout.lstrip("F"), frame_args, out_type)
+        return np.stack(warped) if layout.startswith("F") else warped[0]
+
+
+def _warp_frames(
+    inputs: tuple[np.ndarray, ...],
+    frames: list[np.ndarray],
+    layout: str,
+    frame_args: list[Mapping[str, Any]],
+    out_type: np.dtype,
+) -> list[np.ndarray]:
+    """``warp_affine`` of each frame (an image, or a DHWC volume) with its own arguments; the
+    frames share one output size.
+
+    Raises:
+        ValueError: per-frame sizes that differ, or a bad matrix.
+    """
+    volume = layout == "DHWC"
+    rows = 3 if volume else 2
+    sizes = {size_arg("warp_affine", a["size"], ndim=rows) for a in frame_args}
+    if len(sizes) > 1:
+        raise ValueError(
+            f"warp_affine: the frames of a sequence must share one output size, got {sorted(sizes)}"
         )
+    out_size = sizes.pop() or (frames[0].shape[:3] if volume else image_size(frames[0], layout))
+    warped = []
+    for frame, args in zip(frames, frame_args, strict=True):
+        matrix = _affine_matrix(inputs, args, rows)
+        interp, fill = args["interp_type"], args["fill_value"]
+        if volume:
+            warped.append(warp_volume(frame, matrix, out_size, interp, fill, out_type))
+        else:
+            warped.append(warp_affine(frame, layout, matrix, out_size, interp, fill, out_type))
+    return warped
 
 
-class RotateKernel(SampleKernel):
-    """Per-sample ``rotate`` (2-D images and sequences)."""
+def _affine_matrix(
+    inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], rows: int
+) -> np.ndarray:
+    """``warp_affine``'s destination-to-source matrix (``rows`` x ``rows + 1``: 2x3 for images,
+    3x4 for volumes) from ``matrix`` or the second input, inverted when ``inverse_map`` is
+    False.
 
-    implied_layouts: ClassVar[Mapping[int, str]] = {3: "HWC", 4: "FHWC"}
-
-    def run_sample(
-        self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
-    ) -> np.ndarray:
-        """Rotate one sample."""
-        (image,) = inputs
-        layout, out_type = _prepare("rotate", image, sample.layouts[0], args["dtype"])
-        _check_interp("rotate", args["interp_type"])
-        if args["axis"]:
+    Raises:
+        ValueError: no matrix, two matrices, the wrong number of values, or a singular matrix
+            to invert.
+    """
+    if len(inputs) > 1:
+        if args["matrix"]:
             raise ValueError(
-                "rotate: argument 'axis' applies only to 3-D volumes, which are not supported; "
-                "remove it for 2-D images"
+                "warp_affine: give the matrix either as argument 'matrix' or as the second "
+                "input, not both"
             )
-        check_not_empty("rotate", image)  # DALI 2.4 crashes on it
-        angle = float(args["angle"])
-        in_size = _spatial_size(image, layout)
-        out_size = _size_arg("rotate", args["size"])
-        if out_size is None:
-            out_size = in_size if args["keep_size"] else rotated_size(*in_size, angle)
-        matrix = rotate_matrix(angle, in_size, out_size)
-        return warp_affine(
-            image, layout, matrix, out_size, args["interp_type"], args["fill_value"], out_type
+        values = np.asarray(inputs[1], dtype=np.float64).ravel()
+    elif args["matrix"]:
+        values = np.asarray(args["matrix"], dtype=np.float64)
+    else:
+        raise ValueError(
+            "warp_affine: argument 'matrix' (or a second input with the matrix) is required"
         )
+    count = rows * (rows + 1)
+    if values.size != count:
+        raise ValueError(
+            f"warp_affine: the matrix must have {count} elements ({rows}x{rows + 1}), got "
+            f"{values.size}"
+        )
+    matrix = values.reshape(rows, rows + 1)
+    if not args["inverse_map"]:
+        full = np.vstack([matrix, np.eye(rows + 1)[rows]])
+        if abs(np.linalg.det(full)) < 1e-12:
+            raise ValueError(f"warp_affine: the matrix {values.tolist()} is not invertible")
+        matrix = np.linalg.inv(full)[:rows]
+    return matrix

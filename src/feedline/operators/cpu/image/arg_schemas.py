@@ -7,8 +7,11 @@ from feedline.core.schema import ArgSpec, InputSpec
 from feedline.core.types import DataType, ImageType, InterpType
 
 __all__ = [
+    "ADJUST_ORIENTATION_ARG",
     "CROP_VOLUME_ARGS",
     "CROP_WINDOW_ARGS",
+    "DALI_DECODER_ARGS",
+    "DALI_DECODER_CACHE_ARGS",
     "DECODE_ARGS",
     "DECODE_DOC",
     "ENCODED",
@@ -21,6 +24,7 @@ __all__ = [
     "NORMALIZE_ARGS",
     "POS_DOC",
     "RANDOM_WINDOW_ARGS",
+    "REMOVED_DECODER_ARGS",
     "RESAMPLED_DTYPE",
     "RESAMPLE_NOTE",
 ]
@@ -67,11 +71,19 @@ ENCODED = (InputSpec("data", "Encoded image files: 1-D uint8 (e.g. from readers.
 DECODE_DOC = (
     "Formats: JPEG (grey, colour, CMYK), PNG, BMP, TIFF, WebP, PNM, GIF (first frame) and "
     "JPEG 2000, chosen by file signature among the registered codecs (plugins add more with "
-    "``feedline_register_codecs``). The EXIF orientation is applied. Output layout ``HWC``; "
-    "RGB/BGR/YCbCr give 3 channels, GRAY 1, ANY_DATA the file's own (grey 1, grey+alpha 2, "
+    "``feedline_register_codecs``). The EXIF orientation is applied (see "
+    "``adjust_orientation``). Output layout ``HWC``; RGB/BGR/YCbCr give 3 channels, GRAY 1, "
+    "ANY_DATA the file's own (grey 1, grey+alpha 2, "
     "RGB 3, RGBA 4; CMYK becomes RGB). RGB output is bit-identical to libjpeg-turbo's (Pillow's, "
     "DALI's); GRAY and YCbCr of JPEGs come straight from the decoder (no RGB round trip). A "
     "corrupt, truncated or unrecognised file raises an error naming the sample's source."
+)
+ADJUST_ORIENTATION_ARG = ArgSpec(
+    "adjust_orientation",
+    "bool",
+    True,
+    "Apply the EXIF orientation (JPEG, PNG, TIFF, WebP); False keeps the pixels, and the shape, "
+    "in the order the file stores them.",
 )
 DECODE_ARGS = (
     ArgSpec(
@@ -88,7 +100,61 @@ DECODE_ARGS = (
     ),
     MAX_PIXELS_ARG,
     MAX_DECODED_BYTES_ARG,
+    ADJUST_ORIENTATION_ARG,
+    ArgSpec(
+        "use_fast_idct",
+        "bool",
+        False,
+        "Decode JPEGs with libjpeg-turbo's fast integer inverse DCT: a little faster, a little "
+        "less accurate (the pixels DALI's CPU decoder gives with it). JPEGs that go through "
+        "Pillow (CMYK/YCCK files, YCbCr output, or no simplejpeg installed) keep the accurate "
+        "IDCT, as Pillow has no such option.",
+    ),
 )
+_MIXED_ONLY = (
+    "DALI's ``mixed`` (nvJPEG) decoder only; accepted with DALI's default and meaning, and "
+    "changes nothing in feedline's decoders (DALI's CPU decoder ignores it too)."
+)
+#: DALI's decoder arguments that only its GPU decoder uses (and ``jpeg_fancy_upsampling``, which
+#: the CPU decoders always do), for the public decoders.
+DALI_DECODER_ARGS = (
+    ArgSpec(
+        "jpeg_fancy_upsampling",
+        "bool",
+        False,
+        "DALI: make the ``mixed`` decoder upsample chroma the way the CPU decoder does. The CPU "
+        "decoders (DALI's and feedline's) always use libjpeg's fancy upsampling, so on the CPU "
+        "this changes nothing.",
+    ),
+    ArgSpec(
+        "hw_decoder_load", "float", 0.65, f"Share of JPEGs for a hardware decoder. {_MIXED_ONLY}"
+    ),
+    ArgSpec("affine", "bool", True, f"Pin the decoder's threads to CPU cores. {_MIXED_ONLY}"),
+    ArgSpec(
+        "device_memory_padding", "int", 16777216, f"nvJPEG device buffer padding. {_MIXED_ONLY}"
+    ),
+    ArgSpec("device_memory_padding_jpeg2k", "int", 0, f"nvJPEG2k device padding. {_MIXED_ONLY}"),
+    ArgSpec("host_memory_padding", "int", 8388608, f"nvJPEG pinned padding. {_MIXED_ONLY}"),
+    ArgSpec("host_memory_padding_jpeg2k", "int", 0, f"nvJPEG2k pinned padding. {_MIXED_ONLY}"),
+    ArgSpec(
+        "hybrid_huffman_threshold",
+        "int",
+        1000000,
+        f"Pixel count above which nvJPEG decodes Huffman codes on the GPU. {_MIXED_ONLY}",
+    ),
+    ArgSpec("preallocate_height_hint", "int", 0, f"Hardware decoder hint. {_MIXED_ONLY}"),
+    ArgSpec("preallocate_width_hint", "int", 0, f"Hardware decoder hint. {_MIXED_ONLY}"),
+)
+#: ``decoders.image``'s nvJPEG cache (DALI's mixed decoder only; no-ops here).
+DALI_DECODER_CACHE_ARGS = (
+    ArgSpec("cache_batch_copy", "bool", True, f"Batched copies out of the cache. {_MIXED_ONLY}"),
+    ArgSpec("cache_debug", "bool", False, f"Print the cache's state. {_MIXED_ONLY}"),
+    ArgSpec("cache_size", "int", 0, f"Decoded-image cache size in MB. {_MIXED_ONLY}"),
+    ArgSpec("cache_threshold", "int", 0, f"Smallest image cached, in bytes. {_MIXED_ONLY}"),
+    ArgSpec("cache_type", "str", "", f"'threshold' or 'largest'. {_MIXED_ONLY}"),
+)
+#: Decoder arguments DALI deprecated without replacement: accepted with a warning, ignored.
+REMOVED_DECODER_ARGS = ("memory_stats", "split_stages", "use_chunk_allocator")
 GPU_DECODING = ArgSpec(
     "gpu_decoding",
     "str",

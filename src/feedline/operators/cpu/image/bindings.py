@@ -27,6 +27,8 @@ __all__ = [
 ]
 
 _JPEG_FORMATS = {"RGB": (0, 3), "GRAY": (1, 1)}
+#: Flag of ``fl_jpeg_decode_region``'s format: libjpeg's fast integer inverse DCT.
+_FAST_IDCT = 2
 
 
 @dataclass(frozen=True)
@@ -240,7 +242,7 @@ def normalize_u8(
 
 
 def decode_jpeg_region(
-    data: Any, roi: tuple[int, int, int, int], colorspace: str
+    data: Any, roi: tuple[int, int, int, int], colorspace: str, fast_idct: bool = False
 ) -> np.ndarray | None:
     """Decode only ``roi = (y0, x0, y1, x1)`` (raw orientation) of a JPEG; None without the
     library.
@@ -249,6 +251,7 @@ def decode_jpeg_region(
         data: the encoded bytes (any buffer).
         roi: the region, inside the image.
         colorspace: ``"RGB"`` or ``"GRAY"``.
+        fast_idct: use libjpeg's fast integer inverse DCT (the pixels of a full decode with it).
 
     Raises:
         ValueError: corrupt or truncated data, a CMYK file, or a region outside the image (the
@@ -260,6 +263,8 @@ def decode_jpeg_region(
     ffi, lib = loaded
     y0, x0, y1, x1 = roi
     fmt, channels = _JPEG_FORMATS[colorspace]
+    if fast_idct:
+        fmt |= _FAST_IDCT
     out = np.empty((y1 - y0, x1 - x0, channels), np.uint8)
     source = ffi.from_buffer(data)
     _call_decoder(

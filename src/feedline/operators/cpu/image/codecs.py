@@ -79,6 +79,14 @@ except ImportError:  # pragma: no cover
     _simplejpeg = None
 
 
+#: TurboJPEG's refusal of a chroma subsampling it has no name for (4x2 luma blocks, say).
+_SUBSAMPLING_UNKNOWN = "Could not determine subsampling level"
+
+
+class _TurboJpegLimit(Exception):
+    """simplejpeg (TurboJPEG's API) cannot decode a valid file that libjpeg decodes."""
+
+
 def apply_orientation(image: np.ndarray, orientation: int) -> np.ndarray:
     """Turn a decoded ``HW[C]`` image upright according to its EXIF orientation (1-8)."""
     if orientation in (0, 1) or orientation > 8:
@@ -192,11 +200,17 @@ class ImageCodec:
             header (:func:`check_image_size`) before allocating.
         max_decoded_bytes: the largest decoded image in bytes, set likewise from the operator's
             ``max_decoded_bytes`` (:func:`check_decoded_bytes`).
+        adjust_orientation: whether the EXIF orientation is applied (to the pixels and to the
+            shape), set from the operator's ``adjust_orientation``.
+        fast_idct: whether JPEGs use libjpeg-turbo's fast integer inverse DCT, set from the
+            operator's ``use_fast_idct`` (a codec without a choice of IDCT ignores it).
     """
 
     name = "codec"
     max_pixels: int = MAX_IMAGE_PIXELS
     max_decoded_bytes: int = MAX_DECODED_BYTES
+    adjust_orientation: bool = True
+    fast_idct: bool = False
 
     def check_size(self, height: int, width: int, channels: int, depth: int = 1) -> None:
         """Refuse, from the header, an image above this codec's ``max_pixels`` or
@@ -231,8 +245,10 @@ class PillowCodec(ImageCodec):
         self.check_size(image.height, image.width, channels, depth)
         return image
 
-    @staticmethod
-    def _orientation(image: Any) -> int:
+    def _orientation(self, image: Any) -> int:
+        """The EXIF orientation to apply to ``image`` (1 without one, or when not adjusting)."""
+        if not self.adjust_orientation:
+            return 1
         try:
             value = image.getexif().get(0x0112, 1)
         except Exception:  # malformed EXIF must not hide the pixels
@@ -293,6 +309,8 @@ class JpegCodec(PillowCodec):
         if _simplejpeg is None:
             return None
         frame, orientation = _scan_jpeg(data)
+        if not self.adjust_orientation:
+            orientation = 1
         if frame is not None and frame[0] > 0 and frame[1] > 0 and frame[2] in _COLORSPACE_OF:
             self.check_size(frame[0], frame[1], frame[2])
             return frame[0], frame[1], _COLORSPACE_OF[frame[2]], orientation
@@ -337,17 +355,37 @@ class JpegCodec(PillowCodec):
         if header is None or colorspace is None:
             return super().decode(data, output_type, roi)
         orientation = header[3]
-        region = self._decode_region(data, colorspace, roi, orientation)
+        region = self._decode_region(data, colorspace, roi, orientation, self.fast_idct)
         if region is not None:
             return region
-        array = self._simplejpeg_decode(data, colorspace)
+        try:
+            array = self._simplejpeg_decode(data, colorspace, self.fast_idct)
+        except _TurboJpegLimit:  # an unusual chroma subsampling: libjpeg itself decodes it
+            array = self._libjpeg_decode(data, colorspace, header[:2])
+            if array is None:
+                return super().decode(data, output_type, roi)
         if array.ndim == 2:
             array = array[:, :, None]
         return _crop(apply_orientation(array, orientation), roi)
 
+    def _libjpeg_decode(
+        self, data: Any, colorspace: str, size: tuple[int, int]
+    ) -> np.ndarray | None:
+        """The whole image (``size``: height, width as stored) decoded by libjpeg-turbo through
+        feedline's region decoder, which takes any chroma subsampling; None without it."""
+        gray = colorspace == "GRAY"
+        full = (0, 0, size[0], size[1])
+        try:
+            array = decode_jpeg_region(data, full, "GRAY" if gray else "RGB", self.fast_idct)
+        except ValueError as exc:
+            raise ValueError(f"corrupt or truncated JPEG data: {exc}") from None
+        if array is not None and colorspace == "BGR":
+            array = np.ascontiguousarray(array[:, :, ::-1])
+        return array
+
     @staticmethod
     def _decode_region(
-        data: Any, colorspace: str, roi: Roi | None, orientation: int
+        data: Any, colorspace: str, roi: Roi | None, orientation: int, fast_idct: bool
     ) -> np.ndarray | None:
         """Only ``roi``, decoded by libjpeg-turbo when feedline's region decoder is built (the
         pixels of a full decode); None when there is no region, the file is rotated, or the
@@ -355,18 +393,27 @@ class JpegCodec(PillowCodec):
         if roi is None or orientation != 1 or colorspace not in ("RGB", "GRAY"):
             return None
         try:
-            return decode_jpeg_region(data, roi, colorspace)
+            return decode_jpeg_region(data, roi, colorspace, fast_idct)
         except ValueError as exc:
             raise ValueError(f"corrupt or truncated JPEG data: {exc}") from None
 
     @staticmethod
-    def _simplejpeg_decode(data: Any, colorspace: str) -> np.ndarray:
+    def _simplejpeg_decode(data: Any, colorspace: str, fast_idct: bool) -> np.ndarray:
+        """simplejpeg's decode (TurboJPEG's API).
+
+        Raises:
+            _TurboJpegLimit: a chroma subsampling the TurboJPEG API does not name (libjpeg
+                decodes it).
+            ValueError: corrupt data.
+        """
         try:
-            return _simplejpeg.decode_jpeg(data, colorspace, strict=True)
+            return _simplejpeg.decode_jpeg(data, colorspace, fastdct=fast_idct, strict=True)
         except ValueError as exc:
+            if _SUBSAMPLING_UNKNOWN in str(exc):
+                raise _TurboJpegLimit from None
             damage = str(exc)
         try:  # a libjpeg warning is recoverable: decode as libjpeg recovers, and say so
-            image = _simplejpeg.decode_jpeg(data, colorspace, strict=False)
+            image = _simplejpeg.decode_jpeg(data, colorspace, fastdct=fast_idct, strict=False)
         except ValueError as exc:
             raise ValueError(f"corrupt or truncated JPEG data: {exc}") from None
         warn_corrupt_data(f"corrupt JPEG data: {damage}")
@@ -389,7 +436,7 @@ class JpegCodec(PillowCodec):
         general path (rotated or CMYK file, no region decoder). With a ``window``
         ``(y, x, h, w)`` the image is that window (``source`` relative to it, edges clamped to
         it)."""
-        if not probe.direct:
+        if not probe.direct or self.fast_idct:
             return False
         check_jpeg_entropy(data)
         y, x, h, w = window if window is not None else (0, 0, *probe.shape[:2])

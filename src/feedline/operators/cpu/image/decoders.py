@@ -32,6 +32,7 @@ __all__ = [
     "DecodeSliceKernel",
     "DecoderKernel",
     "PeekImageShapeKernel",
+    "check_window_inside",
     "convert_depth",
     "encoded_bytes",
     "roi_from_window",
@@ -144,19 +145,36 @@ class CodecKernel(SampleKernel):
             check_decoded_bytes(int(height), int(width), int(channels), 1, self._max_bytes)
         return codec
 
+    def _codec_settings(self) -> dict[str, Any]:
+        """The codec attributes this operator sets (on codecs that have them): its limits, and
+        ``adjust_orientation`` and ``use_fast_idct`` (as ``fast_idct``) where it takes them."""
+        settings: dict[str, Any] = {
+            "max_pixels": self._max_pixels,
+            "max_decoded_bytes": self._max_bytes,
+        }
+        if "adjust_orientation" in self.args:
+            settings["adjust_orientation"] = bool(self.args["adjust_orientation"])
+        if "use_fast_idct" in self.args:
+            settings["fast_idct"] = bool(self.args["use_fast_idct"])
+        return settings
+
     def _limited(self, codec: Any) -> Any:
-        """``codec`` (instantiated if it is a class, copied if it is a shared object with
-        another limit) with this operator's ``max_pixels``."""
+        """``codec`` (instantiated if it is a class, copied if it is a shared object with other
+        settings) with this operator's :meth:`_codec_settings`."""
+        wanted = self._codec_settings()
+        if not wanted.get("adjust_orientation", True) and not hasattr(codec, "adjust_orientation"):
+            raise ValueError(
+                f"{self.decoder_name}: adjust_orientation=False is not supported by the codec "
+                f"{getattr(codec, 'name', type(codec).__name__)!r} (it always applies the EXIF "
+                "orientation)"
+            )
+        settings = {k: v for k, v in wanted.items() if hasattr(codec, k)}
         if isinstance(codec, type):
             codec = codec()
-        elif (
-            getattr(codec, "max_pixels", self._max_pixels) != self._max_pixels
-            or getattr(codec, "max_decoded_bytes", self._max_bytes) != self._max_bytes
-        ):
+        elif any(getattr(codec, k) != v for k, v in settings.items()):
             codec = copy.copy(codec)
-        if hasattr(codec, "max_pixels"):
-            codec.max_pixels = self._max_pixels
-            codec.max_decoded_bytes = self._max_bytes
+        for name, value in settings.items():
+            setattr(codec, name, value)
         return codec
 
     def image_shape(self, data: np.ndarray) -> tuple[int, int, int]:
@@ -201,6 +219,21 @@ class DecoderKernel(CodecKernel):
         return convert_depth(np.ascontiguousarray(image), args["dtype"])
 
 
+def check_window_inside(box: tuple[int, int, int, int], height: int, width: int) -> None:
+    """Refuse a window ``(y0, x0, y1, x1)`` that leaves the ``height`` x ``width`` image, with
+    DALI's message.
+
+    Raises:
+        ValueError: the window leaves the image.
+    """
+    y0, x0, y1, x1 = box
+    if y0 < 0 or x0 < 0 or y1 > height or x1 > width:
+        raise ValueError(
+            f"The cropping window [{y0}..{y1}, {x0}..{x1}] is not valid for image dimensions "
+            f"[{height} x {width}]"
+        )
+
+
 def roi_from_window(window: Mapping[int, tuple[int, int]], height: int, width: int) -> tuple:
     """``(y0, x0, y1, x1)`` of a crop window (axis → (start, size)) inside the image.
 
@@ -209,10 +242,7 @@ def roi_from_window(window: Mapping[int, tuple[int, int]], height: int, width: i
     """
     y0, h = window.get(0, (0, height))
     x0, w = window.get(1, (0, width))
-    if y0 < 0 or x0 < 0 or y0 + h > height or x0 + w > width:
-        raise ValueError(
-            f"crop window [{y0}, {y0 + h}) x [{x0}, {x0 + w}) is outside the {height}x{width} image"
-        )
+    check_window_inside((y0, x0, y0 + h, x0 + w), height, width)
     return (y0, x0, y0 + h, x0 + w)
 
 
@@ -268,18 +298,25 @@ def slice_region(
 
     Raises:
         ValueError: the window is invalid, or outside the image under
-            ``out_of_bounds_policy='error'``.
+            ``out_of_bounds_policy='error'`` (DALI's message for a decoder's window).
     """
     axes = slice_axes("HWC", 3, args)
     if 2 in axes:
         return None
-    bounds = slice_bounds(axes, shape, window_inputs, args)
+    checked = args["out_of_bounds_policy"] == "error"
+    unchecked = {**args, "out_of_bounds_policy": "pad"} if checked else args
+    bounds = slice_bounds(axes, shape, window_inputs, unchecked)
     box = [(0, shape[0]), (0, shape[1])]
-    for axis, (start, end) in zip(axes, bounds, strict=True):
-        if not 0 <= start < end <= box[axis][1]:
-            return None
-        box[axis] = (start, end)
-    return box[0][0], box[1][0], box[0][1], box[1][1]
+    for axis, bound in zip(axes, bounds, strict=True):
+        box[axis] = bound
+    region = (box[0][0], box[1][0], box[0][1], box[1][1])
+    if checked:
+        check_window_inside(region, shape[0], shape[1])
+    if any(
+        not 0 <= start < end <= extent for (start, end), extent in zip(box, shape[:2], strict=True)
+    ):
+        return None
+    return region
 
 
 class DecodeSliceKernel(DecoderKernel, SliceKernel):

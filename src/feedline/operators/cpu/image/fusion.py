@@ -58,7 +58,14 @@ FUSED_RESIZE = "decoders._image_resize"
 FUSED_RANDOM_CROP_RESIZE = "decoders._image_random_crop_resize"
 FUSED_CROP_RESIZE = "decoders._image_crop_resize"
 FUSED_SLICE_RESIZE = "decoders._image_slice_resize"
-_DECODE_ARGS = ("output_type", "dtype", "max_pixels", "max_decoded_bytes")
+_DECODE_ARGS = (
+    "output_type",
+    "dtype",
+    "max_pixels",
+    "max_decoded_bytes",
+    "adjust_orientation",
+    "use_fast_idct",
+)
 _RANDOM_WINDOW_ARGS = ("random_area", "random_aspect_ratio", "num_attempts")
 _CROP_ARGS = ("crop", "crop_h", "crop_w", "crop_pos_x", "crop_pos_y", "rounding")
 _SLICE_ARGS = tuple(a.name for a in SLICE_WINDOW_ARGS)
@@ -190,6 +197,8 @@ def fuse_decoders(ops: Sequence[OpNode], outputs: Sequence[DataNode]) -> list[Op
         if decoder.schema.name in _WINDOW_DECODERS:
             if name != "resize" or follower.args.get("dtype") not in (None, DataType.UINT8):
                 continue
+            if follower.args.get("save_attrs"):
+                continue
             if decoder.schema.name == "decoders.image_slice" and not _slice_fusable(decoder):
                 continue
             fused, window_args = _WINDOW_DECODERS[decoder.schema.name]
@@ -205,6 +214,7 @@ def fuse_decoders(ops: Sequence[OpNode], outputs: Sequence[DataNode]) -> list[Op
             name in ("random_resized_crop", "resize")
             and decoder.args.get("dtype") == DataType.UINT8
             and follower.args.get("dtype") in (None, DataType.UINT8)
+            and not follower.args.get("save_attrs")
         ):
             fused = FUSED_RRC if name == "random_resized_crop" else FUSED_RESIZE
             _merge(decoder, follower, registry.operators[fused].schema, follower.args)

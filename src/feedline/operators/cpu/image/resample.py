@@ -33,6 +33,7 @@ __all__ = [
     "FILTER_SUPPORT",
     "axis_weights",
     "edge_region",
+    "gaussian_taps",
     "pick_filter",
     "pil_filter",
     "resample",
@@ -48,9 +49,44 @@ FILTER_SUPPORT = {
     InterpType.INTERP_TRIANGULAR: 1.0,
     InterpType.INTERP_CUBIC: 2.0,
     InterpType.INTERP_LANCZOS3: 3.0,
-    InterpType.INTERP_GAUSSIAN: 1.5,
+    InterpType.INTERP_GAUSSIAN: 2.0,
 }
-_GAUSSIAN_SIGMA = 0.5
+#: DALI's Gaussian: ``exp(-x * x)`` for ``x`` in ``[-2, 2]``, tabulated at 65 points.
+_GAUSSIAN_TABLE = np.exp(-np.square(np.linspace(-2, 2, 65))).astype(np.float32)
+
+
+def gaussian_taps(
+    out_size: int, start: float, scale: float, radius: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """DALI's Gaussian taps of one axis, computed as DALI 2.4 does, in float32: ``(raw, values)``
+    with ``raw`` the ``(out, K)`` source indices (unclamped) and ``values`` their weights
+    (not normalised).
+
+    The table of ``exp(-x * x)`` (``x`` in ``[-2, 2]``, 65 points) is spread over
+    ``max(1, 2 * radius)`` pixels and read with linear interpolation; an output takes the
+    ``ceil`` of that many taps, from the first pixel centre at or after the table's start. At
+    radius 1 (no antialiasing) a sample on a pixel centre thus takes ``exp(-4)`` of its weight
+    from one neighbour only, and float32 rounding decides which one (the next pixel for the
+    first outputs, the previous one further on), exactly as DALI's CPU resize.
+    """
+    f32 = np.float32
+    sigma = f32(float(f32(radius) * f32(0.5)) / math.sqrt(2))
+    support = max(f32(1), f32(4 * math.sqrt(2)) * sigma)
+    step = f32(64) / support  # table entries per pixel
+    anchor = f32(32) / step
+    taps = math.ceil(f32(64) / step)
+    origin = f32(start) + f32(0.5) * f32(scale) - f32(0.5) - anchor
+    position = np.arange(out_size, dtype=f32) * f32(scale) + origin
+    first = np.ceil(position)
+    table_at = (first - position)[:, None] + np.arange(taps, dtype=f32)
+    table_at *= step
+    low = np.floor(table_at)
+    index = low.astype(np.int64)
+    below = np.where(index >= 0, _GAUSSIAN_TABLE[np.clip(index, 0, 64)], f32(0))
+    above = np.where(index + 1 <= 64, _GAUSSIAN_TABLE[np.clip(index + 1, 0, 64)], f32(0))
+    values = below + (table_at - low) * (above - below)
+    values = np.where((table_at > -1) & (table_at < 65), values, f32(0))
+    return first.astype(np.int64)[:, None] + np.arange(taps), values.astype(np.float64)
 
 
 def _filter_values(interp: InterpType, x: np.ndarray) -> np.ndarray:
@@ -64,8 +100,6 @@ def _filter_values(interp: InterpType, x: np.ndarray) -> np.ndarray:
         return np.where(ax < 1, near, np.where(ax < 2, far, 0.0))
     if interp == InterpType.INTERP_LANCZOS3:
         return np.where(ax < 3, np.sinc(x) * np.sinc(x / 3), 0.0)
-    if interp == InterpType.INTERP_GAUSSIAN:
-        return np.where(ax < 1.5, np.exp(-(x * x) / (2 * _GAUSSIAN_SIGMA**2)), 0.0)
     raise ValueError(f"unsupported interpolation {interp!r}")
 
 
@@ -89,10 +123,13 @@ def axis_weights(
         return first, np.ones((out_size, 1), np.float32)
     centres = start + (np.arange(out_size) + 0.5) * scale
     stretch = abs(scale) if antialias and abs(scale) > 1 else 1.0
-    support = FILTER_SUPPORT[interp] * stretch
-    taps = math.ceil(2 * support) + 2
-    raw = np.floor(centres - support - 0.5).astype(np.int64)[:, None] + np.arange(taps)
-    values = _filter_values(interp, (raw + 0.5 - centres[:, None]) / stretch)
+    if interp == InterpType.INTERP_GAUSSIAN:
+        raw, values = gaussian_taps(out_size, start, scale, stretch)
+    else:
+        support = FILTER_SUPPORT[interp] * stretch
+        taps = math.ceil(2 * support) + 2
+        raw = np.floor(centres - support - 0.5).astype(np.int64)[:, None] + np.arange(taps)
+        values = _filter_values(interp, (raw + 0.5 - centres[:, None]) / stretch)
     total = values.sum(axis=1)
     index = np.clip(raw, 0, in_size - 1)
     nonzero = values != 0

@@ -20,6 +20,7 @@ from feedline.operators.cpu.image.windows import (
 )
 
 __all__ = [
+    "CHANNEL_FIRST_SEQUENCES",
     "RESIZE_LAYOUTS",
     "VOLUME_LAYOUTS",
     "RandomCropGeneratorKernel",
@@ -27,16 +28,36 @@ __all__ = [
     "ResizeKernel",
     "check_resample_input",
     "filters_from_args",
+    "frames_first",
     "resample_layout",
     "rrc_size",
     "rrc_window",
     "spatial_size",
+    "to_channels_first",
 ]
 
 RESIZE_LAYOUTS = ("HWC", "HW", "CHW", "FHWC", "FCHW")
 VOLUME_LAYOUTS = ("DHWC", "DHW", "CDHW", "FDHWC", "FCDHW")
 """The volumetric layouts ``resize`` takes on the CPU (three spatial axes, D, H and W)."""
+#: Channel-first sequences (C before F), resampled frame by frame as their F-first twins.
+CHANNEL_FIRST_SEQUENCES = {"CFHW": "FCHW", "CFDHW": "FCDHW"}
 _DEFAULTS = {2: "HW", 3: "HWC", 4: "FHWC"}
+
+
+def frames_first(image: np.ndarray, layout: str) -> tuple[np.ndarray, str, bool]:
+    """A channel-first sequence (:data:`CHANNEL_FIRST_SEQUENCES`) as a view of its F-first twin:
+    ``(view, twin layout, True)``; any other sample unchanged: ``(image, layout, False)``."""
+    twin = CHANNEL_FIRST_SEQUENCES.get(layout)
+    if twin is None:
+        return image, layout, False
+    return np.moveaxis(image, 0, 1), twin, True
+
+
+def to_channels_first(out: np.ndarray, moved: bool) -> np.ndarray:
+    """Undo :func:`frames_first` on a result (``moved``: what it returned last)."""
+    return np.ascontiguousarray(np.moveaxis(out, 1, 0)) if moved else out
+
+
 _TYPES = (np.uint8, np.int16, np.uint16, np.int32, np.float32)
 
 
@@ -143,11 +164,17 @@ class ResizeKernel(SampleKernel):
         self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
     ) -> np.ndarray:
         """Resize one sample."""
-        (image,) = inputs
-        layout, out_type = check_resample_input(
-            "resize", image, sample.layouts[0], args, volumes=True
-        )
-        return self.resize("resize", image, layout, args, out_type)
+        image, declared, moved = frames_first(inputs[0], sample.layouts[0])
+        layout, out_type = check_resample_input("resize", image, declared, args, volumes=True)
+        out = to_channels_first(self.resize("resize", image, layout, args, out_type), moved)
+        if not args.get("save_attrs"):
+            return out
+        return out, np.array(spatial_size(layout, image.shape), np.int32)
+
+    def output_layouts(self, input_layouts: tuple[str, ...]) -> tuple[str, ...]:
+        """The input's layout; the extents of ``save_attrs`` have none."""
+        layout = input_layouts[0] if input_layouts else ""
+        return (layout, "") if self.args.get("save_attrs") else (layout,)
 
 
 def check_resample_input(
@@ -233,13 +260,14 @@ class RandomResizedCropKernel(SampleKernel):
         self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
     ) -> np.ndarray:
         """Crop and resize one sample (all frames of a sequence share the window)."""
-        (image,) = inputs
+        image, declared, moved = frames_first(inputs[0], sample.layouts[0])
         op = "random_resized_crop"
-        layout, out_type = check_resample_input(op, image, sample.layouts[0], args)
+        layout, out_type = check_resample_input(op, image, declared, args)
         height, width = spatial_size(layout, image.shape)
         y, x, h, w = rrc_window(args, height, width, sample.rng)
         source = ((float(y), float(y + h)), (float(x), float(x + w)))
-        return resample_layout(image, layout, self._size, source, args, out_type)
+        out = resample_layout(image, layout, self._size, source, args, out_type)
+        return to_channels_first(out, moved)
 
 
 class RandomCropGeneratorKernel(SampleKernel):

@@ -19,8 +19,10 @@ from feedline.core.kernel import SampleContext, SampleKernel
 from feedline.operators.cpu.image.crop import crop_window
 from feedline.operators.cpu.image.resize import (
     check_resample_input,
+    frames_first,
     resample_layout,
     spatial_size,
+    to_channels_first,
 )
 from feedline.operators.cpu.image.windows import resize_plan
 
@@ -28,8 +30,6 @@ __all__ = ["ResizeCropMirrorKernel", "mirrored_crop_plan"]
 
 #: Mirror mask bit per spatial axis letter (DALI's: 1 horizontal, 2 vertical, 4 depthwise).
 _MIRROR_BITS = {"W": 1, "H": 2, "D": 4}
-#: Channel-first sequence layouts, resized as their frame-first twins.
-_CHANNEL_FIRST = {"CFHW": "FCHW", "CFDHW": "FCDHW"}
 
 
 def mirrored_crop_plan(
@@ -89,13 +89,9 @@ class ResizeCropMirrorKernel(SampleKernel):
         self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
     ) -> np.ndarray:
         """Resize, crop and mirror one sample in one resampling pass."""
-        (image,) = inputs
         op = self.ctx.schema.name
-        declared = sample.layouts[0]
-        twin = _CHANNEL_FIRST.get(declared)
-        if twin is not None:  # C before F: resize the frames of the F-first view
-            image = np.moveaxis(image, 0, 1)
-        layout, out_type = check_resample_input(op, image, twin or declared, args, volumes=True)
+        image, declared, moved = frames_first(inputs[0], sample.layouts[0])
+        layout, out_type = check_resample_input(op, image, declared, args, volumes=True)
         out_size, source = mirrored_crop_plan(op, layout, spatial_size(layout, image.shape), args)
         out = resample_layout(image, layout, out_size, source, args, out_type)
-        return np.ascontiguousarray(np.moveaxis(out, 1, 0)) if twin is not None else out
+        return to_channels_first(out, moved)

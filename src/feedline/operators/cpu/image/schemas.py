@@ -21,8 +21,11 @@ from feedline.core.schema import REQUIRED, ArgSpec, InputSpec, OpSchema
 from feedline.core.types import DataType, ImageType
 from feedline.operators.cpu.common.schemas import OUTPUT_DTYPE_ALIAS, register_cpu_operators
 from feedline.operators.cpu.image.arg_schemas import (
+    ADJUST_ORIENTATION_ARG,
     CROP_VOLUME_ARGS,
     CROP_WINDOW_ARGS,
+    DALI_DECODER_ARGS,
+    DALI_DECODER_CACHE_ARGS,
     DECODE_ARGS,
     DECODE_DOC,
     ENCODED,
@@ -32,6 +35,7 @@ from feedline.operators.cpu.image.arg_schemas import (
     MAX_PIXELS_ARG,
     NORMALIZE_ARGS,
     RANDOM_WINDOW_ARGS,
+    REMOVED_DECODER_ARGS,
     RESAMPLE_NOTE,
     RESAMPLED_DTYPE,
 )
@@ -55,7 +59,8 @@ DECODERS_IMAGE = OpSchema(
     "decoders.image",
     f"Decodes images.\n\n{DECODE_DOC}",
     inputs=ENCODED,
-    args=(*DECODE_ARGS, GPU_DECODING),
+    args=(*DECODE_ARGS, *DALI_DECODER_ARGS, *DALI_DECODER_CACHE_ARGS, GPU_DECODING),
+    removed=REMOVED_DECODER_ARGS,
     random=False,
 )
 DECODERS_IMAGE_CROP = OpSchema(
@@ -63,7 +68,8 @@ DECODERS_IMAGE_CROP = OpSchema(
     "Decodes a fixed window of each image (``crop`` conventions).\n\nThe window is placed from "
     "the header's size; codecs that support it decode only the window.\n\n" + DECODE_DOC,
     inputs=ENCODED,
-    args=(*DECODE_ARGS, GPU_DECODING, *CROP_WINDOW_ARGS),
+    args=(*DECODE_ARGS, *DALI_DECODER_ARGS, GPU_DECODING, *CROP_WINDOW_ARGS),
+    removed=REMOVED_DECODER_ARGS,
     random=False,
 )
 DECODERS_IMAGE_RANDOM_CROP = OpSchema(
@@ -73,14 +79,21 @@ DECODERS_IMAGE_RANDOM_CROP = OpSchema(
     "round(sqrt(A * area / ratio)); the first window that fits is placed uniformly.\n\n"
     + DECODE_DOC,
     inputs=ENCODED,
-    args=(*DECODE_ARGS, GPU_DECODING, *RANDOM_WINDOW_ARGS),
+    args=(*DECODE_ARGS, *DALI_DECODER_ARGS, GPU_DECODING, *RANDOM_WINDOW_ARGS),
+    removed=REMOVED_DECODER_ARGS,
 )
 DECODERS_IMAGE_SLICE = OpSchema(
     "decoders.image_slice",
     "Decodes a slice of each image: ``slice``'s arguments and rounding on the decoded HWC image "
     "(coordinates default to x, y: ``axis_names='WH'``).\n\n" + DECODE_DOC,
     inputs=(*ENCODED, *SLICE.inputs[1:]),
-    args=(*DECODE_ARGS, GPU_DECODING, *(a for a in SLICE.args if a.name != "dtype")),
+    args=(
+        *DECODE_ARGS,
+        *DALI_DECODER_ARGS,
+        GPU_DECODING,
+        *(a for a in SLICE.args if a.name != "dtype"),
+    ),
+    removed=REMOVED_DECODER_ARGS,
     random=False,
 )
 PEEK_IMAGE_SHAPE = OpSchema(
@@ -105,6 +118,7 @@ PEEK_IMAGE_SHAPE = OpSchema(
             ),
         ),
         ArgSpec("image_type", "image_type", ImageType.RGB, "Colour space deciding C."),
+        ADJUST_ORIENTATION_ARG,
         MAX_PIXELS_ARG,
         MAX_DECODED_BYTES_ARG,
     ),
@@ -112,8 +126,9 @@ PEEK_IMAGE_SHAPE = OpSchema(
 )
 RESIZE = OpSchema(
     "resize",
-    "Resizes images (HWC, HW, CHW; sequences FHWC, FCHW frame by frame) and, on the CPU, "
-    "volumes (DHWC, DHW, CDHW; sequences FDHWC, FCDHW), with separable passes over D, H and W."
+    "Resizes images (HWC, HW, CHW; sequences FHWC, FCHW, CFHW frame by frame) and, on the CPU, "
+    "volumes (DHWC, DHW, CDHW; sequences FDHWC, FCDHW, CFDHW), with separable passes over D, H "
+    "and W."
     "\n\n"
     "Output size (as DALI): from resize_x/resize_y (and resize_z for volumes) or size (H, W, or "
     "D, H, W; 0 or a missing one is scaled by the geometric mean of the given scales, or kept "
@@ -133,11 +148,13 @@ RESIZE = OpSchema(
                 "CHW",
                 "FHWC",
                 "FCHW",
+                "CFHW",
                 "DHWC",
                 "DHW",
                 "CDHW",
                 "FDHWC",
                 "FCDHW",
+                "CFDHW",
                 "",
             ),
         ),
@@ -181,17 +198,37 @@ RESIZE = OpSchema(
     removed=("image_type",),
     random=False,
 )
+#: ``resize``'s arguments as the operators built on it take them (``resize_crop_mirror``, the
+#: fused decoders): all but ``save_attrs``.
+RESIZE_ARGS = RESIZE.args
+RESIZE = replace(
+    RESIZE,
+    args=(
+        *RESIZE_ARGS,
+        ArgSpec(
+            "save_attrs",
+            "bool",
+            False,
+            "Also output the input's spatial extents (int32 ``(H, W)`` or ``(D, H, W)``, no "
+            "layout), DALI's testing aid.",
+        ),
+    ),
+    outputs=lambda args: ("output", "attrs") if args.get("save_attrs") else ("output",),
+)
 RANDOM_RESIZED_CROP = OpSchema(
     "random_resized_crop",
     "Crops a random window and resizes it to ``size`` (H, W).\n\nThe window is drawn as in "
     "``decoders.image_random_crop``; all frames of a sequence share it. The resize reads pixels "
     "around the window (as DALI's ROI resize). " + RESAMPLE_NOTE,
-    inputs=(InputSpec("input", "Images.", layouts=("HWC", "HW", "CHW", "FHWC", "FCHW", "")),),
+    inputs=(
+        InputSpec("input", "Images.", layouts=("HWC", "HW", "CHW", "FHWC", "FCHW", "CFHW", "")),
+    ),
     args=(
         ArgSpec("size", "float_vec", REQUIRED, "Output size (H, W), or one value for a square."),
         *RANDOM_WINDOW_ARGS,
         *INTERP_ARGS,
         RESAMPLED_DTYPE,
+        *(a for a in RESIZE_ARGS if a.name in ("minibatch_size", "temp_buffer_hint")),
     ),
 )
 CROP = OpSchema(
@@ -244,7 +281,7 @@ _RESIZE_CROP_MIRROR_DOC = (
     "HWC, HW, CHW, FHWC, FCHW, CFHW and the volumes DHWC, DHW, CDHW, FDHWC, FCDHW, CFDHW."
 )
 _RESIZE_CROP_MIRROR_ARGS = (
-    *RESIZE.args,
+    *RESIZE_ARGS,
     *CROP_WINDOW_ARGS,
     *(a for a in CROP_VOLUME_ARGS if a.name in ("crop_d", "crop_pos_z")),
     ArgSpec(
@@ -314,7 +351,7 @@ FUSED_RESIZE = OpSchema(
     inputs=ENCODED,
     args=(
         *DECODE_ARGS,
-        *(a for a in RESIZE.args if a.name != "dtype"),
+        *(a for a in RESIZE_ARGS if a.name != "dtype"),
         *CROP_WINDOW_ARGS,
         *_ABSORBED_NORMALIZE,
     ),
@@ -328,7 +365,7 @@ FUSED_RANDOM_CROP_RESIZE = OpSchema(
     args=(
         *DECODE_ARGS,
         *RANDOM_WINDOW_ARGS,
-        *(a for a in RESIZE.args if a.name != "dtype"),
+        *(a for a in RESIZE_ARGS if a.name != "dtype"),
         *_ABSORBED_NORMALIZE,
     ),
     hidden=True,
@@ -341,7 +378,7 @@ FUSED_CROP_RESIZE = OpSchema(
     args=(
         *DECODE_ARGS,
         *CROP_WINDOW_ARGS,
-        *(a for a in RESIZE.args if a.name != "dtype"),
+        *(a for a in RESIZE_ARGS if a.name != "dtype"),
         *_ABSORBED_NORMALIZE,
     ),
     hidden=True,
@@ -357,7 +394,7 @@ FUSED_SLICE_RESIZE = OpSchema(
     args=(
         *DECODE_ARGS,
         *SLICE_WINDOW_ARGS,
-        *(a for a in RESIZE.args if a.name != "dtype"),
+        *(a for a in RESIZE_ARGS if a.name != "dtype"),
         *_ABSORBED_NORMALIZE,
     ),
     hidden=True,
