@@ -1,0 +1,84 @@
+"""Python bindings of the crops family's compiled kernels (``feedline_boxes.c``).
+
+The kernels live in the compiled CPU library (:data:`~feedline.operators.native.CPU_LIBRARY`),
+built on first use. :func:`box_kernels` is None when that library is unavailable (or disabled
+with ``FEEDLINE_NATIVE=0``); the callers then take their NumPy path, which computes the same
+values.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from feedline.operators.native.libraries import CPU_LIBRARY
+
+__all__ = ["BoxKernels", "box_kernels"]
+
+
+class BoxKernels:
+    """The SSD window search and box cropping of the opened library ``(ffi, lib)``."""
+
+    __slots__ = ("_ffi", "_lib")
+
+    def __init__(self, loaded: tuple[Any, Any]) -> None:
+        self._ffi, self._lib = loaded
+
+    def first_window(
+        self,
+        boxes: np.ndarray,
+        extents: np.ndarray,
+        uniforms: np.ndarray,
+        thresholds: np.ndarray,
+        attempts: int,
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """The first candidate window that succeeds (see ``ssd.py``) and the mask of the boxes
+        whose centre it holds, or None.
+
+        Args:
+            boxes: contiguous float32 ``(N, 4)`` ``ltrb`` boxes.
+            extents: contiguous float64 ``(count, 2)`` window widths and heights.
+            uniforms: contiguous float64 ``(count, 2)`` anchor draws in ``[0, 1)``.
+            thresholds: float64 minimum IoU of each round (``count / attempts`` of them).
+            attempts: windows per round.
+        """
+        ffi = self._ffi
+        window = np.empty(4)
+        inside = np.empty(len(boxes), np.uint8)
+        hit = self._lib.fl_ssd_first_window(
+            ffi.from_buffer("float[]", boxes),
+            len(boxes),
+            ffi.from_buffer("double[]", extents),
+            ffi.from_buffer("double[]", uniforms),
+            ffi.from_buffer("double[]", thresholds),
+            attempts,
+            len(extents),
+            ffi.from_buffer("double[]", window),
+            ffi.from_buffer("uint8_t[]", inside),
+        )
+        return None if hit < 0 else (window, inside)
+
+    def crop_boxes(
+        self, boxes: np.ndarray, inside: np.ndarray, window: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The boxes marked in ``inside`` relative to ``window``, clipped to ``[0, 1]``
+        (float32 ``(K, 4)``), and their indices."""
+        ffi = self._ffi
+        out = np.empty((len(boxes), 4), np.float32)
+        kept = np.empty(len(boxes), np.int32)
+        count = self._lib.fl_ssd_crop_boxes(
+            ffi.from_buffer("float[]", boxes),
+            ffi.from_buffer("uint8_t[]", inside),
+            len(boxes),
+            ffi.from_buffer("double[]", window),
+            ffi.from_buffer("float[]", out),
+            ffi.from_buffer("int32_t[]", kept),
+        )
+        return out[:count], kept[:count]
+
+
+def box_kernels() -> BoxKernels | None:
+    """The compiled box kernels, or None where the CPU library is unavailable."""
+    loaded = CPU_LIBRARY.try_load()
+    return None if loaded is None else BoxKernels(loaded)
