@@ -15,7 +15,7 @@ void fl_normalize_u8(const uint8_t *src, ptrdiff_t src_stride, int height, int w
                      int channels, int mirror, const float *gain, const float *centre,
                      float *dst, int planar, int out_channels, float fill);
 
-/* feedline_boxes.c: ssd_random_crop. The first of `count` candidate windows (extents and
+/* feedline_crops.c: ssd_random_crop. The first of `count` candidate windows (extents and
  * anchor draws as (count, 2) x/y pairs, minimum IoU thresholds[n / attempts]) that passes the
  * aspect-ratio rule, holds a box centre and meets the minimum IoU with every box: its index
  * (-1 if none), the window [l, t, r, b] in `window`, the boxes whose centre it holds in
@@ -28,3 +28,10 @@ int fl_ssd_first_window(const float *boxes, int num_boxes, const double *extents
  * indices into `kept`; returns how many. */
 int fl_ssd_crop_boxes(const float *boxes, const uint8_t *inside, int num_boxes,
                       const double *window, float *out, int32_t *kept);
+
+/* multi_paste: for each of `outputs` canvases ((address, bytes) pairs in `canvases`), zero it,
+ * then copy its regions first[o] to first[o + 1] - 1 in order. A region is 9 int64 values:
+ * destination and source addresses, frames, rows, bytes per row, destination and source row
+ * strides, destination and source frame strides (bytes). */
+void fl_paste_regions(int outputs, const int64_t *canvases, const int64_t *first,
+                      const int64_t *regions);

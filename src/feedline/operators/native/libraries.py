@@ -1,7 +1,7 @@
 """The compiled CPU libraries, built from the C sources beside this module.
 
 ``feedline_cpu`` holds the resampler and the normaliser (``feedline_cpu.c``) and
-``ssd_random_crop``'s window search (``feedline_boxes.c``); ``feedline_jpeg``
+``ssd_random_crop``'s and ``multi_paste``'s kernels (``feedline_crops.c``); ``feedline_jpeg``
 (``feedline_jpeg.c`` with ``feedline_cpu.c``) decodes JPEG regions with libjpeg(-turbo) and
 resamples/normalises them on the fly. Their Python bindings are the image family's
 :mod:`feedline.operators.cpu.image.bindings` and the crops family's
@@ -21,10 +21,10 @@ _HERE = Path(__file__).resolve().parent
 # 1.08x with FEEDLINE_NATIVE=0.
 _SLOWER = "about 2.2x slower (ResNet-50 train pipeline)"
 
-#: Resampling and normalisation of 8-bit images; the SSD window search.
+#: Resampling and normalisation of 8-bit images; the SSD window search and region pasting.
 CPU_LIBRARY = NativeLibrary(
     "feedline_cpu",
-    [_HERE / "feedline_cpu.c", _HERE / "feedline_boxes.c"],
+    [_HERE / "feedline_cpu.c", _HERE / "feedline_crops.c"],
     _HERE / "feedline_cpu.h",
     fallback=_SLOWER,
 )

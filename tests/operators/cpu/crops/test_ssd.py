@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from feedline import OperatorError, fn
-from feedline.operators.cpu.crops.bindings import box_kernels
+from feedline.operators.cpu.crops.bindings import crop_kernels
 from feedline.operators.cpu.crops.ssd import ssd_window
 from feedline.testing import OperatorExample, check_operator
 from tests.operators.cpu.catalogue_testing import build, feed
@@ -32,9 +32,9 @@ def _boxes_strategy() -> Any:
 _KERNELS = [
     pytest.param(None, id="numpy"),
     pytest.param(
-        box_kernels(),
+        crop_kernels(),
         id="compiled",
-        marks=pytest.mark.skipif(box_kernels() is None, reason="the CPU library is unavailable"),
+        marks=pytest.mark.skipif(crop_kernels() is None, reason="the CPU library is unavailable"),
     ),
 ]
 
@@ -186,7 +186,7 @@ def test_check_operator() -> None:
 _ODD_VALUES = st.sampled_from([0.0, 0.5, 1.0, -0.25, 1.5, np.nan, np.inf])
 
 
-@pytest.mark.skipif(box_kernels() is None, reason="the CPU library is unavailable")
+@pytest.mark.skipif(crop_kernels() is None, reason="the CPU library is unavailable")
 @settings(max_examples=100, deadline=None)
 @given(
     st.lists(st.lists(st.floats(-0.5, 1.5, width=32) | _ODD_VALUES, min_size=4, max_size=4)),
@@ -203,7 +203,7 @@ def test_compiled_kernels_equal_numpy_on_odd_boxes(
     extents = rng.uniform(0.3, 1.0, size=(3 * attempts, 2))
     uniforms = rng.uniform(0.0, 1.0, size=(3 * attempts, 2))
     thresholds = rng.choice([-1.0, 0.1, 0.5, 0.9], size=3)
-    kernels = box_kernels()
+    kernels = crop_kernels()
     assert kernels is not None
     got = kernels.first_window(boxes, extents, uniforms, thresholds, attempts)
     expected = _first_window(boxes, extents, uniforms, thresholds, attempts)

@@ -1,9 +1,9 @@
-"""Python bindings of the crops family's compiled kernels (``feedline_boxes.c``).
+"""Python bindings of the crops family's compiled kernels (``feedline_crops.c``).
 
 The kernels live in the compiled CPU library (:data:`~feedline.operators.native.CPU_LIBRARY`),
-built on first use. :func:`box_kernels` is None when that library is unavailable (or disabled
-with ``FEEDLINE_NATIVE=0``); the callers then take their NumPy path, which computes the same
-values.
+built on first use; cffi releases the GIL around each call. :func:`crop_kernels` is None when
+that library is unavailable (or disabled with ``FEEDLINE_NATIVE=0``); the callers then take
+their NumPy path, which computes the same values.
 """
 
 from __future__ import annotations
@@ -14,11 +14,12 @@ import numpy as np
 
 from feedline.operators.native.libraries import CPU_LIBRARY
 
-__all__ = ["BoxKernels", "box_kernels"]
+__all__ = ["CropKernels", "crop_kernels"]
 
 
-class BoxKernels:
-    """The SSD window search and box cropping of the opened library ``(ffi, lib)``."""
+class CropKernels:
+    """The SSD window search, box cropping and region pasting of the opened library
+    ``(ffi, lib)``."""
 
     __slots__ = ("_ffi", "_lib")
 
@@ -77,8 +78,26 @@ class BoxKernels:
         )
         return out[:count], kept[:count]
 
+    def paste(self, canvases: np.ndarray, first: np.ndarray, regions: np.ndarray) -> None:
+        """Zero each canvas, then copy its regions in order (``fl_paste_regions``).
 
-def box_kernels() -> BoxKernels | None:
+        Args:
+            canvases: contiguous int64 ``(n, 2)``: each canvas's address and size in bytes.
+            first: contiguous int64 ``(n + 1,)``: where each canvas's regions start in
+                ``regions`` (the last entry: where the last one's end).
+            regions: contiguous int64 ``(R, 9)`` (see ``feedline_cpu.h``); every address must
+                point into arrays that stay alive during the call.
+        """
+        ffi = self._ffi
+        self._lib.fl_paste_regions(
+            len(canvases),
+            ffi.from_buffer("int64_t[]", canvases),
+            ffi.from_buffer("int64_t[]", first),
+            ffi.from_buffer("int64_t[]", regions),
+        )
+
+
+def crop_kernels() -> CropKernels | None:
     """The compiled box kernels, or None where the CPU library is unavailable."""
     loaded = CPU_LIBRARY.try_load()
-    return None if loaded is None else BoxKernels(loaded)
+    return None if loaded is None else CropKernels(loaded)

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from feedline.core.kernel import SampleContext, SampleKernel
-from feedline.operators.cpu.crops.bindings import BoxKernels, box_kernels
+from feedline.operators.cpu.crops.bindings import CropKernels, crop_kernels
 
 __all__ = ["SSDRandomCropKernel", "ssd_window"]
 
@@ -41,7 +41,7 @@ def ssd_window(
     boxes: np.ndarray,
     num_attempts: int,
     rng: np.random.Generator,
-    kernels: BoxKernels | None = None,
+    kernels: CropKernels | None = None,
 ) -> Found:
     """Search a window for one sample's float32 ``ltrb`` boxes ``(N, 4)``.
 
@@ -130,7 +130,7 @@ class SSDRandomCropKernel(SampleKernel):
         )
         if self.args["num_attempts"] < 0:
             raise ValueError(f"num_attempts must not be negative, got {self.args['num_attempts']}")
-        self._kernels = box_kernels()
+        self._kernels = crop_kernels()
 
     def output_layouts(self, input_layouts: tuple[str, ...]) -> tuple[str, ...]:
         """The image keeps its layout; boxes and labels keep theirs."""

@@ -1,14 +1,19 @@
-/* feedline's compiled box kernels: ssd_random_crop's window search and box cropping.
+/* feedline's compiled kernels of the crops family: ssd_random_crop's window search and box
+ * cropping, multi_paste's region copies.
  *
- * They reproduce the NumPy reference of the crops family (operators/cpu/crops/ssd.py) bit for
+ * The box kernels reproduce the NumPy reference of the crops family (operators/cpu/crops/ssd.py) bit for
  * bit: float64 arithmetic in the same order (build with -ffp-contract=off) and NumPy's NaN
  * rules for maximum, minimum and clip (a NaN operand gives NaN). They hold no state, so any
  * number of threads may call them at once; cffi releases the GIL around each call.
  */
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "feedline_cpu.h"
+
+/* Fields of one fl_paste_regions region. */
+enum { PASTE_FIELDS = 9 };
 
 /* np.maximum / np.minimum: NaN wins. */
 static inline double nan_max(double a, double b) {
@@ -86,4 +91,21 @@ int fl_ssd_crop_boxes(const float *boxes, const uint8_t *inside, int num_boxes,
         kept[count++] = k;
     }
     return count;
+}
+
+void fl_paste_regions(int outputs, const int64_t *canvases, const int64_t *first,
+                      const int64_t *regions) {
+    for (int o = 0; o < outputs; ++o) {
+        memset((void *)(intptr_t)canvases[2 * o], 0, (size_t)canvases[2 * o + 1]);
+        for (int64_t r = first[o]; r < first[o + 1]; ++r) {
+            const int64_t *region = regions + PASTE_FIELDS * r;
+            const int64_t frames = region[2], rows = region[3], row_bytes = region[4];
+            for (int64_t f = 0; f < frames; ++f) {
+                uint8_t *dst = (uint8_t *)(intptr_t)region[0] + f * region[7];
+                const uint8_t *src = (const uint8_t *)(intptr_t)region[1] + f * region[8];
+                for (int64_t y = 0; y < rows; ++y)
+                    memcpy(dst + y * region[5], src + y * region[6], (size_t)row_bytes);
+            }
+        }
+    }
 }
