@@ -35,3 +35,9 @@ int fl_ssd_crop_boxes(const float *boxes, const uint8_t *inside, int num_boxes,
  * strides, destination and source frame strides (bytes). */
 void fl_paste_regions(int outputs, const int64_t *canvases, const int64_t *first,
                       const int64_t *regions);
+
+/* feedline_points.c: coord_transform. Maps `count` float32 points of `in_dim` components per
+ * sample (`samples` samples, contiguous) by each sample's float64 (out_dim, in_dim + 1)
+ * matrix (one for all when `shared`), into float32 `out`. */
+void fl_affine_points_f32(const float *points, int64_t samples, int64_t count, int in_dim,
+                          const double *affines, int shared, int out_dim, float *out);
