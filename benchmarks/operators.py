@@ -57,9 +57,9 @@ ratio to DALI, before -> now, and the least CPU-ms per batch, before -> now vs D
 feedline uses 0.4-0.6x of DALI's CPU time in every case. Single rounds where another job took
 the cores during feedline's turn still come out below 1 (down to 0.73x for multi_paste, 0.87x
 for ssd_random_crop), and so did the best round of one whole run (ssd_random_crop 0.99x); no
-median does. Running ssd_random_crop's samples
-serially on the pipeline thread, or multi_paste in 1 or 8 shares instead of one per thread, was
-slower (per-round medians 1.44-1.50x against 1.69x).
+median does. Running ssd_random_crop's samples serially on the pipeline thread, or multi_paste
+in 1 or 8 shares instead of one per thread, was slower (per-round medians 1.44-1.50x against
+1.69x).
 
 Usage: ``python benchmarks/operators.py [--cases reductions transforms] [--threads 2]
 [--rounds 3] [--iterations 30] [--dali-python PATH]``
