@@ -15,14 +15,15 @@ void fl_normalize_u8(const uint8_t *src, ptrdiff_t src_stride, int height, int w
                      int channels, int mirror, const float *gain, const float *centre,
                      float *dst, int planar, int out_channels, float fill);
 
-/* feedline_crops.c: ssd_random_crop. The first of `count` candidate windows (extents and
- * anchor draws as (count, 2) x/y pairs, minimum IoU thresholds[n / attempts]) that passes the
- * aspect-ratio rule, holds a box centre and meets the minimum IoU with every box: its index
- * (-1 if none), the window [l, t, r, b] in `window`, the boxes whose centre it holds in
- * `inside`. */
-int fl_ssd_first_window(const float *boxes, int num_boxes, const double *extents,
-                        const double *uniforms, const double *thresholds, int attempts,
-                        int count, double *window, uint8_t *inside);
+/* feedline_crops.c: ssd_random_crop. `draws` holds 2 x count x 2 values of random() in
+ * [0, 1): the (width, height) draws of `count` candidate windows, then their anchor draws (the
+ * sides are 0.3 + 0.7 * draw, as numpy's uniform(0.3, 1.0) computes them). The first window
+ * (minimum IoU thresholds[n / attempts]) that passes the aspect-ratio rule, holds a box centre
+ * and meets the minimum IoU with every box: its index (-1 if none), the window [l, t, r, b] in
+ * `window`, the boxes whose centre it holds in `inside`. */
+int fl_ssd_first_window(const float *boxes, int num_boxes, const double *draws,
+                        const double *thresholds, int attempts, int count, double *window,
+                        uint8_t *inside);
 
 /* The boxes marked in `inside`, relative to `window` and clipped to [0, 1], into `out`, their
  * indices into `kept`; returns how many. */

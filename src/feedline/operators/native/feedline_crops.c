@@ -12,6 +12,9 @@
 
 #include "feedline_cpu.h"
 
+/* The smallest relative window side of ssd_random_crop. */
+static const double MIN_EXTENT = 0.3;
+
 /* Fields of one fl_paste_regions region. */
 enum { PASTE_FIELDS = 9 };
 
@@ -57,15 +60,18 @@ static int window_succeeds(const float *boxes, int num_boxes, const double *wind
     return any_inside;
 }
 
-int fl_ssd_first_window(const float *boxes, int num_boxes, const double *extents,
-                        const double *uniforms, const double *thresholds, int attempts,
-                        int count, double *window, uint8_t *inside) {
+int fl_ssd_first_window(const float *boxes, int num_boxes, const double *draws,
+                        const double *thresholds, int attempts, int count, double *window,
+                        uint8_t *inside) {
+    const double *anchors = draws + 2 * (ptrdiff_t)count;
     for (int n = 0; n < count; ++n) {
-        const double width = extents[2 * n], height = extents[2 * n + 1];
+        /* numpy's uniform(low, high) is low + (high - low) * random() */
+        const double width = MIN_EXTENT + (1.0 - MIN_EXTENT) * draws[2 * n];
+        const double height = MIN_EXTENT + (1.0 - MIN_EXTENT) * draws[2 * n + 1];
         const double ratio = width / height;
         if (!(ratio >= 0.5 && ratio <= 2.0)) continue;
-        const double left = uniforms[2 * n] * (1.0 - width);
-        const double top = uniforms[2 * n + 1] * (1.0 - height);
+        const double left = anchors[2 * n] * (1.0 - width);
+        const double top = anchors[2 * n + 1] * (1.0 - height);
         window[0] = left;
         window[1] = top;
         window[2] = left + width;

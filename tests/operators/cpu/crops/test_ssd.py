@@ -200,13 +200,12 @@ def test_compiled_kernels_equal_numpy_on_odd_boxes(
 
     boxes = np.array(rows, np.float32).reshape(-1, 4)
     rng = np.random.default_rng(seed)
-    extents = rng.uniform(0.3, 1.0, size=(3 * attempts, 2))
-    uniforms = rng.uniform(0.0, 1.0, size=(3 * attempts, 2))
+    draws = rng.random((2, 3 * attempts, 2))
     thresholds = rng.choice([-1.0, 0.1, 0.5, 0.9], size=3)
     kernels = crop_kernels()
     assert kernels is not None
-    got = kernels.first_window(boxes, extents, uniforms, thresholds, attempts)
-    expected = _first_window(boxes, extents, uniforms, thresholds, attempts)
+    got = kernels.first_window(boxes, draws, thresholds, attempts)
+    expected = _first_window(boxes, draws, thresholds, attempts)
     if expected is None:
         assert got is None
         return

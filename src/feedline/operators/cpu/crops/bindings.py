@@ -27,20 +27,15 @@ class CropKernels:
         self._ffi, self._lib = loaded
 
     def first_window(
-        self,
-        boxes: np.ndarray,
-        extents: np.ndarray,
-        uniforms: np.ndarray,
-        thresholds: np.ndarray,
-        attempts: int,
+        self, boxes: np.ndarray, draws: np.ndarray, thresholds: np.ndarray, attempts: int
     ) -> tuple[np.ndarray, np.ndarray] | None:
         """The first candidate window that succeeds (see ``ssd.py``) and the mask of the boxes
         whose centre it holds, or None.
 
         Args:
             boxes: contiguous float32 ``(N, 4)`` ``ltrb`` boxes.
-            extents: contiguous float64 ``(count, 2)`` window widths and heights.
-            uniforms: contiguous float64 ``(count, 2)`` anchor draws in ``[0, 1)``.
+            draws: contiguous float64 ``(2, count, 2)`` draws in ``[0, 1)``: each window's
+                width and height draw, then its anchor draw.
             thresholds: float64 minimum IoU of each round (``count / attempts`` of them).
             attempts: windows per round.
         """
@@ -50,11 +45,10 @@ class CropKernels:
         hit = self._lib.fl_ssd_first_window(
             ffi.from_buffer("float[]", boxes),
             len(boxes),
-            ffi.from_buffer("double[]", extents),
-            ffi.from_buffer("double[]", uniforms),
+            ffi.from_buffer("double[]", draws),
             ffi.from_buffer("double[]", thresholds),
             attempts,
-            len(extents),
+            draws.shape[1],
             ffi.from_buffer("double[]", window),
             ffi.from_buffer("uint8_t[]", inside),
         )

@@ -32,6 +32,8 @@ _THRESHOLDS = np.array([-1.0, 0.1, 0.3, 0.5, 0.7, 0.9, np.nan])
 _NO_CROP = len(_THRESHOLDS) - 1
 #: Options drawn at once.
 _ROUNDS_AT_ONCE = 4
+#: The smallest relative window side (sides are uniform in ``[0.3, 1)``).
+_MIN_EXTENT = 0.3
 #: A window's search result: the relative window ``[l, t, r, b]`` and the mask of the boxes
 #: whose centre it holds, or None for "no crop".
 Found = tuple[np.ndarray, np.ndarray] | None
@@ -63,13 +65,15 @@ def ssd_window(
         rounds = picks.index(_NO_CROP) if ends else _ROUNDS_AT_ONCE
         count = rounds * num_attempts
         if count:
-            extents = rng.uniform(0.3, 1.0, size=(count, 2))
-            uniforms = rng.uniform(0.0, 1.0, size=(count, 2))
+            # The widths and heights (uniform in [0.3, 1)), then the anchors (uniform in
+            # [0, 1)): numpy's uniform(low, high) is low + (high - low) * random(), so one
+            # call draws the same numbers as two calls of uniform would.
+            draws = rng.random((2, count, 2))
             thresholds = _THRESHOLDS[picks[:rounds]]
             if kernels is not None:
-                found = kernels.first_window(boxes, extents, uniforms, thresholds, num_attempts)
+                found = kernels.first_window(boxes, draws, thresholds, num_attempts)
             else:
-                found = _first_window(boxes, extents, uniforms, thresholds, num_attempts)
+                found = _first_window(boxes, draws, thresholds, num_attempts)
             if found is not None:
                 return found
         if ends:
@@ -77,20 +81,17 @@ def ssd_window(
 
 
 def _first_window(
-    boxes: np.ndarray,
-    extents: np.ndarray,
-    uniforms: np.ndarray,
-    thresholds: np.ndarray,
-    attempts: int,
+    boxes: np.ndarray, draws: np.ndarray, thresholds: np.ndarray, attempts: int
 ) -> Found:
     """NumPy twin of the compiled window test: all windows of a draw at once, the first that
     succeeds taken."""
+    extents = _MIN_EXTENT + (1.0 - _MIN_EXTENT) * draws[0]
     ratio = extents[:, 0] / extents[:, 1]
     candidates = np.flatnonzero((ratio >= 0.5) & (ratio <= 2.0))
     if not len(candidates) or not len(boxes):
         return None
     extent = extents[candidates]
-    anchors = uniforms[candidates] * (1.0 - extent)
+    anchors = draws[1][candidates] * (1.0 - extent)
     windows = np.concatenate([anchors, anchors + extent], axis=1)[:, None, :]
     min_iou = thresholds[candidates // attempts][:, None]
     with np.errstate(all="ignore"):  # boxes may hold infinities or NaN, as in the C kernel
