@@ -54,12 +54,15 @@ ratio to DALI, before -> now, and the least CPU-ms per batch, before -> now vs D
   buffer with one call of a compiled copy kernel, without the GIL. 12 further rounds: 1.69x
   (0.89-2.75x).
 
-feedline uses 0.4-0.6x of DALI's CPU time in every case. Single rounds where another job took
+feedline uses 0.4-0.7x of DALI's CPU time in every case. Single rounds where another job took
 the cores during feedline's turn still come out below 1 (down to 0.73x for multi_paste, 0.87x
-for ssd_random_crop), and so did the best round of one whole run (ssd_random_crop 0.99x); no
-median does. Running ssd_random_crop's samples serially on the pipeline thread, or multi_paste
-in 1 or 8 shares instead of one per thread, was slower (per-round medians 1.44-1.50x against
-1.69x).
+for ssd_random_crop), and so can the best round of a whole run: ssd_random_crop 0.99x in the
+second run above, and in a third run reductions 0.98x (24.8 vs 35.2 CPU-ms) and transforms 0.78x
+(1.10 vs 0.86 ms, 0.51 vs 0.86 CPU-ms; feedline's wall clock there is twice its CPU time, the
+executor's hand-over between threads waiting for a core) while ssd_random_crop gave 1.96x and
+multi_paste 1.60x. No median of the back-to-back rounds is below 1. Running ssd_random_crop's
+samples serially on the pipeline thread, or multi_paste in 1 or 8 shares instead of one per
+thread, was slower (per-round medians 1.44-1.50x against 1.69x).
 
 Usage: ``python benchmarks/operators.py [--cases reductions transforms] [--threads 2]
 [--rounds 3] [--iterations 30] [--dali-python PATH]``
