@@ -29,24 +29,40 @@ Cases (``CASES``):
   pixels a side) of random other samples at random places (per-sample ``in_ids``, anchors and
   shapes).
 
-Measured on 2026-11-28 on the shared 2-core VM (load average 12-15 from other jobs, so wall
-times swing by 2-3x between runs; DALI 2.4 CPU, ``--rounds 3 --iterations 30``), best round:
-reductions 87-107 ms vs DALI 108-125 ms (1.16-1.23x) with 27-29 vs 37-39 CPU-ms per batch;
-transforms 3.5-4.0 ms vs DALI 1.2-5.1 ms with 1.2 vs 1.0-1.4 CPU-ms. On the transforms case
-feedline's own operators take about 0.2 ms per batch; most of its wall time is the pipelined
-executor handing ten small operators between threads (2.0 ms wall, 0.55 CPU-ms with
-``exec_pipelined=False``).
+Measured on 2026-11-28 on the shared 2-core VM under load average 17-35 from other jobs (wall
+times swing by 2-3x within a minute; DALI 2.4 CPU). Two runs of ``--rounds 5 --iterations 20``,
+best round, feedline vs DALI: reductions 49-79 vs 73-94 ms (1.19-1.48x) with 23.7-24.4 vs
+35.3-38.3 CPU-ms per batch; transforms 0.51-0.60 vs 1.6-5.0 ms (3.2-8.3x) with 0.47-0.60 vs
+1.0-1.4 CPU-ms; ssd_random_crop 19.3-19.7 vs 19.5-34.9 ms (0.99-1.81x) with 6.3-6.6 vs 10.7-13.2
+CPU-ms; multi_paste 6.8-17.0 vs 10.7-24.2 ms (1.42-1.57x) with 4.5-4.7 vs 7.4-8.5 CPU-ms. The
+external sources' hand-over is 2.2 (ssd_random_crop) and 1.4 (multi_paste) CPU-ms of those.
 
-ssd_random_crop and multi_paste (same VM, load average 15-22, ``--rounds 3 --iterations 20``,
-best round, four runs each): ssd_random_crop 42-54 ms vs DALI 36-59 ms (0.75-1.27x wall) with
-10.2-13.9 vs 12.2-16.6 CPU-ms per batch, before this change 73-113 ms vs 35-59 ms (0.4-0.52x)
-with 22-28 vs 14-15 CPU-ms. The window search now tests a few windows of every sample at a
-time, all samples together, drops the windows an aspect-ratio or IoU-area bound rules out
-before testing them, and runs one share of the batch per thread (4-5 ms per batch of 64, from
-22). multi_paste 27-41 ms vs DALI 28-55 ms (0.76-1.49x wall) with 7.3-9.9 vs 9.3-12.2 CPU-ms:
-the per-output region arguments are read on the thread pool with the paste (the serial part
-went from 3.3 to 0.45 ms). Both use less CPU than DALI; on this host the wall-clock ratio of
-one run swings by 1.5x either way.
+Since one run's ratio still swings with the load, the code before these changes, the code now and
+DALI were also run back to back in each round (6 rounds; median of the per-round wall-clock
+ratio to DALI, before -> now, and the least CPU-ms per batch, before -> now vs DALI):
+
+* reductions 1.30x -> 1.49x, 29.8 -> 24.0 vs 41.1 CPU-ms: ``std_dev``/``variance`` and the float
+  sums of squares convert, square and sum a few rows at a time in one cache-sized buffer.
+* transforms 0.91x -> 2.55x, 1.25 -> 0.53 vs 1.02 CPU-ms: ``coord_transform`` maps float32
+  points with a compiled kernel (73 from 640 us for 256 x 100 points; NumPy's 200 kB
+  temporaries each cost fresh pages).
+* ssd_random_crop 1.12x -> 2.00x, 10.2 -> 6.8 vs 12.4 CPU-ms: a per-sample kernel on the thread
+  pool, window test and box mapping compiled, each sample's generator from the executor's cache
+  (a new generator per sample cost 25 us). 12 further rounds: 1.69x (0.89-2.61x).
+* multi_paste 0.91x -> 1.20x, 6.4 -> 4.6 vs 9.2 CPU-ms: the regions of the whole batch are
+  planned with a few NumPy calls and each thread zeroes and fills its share of a recycled batch
+  buffer with one call of a compiled copy kernel, without the GIL. 12 further rounds: 1.69x
+  (0.89-2.75x).
+
+feedline uses 0.4-0.7x of DALI's CPU time in every case. Single rounds where another job took
+the cores during feedline's turn still come out below 1 (down to 0.73x for multi_paste, 0.87x
+for ssd_random_crop), and so can the best round of a whole run: ssd_random_crop 0.99x in the
+second run above, and in a third run reductions 0.98x (24.8 vs 35.2 CPU-ms) and transforms 0.78x
+(1.10 vs 0.86 ms, 0.51 vs 0.86 CPU-ms; feedline's wall clock there is twice its CPU time, the
+executor's hand-over between threads waiting for a core) while ssd_random_crop gave 1.96x and
+multi_paste 1.60x. No median of the back-to-back rounds is below 1. Running ssd_random_crop's
+samples serially on the pipeline thread, or multi_paste in 1 or 8 shares instead of one per
+thread, was slower (per-round medians 1.44-1.50x against 1.69x).
 
 Usage: ``python benchmarks/operators.py [--cases reductions transforms] [--threads 2]
 [--rounds 3] [--iterations 30] [--dali-python PATH]``

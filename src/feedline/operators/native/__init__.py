@@ -1,6 +1,9 @@
 """The C sources of the CPU kernels and the libraries built from them.
 
 - ``feedline_cpu.c``: the resampler and the normaliser;
+- ``feedline_crops.c``: ``ssd_random_crop``'s window search and box cropping, ``multi_paste``'s
+  region copies;
+- ``feedline_points.c``: ``coord_transform``'s affine map of float32 points;
 - ``feedline_jpeg.c``: region-of-interest JPEG decoding with libjpeg(-turbo), resampled and
   normalised on the fly;
 - :mod:`~feedline.operators.native.libraries`: :data:`CPU_LIBRARY` and :data:`JPEG_LIBRARY`,

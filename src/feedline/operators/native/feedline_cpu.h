@@ -14,3 +14,31 @@ int fl_resample_u8(const uint8_t *src, ptrdiff_t src_stride, int channels, int s
 void fl_normalize_u8(const uint8_t *src, ptrdiff_t src_stride, int height, int width,
                      int channels, int mirror, const float *gain, const float *centre,
                      float *dst, int planar, int out_channels, float fill);
+
+/* feedline_crops.c: ssd_random_crop. `draws` holds 2 x count x 2 values of random() in
+ * [0, 1): the (width, height) draws of `count` candidate windows, then their anchor draws (the
+ * sides are 0.3 + 0.7 * draw, as numpy's uniform(0.3, 1.0) computes them). The first window
+ * (minimum IoU thresholds[n / attempts]) that passes the aspect-ratio rule, holds a box centre
+ * and meets the minimum IoU with every box: its index (-1 if none), the window [l, t, r, b] in
+ * `window`, the boxes whose centre it holds in `inside`. */
+int fl_ssd_first_window(const float *boxes, int num_boxes, const double *draws,
+                        const double *thresholds, int attempts, int count, double *window,
+                        uint8_t *inside);
+
+/* The boxes marked in `inside`, relative to `window` and clipped to [0, 1], into `out`, their
+ * indices into `kept`; returns how many. */
+int fl_ssd_crop_boxes(const float *boxes, const uint8_t *inside, int num_boxes,
+                      const double *window, float *out, int32_t *kept);
+
+/* multi_paste: for each of `outputs` canvases ((address, bytes) pairs in `canvases`), zero it,
+ * then copy its regions first[o] to first[o + 1] - 1 in order. A region is 9 int64 values:
+ * destination and source addresses, frames, rows, bytes per row, destination and source row
+ * strides, destination and source frame strides (bytes). */
+void fl_paste_regions(int outputs, const int64_t *canvases, const int64_t *first,
+                      const int64_t *regions);
+
+/* feedline_points.c: coord_transform. Maps `count` float32 points of `in_dim` components per
+ * sample (`samples` samples, contiguous) by each sample's float64 (out_dim, in_dim + 1)
+ * matrix (one for all when `shared`), into float32 `out`. */
+void fl_affine_points_f32(const float *points, int64_t samples, int64_t count, int in_dim,
+                          const double *affines, int shared, int out_dim, float *out);

@@ -1,9 +1,13 @@
 """The compiled CPU libraries, built from the C sources beside this module.
 
-``feedline_cpu`` (``feedline_cpu.c``) holds the resampler and the normaliser; ``feedline_jpeg``
+``feedline_cpu`` holds the resampler and the normaliser (``feedline_cpu.c``),
+``ssd_random_crop``'s and ``multi_paste``'s kernels (``feedline_crops.c``) and
+``coord_transform``'s point map (``feedline_points.c``); ``feedline_jpeg``
 (``feedline_jpeg.c`` with ``feedline_cpu.c``) decodes JPEG regions with libjpeg(-turbo) and
 resamples/normalises them on the fly. Their Python bindings are the image family's
-:mod:`feedline.operators.cpu.image.bindings`.
+:mod:`feedline.operators.cpu.image.bindings`, the crops family's
+:mod:`feedline.operators.cpu.crops.bindings` and the geometry family's
+:mod:`feedline.operators.cpu.geometry.bindings`.
 """
 
 from __future__ import annotations
@@ -19,10 +23,11 @@ _HERE = Path(__file__).resolve().parent
 # 1.08x with FEEDLINE_NATIVE=0.
 _SLOWER = "about 2.2x slower (ResNet-50 train pipeline)"
 
-#: Resampling and normalisation of 8-bit images.
+#: Resampling and normalisation of 8-bit images; the SSD window search, region pasting and
+#: the affine map of points.
 CPU_LIBRARY = NativeLibrary(
     "feedline_cpu",
-    [_HERE / "feedline_cpu.c"],
+    [_HERE / "feedline_cpu.c", _HERE / "feedline_crops.c", _HERE / "feedline_points.c"],
     _HERE / "feedline_cpu.h",
     fallback=_SLOWER,
 )

@@ -190,3 +190,59 @@ def test_source_info_names_the_pasted_samples() -> None:
 def test_relative_values_must_lie_in_the_unit_range() -> None:
     with pytest.raises(OperatorError, match=r"values must be floats in \[0, 1\] range"):
         build(lambda: fn.multi_paste(feed([_A, _A], "HWC"), in_ids=[0], shapes_rel=[1.5, 0.5]))
+
+
+@st.composite
+def _pasting(draw: Any) -> tuple[list[np.ndarray], list[np.ndarray], list[np.ndarray], Any]:
+    """A batch of HWC or FHWC samples and, per output, ``in_ids`` with regions that fit."""
+    size = draw(st.integers(1, 5))
+    frames = draw(st.sampled_from([(), (2,)]))
+    dtype = draw(st.sampled_from([np.uint8, np.int16, np.float32]))
+    rng = np.random.default_rng(draw(st.integers(0, 2**16)))
+    samples = [rng.integers(1, 100, (*frames, 6, 7, 2)).astype(dtype) for _ in range(size)]
+    ids, regions = [], []
+    for _ in range(size):
+        count = draw(st.integers(0, 4))
+        shape = rng.integers(0, 6, (count, 2))
+        start = (rng.uniform(0, 1, (count, 2)) * ([6, 7] - shape)).astype(np.int32)
+        out = (rng.uniform(0, 1, (count, 2)) * ([5, 8] - shape)).astype(np.int32)
+        ids.append(rng.integers(0, size, count).astype(np.int32))
+        regions.append(np.stack([start, shape.astype(np.int32), out]))
+    out_type = draw(st.sampled_from([None, types.FLOAT]))
+    return samples, ids, regions, out_type
+
+
+def _pasted_by_hand(
+    samples: list[np.ndarray], ids: np.ndarray, regions: np.ndarray, dtype: Any
+) -> np.ndarray:
+    canvas = np.zeros((*samples[0].shape[:-3], 5, 8, samples[0].shape[-1]), dtype)
+    for j, (y0, x0), (h, w), (y1, x1) in zip(ids, *regions, strict=True):
+        canvas[..., y1 : y1 + h, x1 : x1 + w, :] = samples[j][..., y0 : y0 + h, x0 : x0 + w, :]
+    return canvas
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "numpy"])
+@settings(max_examples=40, deadline=None)
+@given(_pasting())
+def test_batch_paste_equals_pasting_by_hand(compiled: bool, pasting: Any) -> None:
+    samples, ids, regions, out_type = pasting
+    with pytest.MonkeyPatch.context() as patch:
+        if not compiled:
+            patch.setattr("feedline.operators.cpu.crops.pastes.crop_kernels", lambda: None)
+        ((out, _),) = build(
+            lambda: fn.multi_paste(
+                feed(samples, "FHWC" if samples[0].ndim == 4 else "HWC"),
+                in_ids=feed(ids),
+                in_anchors=feed([r[0] for r in regions]),
+                shapes=feed([r[1] for r in regions]),
+                out_anchors=feed([r[2] for r in regions]),
+                output_size=[5, 8],
+                dtype=out_type,
+            ),
+            batch_size=len(samples),
+        )
+    dtype = samples[0].dtype if out_type is None else np.float32
+    for i, pasted in enumerate(out):
+        expected = _pasted_by_hand(samples, ids[i], regions[i], dtype)
+        assert pasted.dtype == expected.dtype
+        np.testing.assert_array_equal(pasted, expected)

@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from feedline import OperatorError, fn
-from feedline.operators.cpu.crops.ssd import ssd_window, ssd_windows
+from feedline.operators.cpu.crops.bindings import crop_kernels
+from feedline.operators.cpu.crops.ssd import ssd_window
 from feedline.testing import OperatorExample, check_operator
 from tests.operators.cpu.catalogue_testing import build, feed
 
@@ -23,17 +24,30 @@ def _boxes_strategy() -> Any:
         st.floats(0.0, 0.5), st.floats(0.0, 0.5), st.floats(0.05, 0.5), st.floats(0.05, 0.5)
     )
     return st.lists(corner, min_size=1, max_size=5).map(
-        lambda c: np.array([[x, y, x + w, y + h] for x, y, w, h in c])
+        lambda c: np.array([[x, y, x + w, y + h] for x, y, w, h in c], np.float32)
     )
 
 
+#: The window tests to check: NumPy's, and the compiled one where the CPU library builds.
+_KERNELS = [
+    pytest.param(None, id="numpy"),
+    pytest.param(
+        crop_kernels(),
+        id="compiled",
+        marks=pytest.mark.skipif(crop_kernels() is None, reason="the CPU library is unavailable"),
+    ),
+]
+
+
+@pytest.mark.parametrize("kernels", _KERNELS)
 @settings(max_examples=60, deadline=None)
 @given(_boxes_strategy(), st.integers(1, 5), st.integers(0, 2**32))
-def test_window_rules(boxes: np.ndarray, attempts: int, seed: int) -> None:
-    found = ssd_window(boxes, attempts, np.random.default_rng(seed))
+def test_window_rules(kernels: Any, boxes: np.ndarray, attempts: int, seed: int) -> None:
+    found = ssd_window(boxes, attempts, np.random.default_rng(seed), kernels)
     if found is None:
         return
-    window, kept = found
+    window, inside = found
+    kept = np.flatnonzero(inside)
     w, h = window[2:] - window[:2]
     assert 0.3 <= w < 1.0 and 0.3 <= h < 1.0 and 0.5 <= w / h <= 2.0
     assert window[0] >= 0.0 and window[2] <= 1.0 and window[1] >= 0.0 and window[3] <= 1.0
@@ -47,7 +61,8 @@ _OPTIONS = [-1.0, 0.1, 0.3, 0.5, 0.7, 0.9, None]
 def _one_window_at_a_time(
     boxes: np.ndarray, attempts: int, rng: np.random.Generator
 ) -> tuple[np.ndarray, list[int]] | None:
-    """The search spelled out: draws in the kernel's order, windows tested one by one."""
+    """The search spelled out in float64: draws in the kernel's order, windows tested one by
+    one."""
     while True:
         picks = rng.integers(len(_OPTIONS), size=4).tolist()
         ends = _OPTIONS.index(None) in picks
@@ -80,21 +95,23 @@ def _one_window_at_a_time(
             return None
 
 
-@settings(max_examples=40, deadline=None)
-@given(st.lists(_boxes_strategy(), min_size=1, max_size=6), st.integers(1, 60), st.integers(0, 999))
-def test_batch_search_equals_the_window_by_window_search(
-    batch: list[np.ndarray], attempts: int, seed: int
+@pytest.mark.parametrize("kernels", _KERNELS)
+@settings(max_examples=80, deadline=None)
+@given(_boxes_strategy(), st.booleans(), st.integers(0, 60), st.integers(0, 999))
+def test_search_equals_the_window_by_window_search(
+    kernels: Any, boxes: np.ndarray, empty: bool, attempts: int, seed: int
 ) -> None:
-    batch = [b if i % 3 else b[:0] for i, b in enumerate(batch)]  # some samples without boxes
-    got = ssd_windows(batch, attempts, [np.random.default_rng(seed + i) for i in range(len(batch))])
-    for i, boxes in enumerate(batch):
-        expected = _one_window_at_a_time(boxes, attempts, np.random.default_rng(seed + i))
-        if expected is None:
-            assert got[i] is None
-        else:
-            assert got[i] is not None
-            np.testing.assert_array_equal(got[i][0], expected[0])
-            assert got[i][1].tolist() == expected[1]
+    boxes = boxes[:0] if empty else boxes
+    got = ssd_window(boxes, attempts, np.random.default_rng(seed), kernels)
+    expected = _one_window_at_a_time(
+        boxes.astype(np.float64), attempts, np.random.default_rng(seed)
+    )
+    if expected is None:
+        assert got is None
+    else:
+        assert got is not None
+        np.testing.assert_array_equal(got[0], expected[0])
+        assert np.flatnonzero(got[1]).tolist() == expected[1]
 
 
 def test_crop_outputs_match_the_window() -> None:
@@ -164,3 +181,38 @@ def test_check_operator() -> None:
     image = np.arange(20 * 16 * 3, dtype=np.uint8).reshape(20, 16, 3)
     example = OperatorExample([[image] * 4, [_BOXES] * 4, [_LABELS] * 4], ["HWC", "", ""])
     assert "threads" in check_operator("ssd_random_crop", example)
+
+
+_ODD_VALUES = st.sampled_from([0.0, 0.5, 1.0, -0.25, 1.5, np.nan, np.inf])
+
+
+@pytest.mark.skipif(crop_kernels() is None, reason="the CPU library is unavailable")
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.lists(st.floats(-0.5, 1.5, width=32) | _ODD_VALUES, min_size=4, max_size=4)),
+    st.integers(1, 8),
+    st.integers(0, 999),
+)
+def test_compiled_kernels_equal_numpy_on_odd_boxes(
+    rows: list[list[float]], attempts: int, seed: int
+) -> None:
+    from feedline.operators.cpu.crops.ssd import _crop_boxes, _first_window
+
+    boxes = np.array(rows, np.float32).reshape(-1, 4)
+    rng = np.random.default_rng(seed)
+    draws = rng.random((2, 3 * attempts, 2))
+    thresholds = rng.choice([-1.0, 0.1, 0.5, 0.9], size=3)
+    kernels = crop_kernels()
+    assert kernels is not None
+    got = kernels.first_window(boxes, draws, thresholds, attempts)
+    expected = _first_window(boxes, draws, thresholds, attempts)
+    if expected is None:
+        assert got is None
+        return
+    assert got is not None
+    np.testing.assert_array_equal(got[0], expected[0])
+    np.testing.assert_array_equal(got[1], expected[1])
+    for mine, reference in zip(
+        kernels.crop_boxes(boxes, got[1], got[0]), _crop_boxes(boxes, *expected[::-1]), strict=True
+    ):
+        np.testing.assert_array_equal(mine, reference)

@@ -12,7 +12,13 @@ from hypothesis.extra import numpy as hnp
 
 from feedline import fn, types
 from feedline.core.plugins import PluginSystem
-from feedline.operators.cpu.geometry.coords import flip_coords, transform_matrix, transform_points
+from feedline.operators.cpu.geometry.bindings import affine_points_f32
+from feedline.operators.cpu.geometry.coords import (
+    flip_coords,
+    transform_batch,
+    transform_matrix,
+    transform_points,
+)
 from tests.operators.cpu.boxes_testing import run_pipeline, use_boxes
 from tests.operators.cpu.families import use_families
 
@@ -194,3 +200,40 @@ def test_per_frame_matrix_count_must_match_the_frames(empty_plugin_system: Plugi
 
     with pytest.raises(RuntimeError, match="contains 2 per-frame parameters, but there are 3"):
         run_pipeline(define, batch_size=1)
+
+
+_FINITE = st.floats(-1e6, 1e6, width=32)
+
+
+@pytest.mark.skipif(
+    affine_points_f32(np.zeros((1, 1, 2), np.float32), np.zeros((1, 2, 3))) is None,
+    reason="the compiled CPU library is unavailable",
+)
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 3), st.integers(1, 4), st.booleans(), st.data())
+def test_compiled_batch_transform_equals_numpy(
+    n: int, m: int, shared: bool, data: st.DataObject
+) -> None:
+    batch = data.draw(st.integers(1, 4))
+    points = data.draw(
+        hnp.arrays(np.float32, (batch, data.draw(st.integers(1, 9)), n), elements=_FINITE)
+    )
+    affines = data.draw(
+        hnp.arrays(np.float64, (1 if shared else batch, m, n + 1), elements=st.floats(-1e3, 1e3))
+    )
+    compiled = transform_batch(points, affines, types.FLOAT)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("feedline.operators.cpu.geometry.coords.affine_points_f32", lambda *_: None)
+        reference = transform_batch(points, affines, types.FLOAT)
+    assert compiled.dtype == reference.dtype == np.float32
+    np.testing.assert_array_equal(compiled, reference)
+
+
+def test_batch_transform_adds_in_the_order_translation_then_components() -> None:
+    # Each product alone is lost against the translation, their sum is not: the translation
+    # must come first (as in the NumPy path), and the float32 rounding then sits on the tie.
+    tiny = 3 * 2.0**-55
+    affines = np.array([[[tiny, tiny, 1 + 2.0**-24]]])
+    points = np.ones((1, 1, 2), np.float32)
+    out = transform_batch(points, affines, types.FLOAT)
+    assert out.item() == np.float32(1.0)

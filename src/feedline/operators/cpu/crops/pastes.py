@@ -5,8 +5,13 @@ the input samples ``in_ids[i]``. Without it, output sample ``i`` gets one region
 ``i`` of each input, in input order. A region is given by its input anchor (``in_anchors`` or
 ``in_anchors_rel``, default 0), its shape (``shapes`` or ``shapes_rel``, default: up to the
 input's end) and its output anchor (``out_anchors`` or ``out_anchors_rel``, default 0); relative
-values are scaled by the input (anchors, shapes) or the output (output anchors) extent and
-rounded to the nearest integer. Later regions overwrite earlier ones; the background is 0.
+values are scaled by the input (anchors, shapes) or the output (output anchors) extent in
+float32, anchors rounded down and shapes up. Later regions overwrite earlier ones; the
+background is 0.
+
+The regions of the whole batch are planned at once (:mod:`.paste_plan`) and pasted one share
+of the outputs per thread, by the compiled copy kernel where the data allows; a batch the plan
+cannot vouch for goes through the per-sample path below, which names the culprit.
 """
 
 from __future__ import annotations
@@ -17,9 +22,17 @@ from typing import Any
 
 import numpy as np
 
+from feedline.core.buffers import BufferPool
 from feedline.core.kernel import Batch, Kernel
 from feedline.core.tensor import TensorListCPU
 from feedline.core.types import to_numpy_dtype
+from feedline.operators.cpu.crops.bindings import crop_kernels
+from feedline.operators.cpu.crops.paste_plan import (
+    PastePlan,
+    compiled_regions,
+    paste_share,
+    plan_batch,
+)
 
 __all__ = ["MultiPasteKernel", "paste_regions", "source_names"]
 
@@ -83,14 +96,15 @@ class MultiPasteKernel(Kernel):
                 "with in_ids the operator takes exactly one input batch, got "
                 f"{self.ctx.num_inputs} inputs"
             )
+        self._kernels = crop_kernels()
+        self._buffers = BufferPool()
 
     def _given(self, name: str) -> bool:
         return self.args.get(name) is not None or name in self.ctx.tensor_args
 
     def run(self, batch: Batch) -> list[TensorListCPU]:
-        """Outline every output sample (sources, shape, type), then work out its regions and
-        paste them on the thread pool, into one zeroed batch buffer when the outputs share a
-        shape."""
+        """Plan the regions of the whole batch (:mod:`.paste_plan`), then paste one share of
+        the outputs per thread; a batch the plan cannot vouch for takes the per-sample path."""
         inputs = [data.samples() for data in batch.inputs]
         layout = batch.inputs[0].layout()
         for position, data in enumerate(batch.inputs):
@@ -100,9 +114,47 @@ class MultiPasteKernel(Kernel):
                     f"input {position} must be HWC or FHWC, got layout {data.layout()!r} "
                     f"with {ndim} dimensions"
                 )
-        arg = _arg_reader(batch, self.args)
         dtype = None if self.args["dtype"] is None else to_numpy_dtype(self.args["dtype"])
+        plan = plan_batch(batch, inputs, self.args, dtype)
+        if plan is None:
+            return self._run_per_sample(batch, inputs, layout, dtype)
+        canvases, dense = self._canvases(plan)
+        compiled = None
+        if self._kernels is not None:
+            regions = compiled_regions(plan, canvases)
+            compiled = None if regions is None else (self._kernels, regions)
+        shares = _shares(batch.size, self.ctx.num_threads)
+        batch.map(lambda k: paste_share(plan, canvases, shares[k], compiled), len(shares))
+        infos = [data.source_infos() for data in batch.inputs]
+        src, first = plan.src.tolist(), plan.first.tolist()
+        sources = [
+            ";".join(source_names(src[first[i] : first[i + 1]] if plan.by_ids else None, i, infos))
+            for i in range(batch.size)
+        ]
+        if dense is not None:
+            return [TensorListCPU.from_dense(dense, layout, sources)]
+        return [TensorListCPU.from_samples(canvases, layout, sources)]
 
+    def _canvases(self, plan: PastePlan) -> tuple[list[np.ndarray], np.ndarray | None]:
+        """The output arrays (uninitialised): rows of one recycled batch buffer when the
+        outputs share shape and type."""
+        kinds = set(zip(plan.out_shapes, plan.dtypes, strict=True))
+        if len(kinds) == 1:
+            ((shape, dtype),) = kinds
+            dense = self._buffers.empty((len(plan.out_shapes), *shape), dtype)
+            return list(dense), dense
+        return [np.empty(s, d) for s, d in zip(plan.out_shapes, plan.dtypes, strict=True)], None
+
+    def _run_per_sample(
+        self,
+        batch: Batch,
+        inputs: list[list[np.ndarray]],
+        layout: str,
+        dtype: np.dtype | None,
+    ) -> list[TensorListCPU]:
+        """Outline and paste each output sample on its own, checking every argument and
+        region as it goes: the path that names the sample and region at fault."""
+        arg = _arg_reader(batch, self.args)
         uniform = len({s.shape[-3:-1] for samples in inputs for s in samples}) <= 1
         outlines = [self._outline(i, inputs, arg, dtype, uniform) for i in range(batch.size)]
         shapes = {(outline.shape, outline.dtype) for outline in outlines}
@@ -192,6 +244,13 @@ def source_names(ids: list[int] | None, i: int, infos: list[list[str]]) -> list[
     if ids is not None:
         return [infos[0][j] for j in ids]
     return [names[i] for names in infos]
+
+
+def _shares(size: int, threads: int) -> list[range]:
+    """``range(size)`` cut into ``threads`` consecutive shares (fewer for a small batch)."""
+    count = max(1, min(threads, size))
+    bounds = [size * k // count for k in range(count + 1)]
+    return [range(bounds[k], bounds[k + 1]) for k in range(count)]
 
 
 def _arg_reader(batch: Batch, args: Any) -> Callable[[str, int], Any]:

@@ -7,186 +7,119 @@ with a uniform anchor; the first that succeeds is taken. A window is accepted wh
 has at least the minimum IoU with it and at least one box centre lies inside it (bounds
 included); otherwise the next round starts.
 The loop ends for sure, since "no crop" is picked with probability 1/7 each round.
+
+Each sample is searched on its own, from its own generator, on the thread pool (so results do
+not depend on the batch or the number of threads). The windows are tested by the compiled
+kernel of :mod:`.bindings` (about 2 us per sample), or by NumPy where it is unavailable.
 """
 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
-from feedline.core.kernel import Batch, Kernel
-from feedline.core.tensor import TensorListCPU
+from feedline.core.kernel import SampleContext, SampleKernel
+from feedline.operators.cpu.crops.bindings import CropKernels, crop_kernels
 
-__all__ = ["SSDRandomCropKernel", "ssd_window", "ssd_windows"]
+__all__ = ["SSDRandomCropKernel", "ssd_window"]
 
 #: The options of a round: a minimum IoU, or NaN for "no crop".
 _THRESHOLDS = np.array([-1.0, 0.1, 0.3, 0.5, 0.7, 0.9, np.nan])
+#: Index of "no crop" in :data:`_THRESHOLDS`.
+_NO_CROP = len(_THRESHOLDS) - 1
+#: Options drawn at once.
 _ROUNDS_AT_ONCE = 4
-#: A window's search result: the relative window ``[l, t, r, b]`` and the kept box indices, or
-#: None for "no crop".
+#: The smallest relative window side (sides are uniform in ``[0.3, 1)``).
+_MIN_EXTENT = 0.3
+#: A window's search result: the relative window ``[l, t, r, b]`` and the mask of the boxes
+#: whose centre it holds, or None for "no crop".
 Found = tuple[np.ndarray, np.ndarray] | None
 
 
-#: Index of "no crop" in :data:`_THRESHOLDS`.
-_NO_CROP = len(_THRESHOLDS) - 1
-#: Relative slack of the area bound in :func:`_draw_rounds`, far above float64 rounding.
-_AREA_SLACK = 1e-6
-#: How many windows of each searching sample one step tests: few at first (most samples take
-#: one of their first windows), more for the samples still searching after that.
-_STEP_WINDOWS = (4, 16, 64, 256)
-
-
-class _Search:
-    """One sample's search: its untested candidate windows with their minimum IoUs, whether
-    its last draw ended with "no crop", and the bounds of its box areas."""
-
-    __slots__ = ("ends", "high", "low", "min_iou", "windows")
-
-    def __init__(self, areas: np.ndarray) -> None:
-        self.windows = np.zeros((0, 4))
-        self.min_iou = np.zeros(0)
-        self.ends = False
-        bounded = bool(areas.size) and areas.min() > 0
-        self.low = areas.max() * (1 - _AREA_SLACK) if bounded else -np.inf
-        self.high = areas.min() * (1 + _AREA_SLACK) if bounded else np.inf
-
-
-def _draw_rounds(
-    samples: list[int],
-    searches: dict[int, _Search],
-    rngs: list[np.random.Generator],
+def ssd_window(
+    boxes: np.ndarray,
     num_attempts: int,
-) -> None:
-    """Draw the next rounds of ``samples``, each from its own generator in a lone search's
-    order (up to ``_ROUNDS_AT_ONCE`` options, then the windows of the rounds before the first
-    "no crop"), and keep as each sample's candidates the windows that can succeed, in order.
+    rng: np.random.Generator,
+    kernels: CropKernels | None = None,
+) -> Found:
+    """Search a window for one sample's float32 ``ltrb`` boxes ``(N, 4)``.
 
-    A window needs an aspect ratio in ``[0.5, 2]``, and since the IoU of a box of area ``a``
-    and a window of area ``w`` is at most ``min(a, w) / max(a, w)``, a minimum IoU ``t > 0``
-    for every box needs ``t * max(a) <= w`` and ``t * w <= min(a)``. Dropping the windows that
-    break these bounds (with a little slack) changes no result: the full test would reject
-    them too. Boxes of no positive area leave the IoU bound out.
+    Draws up to ``_ROUNDS_AT_ONCE`` options from ``rng``, then the windows of the rounds before
+    the first "no crop" (widths and heights, then anchors); tests those windows in order and
+    takes the first that succeeds. When none does, the search ends with "no crop" if one was
+    drawn, else draws again.
+
+    Args:
+        boxes: the sample's boxes, float32 ``(N, 4)``.
+        num_attempts: windows per round.
+        rng: the sample's generator.
+        kernels: the compiled window test, or None for the NumPy one (same results).
     """
-    extents, uniforms, min_ious, counts = [], [], [], []
-    for i in samples:
-        rng = rngs[i]
+    boxes = np.ascontiguousarray(boxes, dtype=np.float32)
+    while True:
         picks = rng.integers(len(_THRESHOLDS), size=_ROUNDS_AT_ONCE).tolist()
-        searches[i].ends = _NO_CROP in picks
-        rounds = picks.index(_NO_CROP) if searches[i].ends else _ROUNDS_AT_ONCE
+        ends = _NO_CROP in picks
+        rounds = picks.index(_NO_CROP) if ends else _ROUNDS_AT_ONCE
         count = rounds * num_attempts
-        counts.append(count)
         if count:
-            extents.append(rng.uniform(0.3, 1.0, size=(count, 2)))
-            uniforms.append(rng.uniform(0.0, 1.0, size=(count, 2)))
-            min_ious.append(np.repeat(_THRESHOLDS[picks[:rounds]], num_attempts))
-    if not extents:
-        for i in samples:
-            searches[i].windows, searches[i].min_iou = np.zeros((0, 4)), np.zeros(0)
-        return
-    extent = np.concatenate(extents)
-    anchors = np.concatenate(uniforms) * (1.0 - extent)
-    windows = np.concatenate([anchors, anchors + extent], axis=1)
-    min_iou = np.concatenate(min_ious)
-    low = np.repeat([searches[i].low for i in samples], counts)
-    high = np.repeat([searches[i].high for i in samples], counts)
-    ratio = extent[:, 0] / extent[:, 1]
-    area = (windows[:, 2] - windows[:, 0]) * (windows[:, 3] - windows[:, 1])
-    keep = (
-        (ratio >= 0.5)
-        & (ratio <= 2.0)
-        & ((min_iou <= 0) | ((area >= min_iou * low) & (area * min_iou <= high)))
-    )
-    ends = np.cumsum(counts)
-    for i, stop, count in zip(samples, ends.tolist(), counts, strict=True):
-        kept = keep[stop - count : stop]
-        searches[i].windows = windows[stop - count : stop][kept]
-        searches[i].min_iou = min_iou[stop - count : stop][kept]
+            # The widths and heights (uniform in [0.3, 1)), then the anchors (uniform in
+            # [0, 1)): numpy's uniform(low, high) is low + (high - low) * random(), so one
+            # call draws the same numbers as two calls of uniform would.
+            draws = rng.random((2, count, 2))
+            thresholds = _THRESHOLDS[picks[:rounds]]
+            if kernels is not None:
+                found = kernels.first_window(boxes, draws, thresholds, num_attempts)
+            else:
+                found = _first_window(boxes, draws, thresholds, num_attempts)
+            if found is not None:
+                return found
+        if ends:
+            return None
 
 
-def _evaluate(
-    boxes: np.ndarray, valid: np.ndarray, windows: np.ndarray, min_iou: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Test candidate windows ``(W, 4)`` (their aspect ratios already checked) against their
-    sample's boxes ``(W, N, 4)`` (``valid`` marks the real ones among the padding): which
-    windows succeed, and which box centres each holds."""
-    centres = (boxes[..., :2] + boxes[..., 2:]) / 2
-    inside = (
-        np.all(centres >= windows[:, None, :2], axis=2)
-        & np.all(centres <= windows[:, None, 2:], axis=2)
-        & valid
+def _first_window(
+    boxes: np.ndarray, draws: np.ndarray, thresholds: np.ndarray, attempts: int
+) -> Found:
+    """NumPy twin of the compiled window test: all windows of a draw at once, the first that
+    succeeds taken."""
+    extents = _MIN_EXTENT + (1.0 - _MIN_EXTENT) * draws[0]
+    ratio = extents[:, 0] / extents[:, 1]
+    candidates = np.flatnonzero((ratio >= 0.5) & (ratio <= 2.0))
+    if not len(candidates) or not len(boxes):
+        return None
+    extent = extents[candidates]
+    anchors = draws[1][candidates] * (1.0 - extent)
+    windows = np.concatenate([anchors, anchors + extent], axis=1)[:, None, :]
+    min_iou = thresholds[candidates // attempts][:, None]
+    with np.errstate(all="ignore"):  # boxes may hold infinities or NaN, as in the C kernel
+        inside, iou = _tests(boxes.astype(np.float64), windows)
+    good = np.flatnonzero(~np.any(iou < min_iou, axis=1) & inside.any(axis=1))
+    if not len(good):
+        return None
+    first = good[0]
+    return windows[first, 0].copy(), inside[first].astype(np.uint8)
+
+
+def _tests(boxes: np.ndarray, windows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Which box centres each window ``(W, 1, 4)`` holds, and each box's IoU with it."""
+    centres = (boxes[:, :2] + boxes[:, 2:]) / 2
+    inside = np.all(centres >= windows[..., :2], axis=2) & np.all(
+        centres <= windows[..., 2:], axis=2
     )
-    lt = np.maximum(boxes[..., :2], windows[:, None, :2])
-    rb = np.minimum(boxes[..., 2:], windows[:, None, 2:])
+    lt = np.maximum(boxes[:, :2], windows[..., :2])
+    rb = np.minimum(boxes[:, 2:], windows[..., 2:])
     inter = np.prod(np.clip(rb - lt, 0.0, None), axis=2)
-    area = (boxes[..., 2] - boxes[..., 0]) * (boxes[..., 3] - boxes[..., 1])
-    window_area = (windows[:, 2] - windows[:, 0]) * (windows[:, 3] - windows[:, 1])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        iou = inter / (area + window_area[:, None] - inter)
-    good = ~np.any((iou < min_iou[:, None]) & valid, axis=1) & inside.any(axis=1)
-    return good, inside
+    area = (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
+    window_area = (windows[..., 2] - windows[..., 0]) * (windows[..., 3] - windows[..., 1])
+    return inside, inter / (area + window_area - inter)
 
 
-def ssd_windows(
-    boxes: list[np.ndarray], num_attempts: int, rngs: list[np.random.Generator]
-) -> list[Found]:
-    """Search a window for each sample's ``ltrb`` boxes ``(N_i, 4)`` (float64).
-
-    Each sample draws its rounds from its own generator, in the same order as a search of that
-    sample alone would, so the results do not depend on the batch. The windows are tested in
-    order, a few of every searching sample at a time and all samples together, so that a
-    sample stops at its first successful window (as a loop over windows would) while NumPy is
-    called a few times per step rather than per sample or per window.
-
-    Returns:
-        Per sample, the window and the indices of its kept boxes, or None for "no crop".
-    """
-    size = max((len(b) for b in boxes), default=0)
-    padded = np.zeros((len(boxes), size, 4))
-    valid = np.zeros((len(boxes), size), bool)
-    for i, sample_boxes in enumerate(boxes):
-        padded[i, : len(sample_boxes)] = sample_boxes
-        valid[i, : len(sample_boxes)] = True
-    found: list[Found] = [None] * len(boxes)
-    searches = {i: _Search((b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])) for i, b in enumerate(boxes)}
-    step = 0
-    while searches:
-        exhausted = [i for i, search in searches.items() if not len(search.windows)]
-        while exhausted:  # no candidate left: "no crop" if the draw ended so, else draw on
-            for i in exhausted:
-                if searches[i].ends:
-                    del searches[i]
-            drawing = [i for i in exhausted if i in searches]
-            _draw_rounds(drawing, searches, rngs, num_attempts)
-            exhausted = [i for i in drawing if not len(searches[i].windows)]
-        if not searches:
-            break
-        count = _STEP_WINDOWS[min(step, len(_STEP_WINDOWS) - 1)]
-        step += 1
-        order = list(searches)
-        owner = np.repeat(order, [min(count, len(searches[i].windows)) for i in order])
-        windows = np.concatenate([searches[i].windows[:count] for i in order])
-        min_iou = np.concatenate([searches[i].min_iou[:count] for i in order])
-        for i in order:
-            searches[i].windows = searches[i].windows[count:]
-            searches[i].min_iou = searches[i].min_iou[count:]
-        good, inside = _evaluate(padded[owner], valid[owner], windows, min_iou)
-        hits = np.flatnonzero(good)
-        winners, first = np.unique(owner[hits], return_index=True)
-        for sample, hit in zip(winners.tolist(), hits[first].tolist(), strict=True):
-            found[sample] = (windows[hit], np.flatnonzero(inside[hit]))
-            del searches[sample]
-    return found
-
-
-def ssd_window(boxes: np.ndarray, num_attempts: int, rng: np.random.Generator) -> Found:
-    """Search a window for one sample's ``ltrb`` boxes ``(N, 4)`` (see :func:`ssd_windows`)."""
-    return ssd_windows([boxes], num_attempts, [rng])[0]
-
-
-class SSDRandomCropKernel(Kernel):
-    """``ssd_random_crop``: crops HWC images and their ``ltrb`` boxes and labels; the windows
-    of the whole batch are searched together, the crops are cut on the thread pool."""
+class SSDRandomCropKernel(SampleKernel):
+    """``ssd_random_crop``: crops an HWC image and its ``ltrb`` boxes and labels; the window
+    test and box mapping are compiled (NumPy where the CPU library is unavailable)."""
 
     def setup(self) -> None:
         """Warn that the operator is deprecated and check ``num_attempts``."""
@@ -198,41 +131,31 @@ class SSDRandomCropKernel(Kernel):
         )
         if self.args["num_attempts"] < 0:
             raise ValueError(f"num_attempts must not be negative, got {self.args['num_attempts']}")
+        self._kernels = crop_kernels()
 
     def output_layouts(self, input_layouts: tuple[str, ...]) -> tuple[str, ...]:
         """The image keeps its layout; boxes and labels keep theirs."""
         return (input_layouts[0], input_layouts[1], input_layouts[2])
 
-    def run(self, batch: Batch) -> list[TensorListCPU]:
-        """Check every sample, then search and crop one share of the batch per thread (each
-        sample's result depends only on its own generator, not on the share it is in)."""
-        images, boxes, labels = (tl.samples() for tl in batch.inputs)
-        for i in range(batch.size):
-            _check_sample(images[i], boxes[i], labels[i], i)
-        shares = np.array_split(
-            np.arange(batch.size), max(1, min(self.ctx.num_threads, batch.size))
-        )
-
-        def share(k: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-            members = shares[k].tolist()
-            windows = ssd_windows(
-                [boxes[i].astype(np.float64) for i in members],
-                self.args["num_attempts"],
-                [batch.rng(i) for i in members],
-            )
-            return [
-                _crop(images[i], boxes[i], labels[i], found)
-                for i, found in zip(members, windows, strict=True)
-            ]
-
-        results = [r for part in batch.map(share, len(shares)) for r in part]
-        infos = batch.inputs[0].source_infos()
-        return [
-            TensorListCPU.from_samples(
-                [r[k] for r in results], batch.inputs[k].layout(), infos, stack=False
-            )
-            for k in range(3)
-        ]
+    def run_sample(
+        self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Check the sample, search its window with its own generator and crop."""
+        image, boxes, labels = inputs
+        _check_sample(image, boxes, labels, sample.index)
+        dense_boxes = np.ascontiguousarray(boxes)
+        found = ssd_window(dense_boxes, args["num_attempts"], sample.rng, self._kernels)
+        if found is None:
+            return image, boxes, labels
+        window, inside = found
+        if self._kernels is not None:
+            cropped, kept = self._kernels.crop_boxes(dense_boxes, inside, window)
+        else:
+            cropped, kept = _crop_boxes(dense_boxes, inside, window)
+        height, width = image.shape[:2]
+        left, right = round(window[0] * width), round(window[2] * width)
+        top, bottom = round(window[1] * height), round(window[3] * height)
+        return np.ascontiguousarray(image[top:bottom, left:right]), cropped, labels[kept]
 
 
 def _check_sample(image: np.ndarray, boxes: np.ndarray, labels: np.ndarray, index: int) -> None:
@@ -250,19 +173,13 @@ def _check_sample(image: np.ndarray, boxes: np.ndarray, labels: np.ndarray, inde
         )
 
 
-def _crop(
-    image: np.ndarray, boxes: np.ndarray, labels: np.ndarray, found: Found
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    if found is None:
-        return image, boxes, labels
-    window, kept = found
-    height, width = image.shape[:2]
-    left, right = (np.rint(window[[0, 2]] * width)).astype(int)
-    top, bottom = (np.rint(window[[1, 3]] * height)).astype(int)
+def _crop_boxes(
+    boxes: np.ndarray, inside: np.ndarray, window: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """NumPy twin of the compiled box mapping: the boxes whose centre the window holds,
+    relative to it and clipped to ``[0, 1]`` (float32), and their indices."""
+    kept = np.flatnonzero(inside)
     extent = np.concatenate([window[2:] - window[:2]] * 2)
-    shifted = (boxes[kept] - np.concatenate([window[:2]] * 2)) / extent
-    return (
-        np.ascontiguousarray(image[top:bottom, left:right]),
-        np.clip(shifted, 0.0, 1.0).astype(np.float32),
-        labels[kept],
-    )
+    with np.errstate(all="ignore"):
+        shifted = (boxes[kept] - np.concatenate([window[:2]] * 2)) / extent
+    return np.clip(shifted, 0.0, 1.0).astype(np.float32), kept

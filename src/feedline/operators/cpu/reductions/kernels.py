@@ -9,7 +9,7 @@ truncation toward zero.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import ClassVar
 
 import numpy as np
@@ -38,6 +38,8 @@ _INTEGERS = tuple(
 _F32 = np.dtype(np.float32)
 _F64 = np.dtype(np.float64)
 _INPUTS = (*_INTEGERS, _F32)
+#: Bytes of work per block of rows in the element-wise passes (see :func:`_row_blocks`).
+_BLOCK_BYTES = 1 << 19
 #: Types whose sums (and sums of squares) are exact in 64-bit integers and whose values are
 #: exact in float32: reduced through integers / float32, which halves the memory traffic.
 _NARROW = tuple(np.dtype(t) for t in (np.uint8, np.int8, np.uint16, np.int16))
@@ -250,16 +252,30 @@ def _sum(rows: np.ndarray, out: np.dtype) -> np.ndarray:
     return np.add.reduce(rows, axis=1, dtype=_F64)
 
 
+def _row_blocks(rows: np.ndarray, dtype: np.dtype) -> Iterator[tuple[slice, np.ndarray]]:
+    """``rows`` converted to ``dtype`` a few rows at a time, in one reused buffer of about
+    :data:`_BLOCK_BYTES`: the element-wise passes over a block then stay in the cache (and no
+    batch-sized temporary is allocated). Each row's arithmetic is unchanged."""
+    step = max(1, _BLOCK_BYTES // max(1, rows.shape[1] * dtype.itemsize))
+    buffer = np.empty((min(step, len(rows)), rows.shape[1]), dtype)
+    for start in range(0, len(rows), step):
+        part = slice(start, min(start + step, len(rows)))
+        block = buffer[: part.stop - start]
+        np.copyto(block, rows[part], casting="unsafe")
+        yield part, block
+
+
 def _sum_squares(rows: np.ndarray, accumulator: np.dtype) -> np.ndarray:
     """Row sums of squares, each square and sum computed in ``accumulator`` (integers wrap);
     float64 sums of narrow integers' squares are computed exactly in integers."""
-    if accumulator == _F64 and rows.dtype in _NARROW:
-        values = rows.astype(np.int32)  # a square of a 16-bit value fits
-        values *= values
-        return np.add.reduce(values, axis=1, dtype=np.int64).astype(_F64)
-    values = rows.astype(accumulator)
-    values *= values
-    return np.add.reduce(values, axis=1, dtype=accumulator)
+    exact = accumulator == _F64 and rows.dtype in _NARROW
+    # A square of a 16-bit value fits in int32.
+    work, total_type = (np.dtype(np.int32), np.dtype(np.int64)) if exact else (accumulator,) * 2
+    totals = np.empty(len(rows), total_type)
+    for part, block in _row_blocks(rows, work):
+        block *= block
+        totals[part] = np.add.reduce(block, axis=1, dtype=total_type)
+    return totals.astype(_F64) if exact else totals
 
 
 def _mean(total: np.ndarray, count: int, out: np.dtype) -> np.ndarray:
@@ -385,10 +401,12 @@ class _Deviation(_Reduction):
         # float32 holds narrow integers and float32 exactly, and a difference of two close
         # float32 values is exact: only the squares round, and they are summed in float64.
         work = _F32 if rows.dtype in (*_NARROW, _F32) else _F64
-        deviations = rows.astype(work)
-        deviations -= mean.astype(work).reshape(-1, 1)
-        deviations *= deviations
-        total = np.add.reduce(deviations, axis=1, dtype=_F64)
+        means = mean.astype(work).reshape(-1, 1)
+        total = np.empty(len(rows), _F64)
+        for part, deviations in _row_blocks(rows, work):
+            deviations -= means[part]
+            deviations *= deviations
+            total[part] = np.add.reduce(deviations, axis=1, dtype=_F64)
         with np.errstate(divide="ignore", invalid="ignore"):
             result = total / float(rows.shape[1] - self.args["ddof"])
             if self.root:
