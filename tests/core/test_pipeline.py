@@ -185,8 +185,9 @@ def test_pipeline_def_keyword_routing_and_returns() -> None:
     with pytest.warns(UserWarning, match="shadows"):
         shadowed = graph(seed=3)
     assert shadowed.seed is None
-    with pytest.raises(TypeError, match="kwargs"):
-        pipeline_def(lambda **kw: None)
+    takes_kwargs = pipeline_def(lambda **options: None)
+    with pytest.raises(TypeError, match=r"`\*\*options`.*not allowed"):
+        takes_kwargs(batch_size=1)
 
     @pipeline_def(batch_size=1, num_threads=1)
     def constant_output():
