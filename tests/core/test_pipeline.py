@@ -379,3 +379,18 @@ def test_sources_with_different_batch_sizes_clash() -> None:
         pipe.run()
     assert info.value.operator == "short"
     pipe.close()
+
+
+def test_outputs_of_one_source_with_different_batch_sizes_are_refused() -> None:
+    @pipeline_def(batch_size=4, num_threads=1, device_id=None)
+    def graph():
+        full, short = fn.external_source(
+            source=lambda: (np.zeros((4, 1), np.uint8), np.zeros((3, 1), np.uint8)),
+            num_outputs=2,
+        )
+        return full, short
+
+    pipe = graph()
+    with pytest.raises(OperatorError, match="Output 1 has batch size = 3, previous batch size = 4"):
+        pipe.run()
+    pipe.close()
