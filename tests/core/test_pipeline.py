@@ -185,8 +185,9 @@ def test_pipeline_def_keyword_routing_and_returns() -> None:
     with pytest.warns(UserWarning, match="shadows"):
         shadowed = graph(seed=3)
     assert shadowed.seed is None
-    with pytest.raises(TypeError, match="kwargs"):
-        pipeline_def(lambda **kw: None)
+    takes_kwargs = pipeline_def(lambda **options: None)
+    with pytest.raises(TypeError, match=r"`\*\*options`.*not allowed"):
+        takes_kwargs(batch_size=1)
 
     @pipeline_def(batch_size=1, num_threads=1)
     def constant_output():
@@ -377,4 +378,19 @@ def test_sources_with_different_batch_sizes_clash() -> None:
     with pytest.raises(OperatorError, match="Batch size clash") as info:
         pipe.run()
     assert info.value.operator == "short"
+    pipe.close()
+
+
+def test_outputs_of_one_source_with_different_batch_sizes_are_refused() -> None:
+    @pipeline_def(batch_size=4, num_threads=1, device_id=None)
+    def graph():
+        full, short = fn.external_source(
+            source=lambda: (np.zeros((4, 1), np.uint8), np.zeros((3, 1), np.uint8)),
+            num_outputs=2,
+        )
+        return full, short
+
+    pipe = graph()
+    with pytest.raises(OperatorError, match="Output 1 has batch size = 3, previous batch size = 4"):
+        pipe.run()
     pipe.close()

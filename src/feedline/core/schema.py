@@ -296,6 +296,10 @@ class OpSchema:
             point).
         input_sets: whether lists of DataNodes as inputs make one operator per position
             (DALI's multiple input sets); DALI's Python operators refuse them.
+        debug_unused: arguments that have no effect in debug mode (DALI's debug-mode
+            ``external_source`` runs its source in the calling process): there these and any
+            unknown argument are dropped with a warning, as DALI ignores them. None: debug
+            mode validates the call as any other.
     """
 
     name: str
@@ -314,6 +318,7 @@ class OpSchema:
     positional_args: tuple[str, ...] = ()
     check: Callable[[Mapping[str, Any]], None] | None = None
     input_sets: bool = True
+    debug_unused: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         names = [a.name for a in self.args]

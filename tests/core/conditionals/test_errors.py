@@ -185,4 +185,12 @@ def test_do_not_convert_keeps_functions_as_they_are():
         return _parity()
 
     with pytest.raises(ValueError, match="cannot be marked with @do_not_convert"):
-        pipeline_def(**KW)(marked)()
+        pipeline_def(**KW)(marked)
+
+
+def test_a_pipeline_factory_cannot_be_marked_do_not_convert():
+    """Either order of the two decorators is refused when decorating, as DALI does."""
+    with pytest.raises(ValueError, match="cannot be marked with @do_not_convert"):
+        do_not_convert(pipeline_def(_parity))
+    with pytest.raises(ValueError, match="cannot be marked with @do_not_convert"):
+        pipeline_def(do_not_convert(_parity))

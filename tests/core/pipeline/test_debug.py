@@ -144,3 +144,31 @@ def test_a_branch_sees_the_batch_of_the_samples_that_take_it() -> None:
     values = draw.as_array()
     assert len(branch.get()) == int(np.count_nonzero(values > 0.5))
     p.close()
+
+
+@pytest.mark.parametrize(
+    ("extra", "ignored"),
+    [
+        ({"parallel": True, "prefetch_queue_depth": 3}, "'parallel', 'prefetch_queue_depth'"),
+        ({"colour": "blue"}, "'colour'"),
+    ],
+)
+def test_debug_mode_drops_source_arguments_without_effect_with_a_warning(extra, ignored) -> None:
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None, debug=True)
+    def pipe():
+        return fn.external_source(np.arange(6).reshape(3, 2, 1), **extra)
+
+    debug = pipe()
+    with pytest.warns(UserWarning, match=f"debug mode ignores {ignored}"):
+        (out,) = debug.run()
+    assert out.as_array().ravel().tolist() == [0, 1]
+    debug.close()
+
+
+def test_outside_debug_mode_the_same_arguments_are_checked() -> None:
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None)
+    def pipe():
+        return fn.external_source(np.arange(6).reshape(3, 2, 1), colour="blue")
+
+    with pytest.raises(TypeError, match="unexpected argument 'colour'"):
+        pipe()

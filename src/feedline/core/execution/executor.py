@@ -395,6 +395,7 @@ class Executor:
         for index, tl in enumerate(outs):
             progress.values[(id(op), index)] = tl
         if not op.upstream() and outs:
+            _check_output_sizes(op, outs, progress.number)
             if not progress.sized:
                 progress.size, progress.sized = len(outs[0]), True
             elif len(outs[0]) != progress.size:
@@ -535,3 +536,16 @@ class Executor:
             self.pool.close()
         for kernel in self.kernels.values():
             kernel.close()
+
+
+def _check_output_sizes(op: OpNode, outs: Sequence[Any], iteration: int) -> None:
+    """A source's outputs (e.g. an ``external_source`` with ``num_outputs``) are one batch."""
+    first = len(outs[0])
+    for index, tl in enumerate(outs[1:], 1):
+        if len(tl) != first:
+            raise OperatorError(
+                "External source must return outputs with consistent batch size. Output "
+                f"{index} has batch size = {len(tl)}, previous batch size = {first}",
+                operator=op.name,
+                iteration=iteration,
+            )

@@ -13,9 +13,9 @@ from typing import Any
 import numpy as np
 
 from feedline.core.graph.constants import constant_array
-from feedline.core.graph.nodes import DataNode, new_op
+from feedline.core.graph.nodes import DataNode, Graph, new_op
 from feedline.core.graph.placement import is_host_source, place, resolve_operator
-from feedline.core.schema import COMMON_ARGS, ON_ERROR_POLICIES
+from feedline.core.schema import COMMON_ARGS, ON_ERROR_POLICIES, OpSchema
 from feedline.core.types import ENUM_CLASSES, DataType, ScalarConstant, enum_data_type
 
 __all__ = ["Constant", "arithmetic_node", "constant_node", "make_operator_call"]
@@ -170,6 +170,22 @@ def _input_sets(op_name: str, inputs: Sequence[Any]) -> list[list[Any]] | None:
     ]
 
 
+def _drop_debug_unused(schema: OpSchema, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``kwargs`` without the arguments that ``schema`` does not use in debug mode, with a
+    warning naming them."""
+    unused = schema.debug_unused or ()
+    known = {*schema.arg_map, *schema.deprecated, *schema.removed}
+    dropped = [key for key in kwargs if key in unused or key not in known]
+    if dropped:
+        warnings.warn(
+            f"{schema.name}: debug mode ignores {', '.join(map(repr, dropped))} (as DALI's "
+            "does: the source runs in this process, where these arguments have no effect)",
+            UserWarning,
+            stacklevel=5,
+        )
+    return {key: value for key, value in kwargs.items() if key not in dropped}
+
+
 def _make_one(
     op_name: str, inputs: Sequence[Any], kwargs: Mapping[str, Any]
 ) -> DataNode | list[DataNode] | dict[str, DataNode]:
@@ -178,6 +194,9 @@ def _make_one(
     kwargs = dict(kwargs)
     common = {key: kwargs.pop(key) for key in COMMON_ARGS if key in kwargs}
     inputs, kwargs = schema.bind_positional(inputs, kwargs)
+    graph = Graph.current()
+    if schema.debug_unused is not None and graph is not None and graph.debug:
+        kwargs = _drop_debug_unused(schema, kwargs)
     schema.check_num_inputs(len(inputs))
     nodes = [_as_input(x) for x in inputs]
     host_source = is_host_source(entry, common.get("device"), nodes)

@@ -272,6 +272,9 @@ class Graph:
         owner: the object that owns the graph (the pipeline), returned by :meth:`current_owner`.
     """
 
+    debug = False
+    """Whether it is a debug-mode pipeline's graph (see ``OpSchema.debug_unused``)."""
+
     def __init__(self, owner: Any = None) -> None:
         self._owner = None if owner is None else weakref.ref(owner)
         self.ops: list[OpNode] = []

@@ -73,6 +73,8 @@ class _ReplayGraph(Graph):
     """The graph an iteration's replay "defines": each operator call gets the next operator of
     the defined graph, in order, with its batches."""
 
+    debug = True
+
     def __init__(self, ops: Sequence[OpNode], batches: Sequence[Sequence[Any]]) -> None:
         super().__init__()
         self._recorded = list(zip(ops, batches, strict=True))
@@ -117,6 +119,7 @@ class DebugPipeline(Pipeline):
 
     def __init__(self, exec_func: Callable[[], Any], **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self._graph.debug = True
         self._exec_func = exec_func
         self._debug_ops: list[OpNode] = []
         self._num_user_outputs = 0

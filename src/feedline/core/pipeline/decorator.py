@@ -14,6 +14,8 @@ from feedline.core.pipeline.pipeline import Pipeline
 __all__ = ["pipeline_def"]
 
 _PIPELINE_PARAMS = set(inspect.signature(Pipeline.__init__).parameters) - {"self"}
+DO_NOT_CONVERT_MARK = "_feedline_do_not_convert"
+"""Attribute that :func:`~feedline.pipeline.do_not_convert` sets on the functions it marks."""
 
 
 def pipeline_def(fn: Callable[..., Any] | None = None, **pipeline_kwargs: Any) -> Any:
@@ -27,7 +29,9 @@ def pipeline_def(fn: Callable[..., Any] | None = None, **pipeline_kwargs: Any) -
     runs again in every iteration, with the batches (see :mod:`~feedline.core.pipeline.debug`).
 
     Raises:
-        TypeError: the function takes ``**kwargs``.
+        TypeError: (when the factory is called) the function takes ``**kwargs``, which could
+            not be told apart from Pipeline arguments.
+        ValueError: the function is marked with ``@do_not_convert``.
 
     ``enable_conditionals=True`` (given to the decorator or to the call) transforms the function
     so that ``if``/``and``/``or``/``not`` on per-sample DataNodes run each branch on the samples
@@ -36,16 +40,22 @@ def pipeline_def(fn: Callable[..., Any] | None = None, **pipeline_kwargs: Any) -
     """
 
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
+        if getattr(func, DO_NOT_CONVERT_MARK, False):
+            raise ValueError("Pipeline definition cannot be marked with @do_not_convert.")
         signature = inspect.signature(func)
-        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in signature.parameters.values()):
-            raise TypeError(
-                f"@pipeline_def: {func.__name__} takes **kwargs, which cannot be told apart "
-                "from Pipeline arguments; name its parameters explicitly"
-            )
+        var_keyword = next(
+            (p.name for p in signature.parameters.values() if p.kind is p.VAR_KEYWORD), None
+        )
         func_params = set(signature.parameters)
 
         @functools.wraps(func)
         def create(*args: Any, **kwargs: Any) -> Any:
+            if var_keyword is not None:
+                raise TypeError(
+                    f"Using variadic keyword argument `**{var_keyword}` in a graph-defining "
+                    f"function is not allowed ({func.__name__} cannot tell its own keywords "
+                    "from Pipeline arguments; name its parameters explicitly)."
+                )
             ctor_params = _PIPELINE_PARAMS
             fn_kwargs = {k: v for k, v in kwargs.items() if k in func_params}
             pipe_kwargs = {**pipeline_kwargs}

@@ -26,13 +26,8 @@ def trace_conditionally(
     """Run the pipeline function ``func`` transformed, tracing its conditionals.
 
     An error raised inside is raised again with the user's frames in its message (see
-    :mod:`.explain`).
-
-    Raises:
-        ValueError: ``func`` is marked with :func:`do_not_convert`.
+    :mod:`.explain`). (``@pipeline_def`` refuses a function marked with :func:`do_not_convert`.)
     """
-    if getattr(func, "_feedline_do_not_convert", False):
-        raise ValueError("Pipeline definition cannot be marked with @do_not_convert.")
     function = converted(func, force=True)
     try:
         with graph_hook(ConditionStack()):

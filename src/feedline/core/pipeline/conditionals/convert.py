@@ -29,13 +29,14 @@ from feedline.core.pipeline.conditionals.transform import (
     transform_function,
     transform_lambda,
 )
+from feedline.core.pipeline.decorator import DO_NOT_CONVERT_MARK
 
 __all__ = ["call", "converted", "do_not_convert", "is_converted"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 _CONVERTED = runtime.CONVERTED
-_DO_NOT_CONVERT = "_feedline_do_not_convert"
+_DO_NOT_CONVERT = DO_NOT_CONVERT_MARK
 _SKIPPED_PACKAGES = frozenset({"feedline", "nvidia", "numpy", "cupy", "torch", "jax", "PIL"})
 _UNCONVERTIBLE_FLAGS = (
     inspect.CO_GENERATOR
@@ -54,9 +55,15 @@ _lock = threading.Lock()
 def do_not_convert(func: F | None = None) -> Any:
     """Keep ``func`` (and the functions defined inside it) out of the conditional transformation,
     e.g. for an ``external_source`` callback that must stay picklable. As DALI's
-    ``nvidia.dali.pipeline.do_not_convert``; usable with or without parentheses."""
+    ``nvidia.dali.pipeline.do_not_convert``; usable with or without parentheses.
+
+    Raises:
+        ValueError: ``func`` is a ``@pipeline_def`` factory (its definition is what converts).
+    """
     if func is None:
         return do_not_convert
+    if getattr(func, "_is_pipeline_def", False):
+        raise ValueError("Pipeline definition cannot be marked with @do_not_convert.")
     setattr(func, _DO_NOT_CONVERT, True)
     return func
 

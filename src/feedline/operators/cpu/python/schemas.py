@@ -275,6 +275,7 @@ EXTERNAL_SOURCE = OpSchema(
     random=False,
     positional_args=("source",),
     check=check_external_source,
+    debug_unused=("parallel", "prefetch_queue_depth", "bytes_per_sample_hint"),
 )
 
 
