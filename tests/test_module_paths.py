@@ -87,12 +87,34 @@ def test_a_dali_style_program_runs_after_the_rename() -> None:
         ("feedline.backend", "TensorListGPU", TensorListGPU),
         ("feedline.backend_impl", "TensorListCPU", TensorListCPU),
         ("feedline.backend_impl", "TensorListGPU", TensorListGPU),
+        ("feedline.backend_impl.types", "DALIDataType", feedline.types.DALIDataType),
+        ("feedline.backend_impl.types", "_DALIDataType", feedline.types.DALIDataType),
+        ("feedline.backend_impl.types", "TensorLayout", feedline.types.TensorLayout),
     ],
 )
 def test_facades_re_export_the_one_implementation(
     module: str, name: str, implementation: object
 ) -> None:
     assert getattr(importlib.import_module(module), name) is implementation
+
+
+def test_backend_impl_types_holds_every_data_type_and_constant() -> None:
+    from feedline.backend_impl import types as native_types
+
+    for member in feedline.types.DALIDataType:
+        assert getattr(native_types, member.name) is member
+    assert native_types.RGB is feedline.types.RGB
+    assert native_types.INTERP_LINEAR is feedline.types.INTERP_LINEAR
+
+
+def test_types_groups_the_numeric_types_in_dali_order() -> None:
+    names = [t.name for t in feedline.types._all_types]
+    assert names[0] == "BOOL"
+    assert names[1:9] == ["INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32", "UINT64"]
+    assert names[9:] == ["FLOAT16", "FLOAT", "FLOAT64"]
+    assert feedline.types._int_like_types == feedline.types._all_types[:9]
+    for dtype in feedline.types._all_types:
+        assert feedline.types.to_numpy_type(dtype) is not None
 
 
 @pytest.mark.parametrize("framework", ["pytorch", "jax", "numpy"])

@@ -1,6 +1,0 @@
-"""``feedline.backend_impl``: the path of DALI's compiled ``nvidia.dali.backend_impl`` module,
-which DALI code imports the tensor types from; the same classes as :mod:`feedline.backend`."""
-
-from feedline.backend import TensorCPU, TensorGPU, TensorListCPU, TensorListGPU
-
-__all__ = ["TensorCPU", "TensorGPU", "TensorListCPU", "TensorListGPU"]
