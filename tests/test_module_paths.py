@@ -173,3 +173,24 @@ def test_the_numba_paths_reach_the_registered_operator() -> None:
     assert NumbaFunction is numba_plugin.NumbaFunction is ops.experimental.NumbaFunction
     with pytest.raises(TypeError, match="run_fn"):
         numba_function()
+
+
+def test_backend_reports_a_cuda_version_without_loading_cupy_at_import() -> None:
+    script = textwrap.dedent(
+        """
+        import sys
+        import feedline.backend as backend
+        assert "cupy" not in sys.modules
+        version = backend.__cuda_version__
+        assert isinstance(version, int) and version >= 0
+        if "cupy" not in sys.modules:
+            assert version == 0
+        try:
+            backend.no_such_name
+        except AttributeError as error:
+            assert "no_such_name" in str(error)
+        else:
+            raise AssertionError("missing attribute not refused")
+        """
+    )
+    subprocess.run([sys.executable, "-c", script], check=True)
