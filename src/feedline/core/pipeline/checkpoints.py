@@ -1,5 +1,6 @@
 """What a pipeline's readers report, and checkpoints: where the consumer stands, saved as JSON
-and restored before the first iteration (every reader's position, the epoch, the iteration)."""
+and restored before the first iteration (every reader's position, the epoch, the iteration and
+the operators' seeds: random draws depend only on the seed, the iteration and the sample)."""
 
 from __future__ import annotations
 
@@ -40,6 +41,7 @@ class ReaderState:
     _consumed: int
     _epoch_idx: int
     _reader_states: dict[str, Any]
+    _seeds: dict[str, int]
 
     def build(self) -> None:
         """Build the pipeline (implemented by ``Pipeline``)."""
@@ -80,6 +82,7 @@ class ReaderState:
             "iteration": self._restored_iteration + self._consumed,
             "epoch_idx": self._epoch_idx,
             "readers": dict(self._reader_states),
+            "seeds": dict(self._seeds),
         }
 
     def checkpoint(self, filename: str | None = None) -> str:
@@ -102,13 +105,29 @@ class ReaderState:
             self._restore_from = dict(state)
             self._enable_checkpointing = True
 
+    def _initial_reader_states(self) -> None:
+        """Record where the readers start, so that a checkpoint taken before the first
+        iteration restores their order (their shuffling draws from their own seeds)."""
+        if self._enable_checkpointing:
+            for name, kernel in self._readers().items():
+                self._reader_states.setdefault(name, kernel.state_dict())  # type: ignore[attr-defined]
+
     def _apply_checkpoint(self, state: Mapping[str, Any]) -> None:
         readers = self._readers()
         for name, reader_state in state.get("readers", {}).items():
             if name not in readers:
                 raise RuntimeError(f"checkpoint names reader {name!r}, absent from this pipeline")
             readers[name].load_state_dict(reader_state)  # type: ignore[attr-defined]
+        seeds = state.get("seeds", {})
+        absent = sorted(set(seeds) - set(self._seeds))
+        if absent:
+            raise RuntimeError(
+                f"checkpoint names operator(s) {', '.join(map(repr, absent))}, absent from this "
+                "pipeline"
+            )
+        # in place: the executor reads the same mapping at every iteration
+        self._seeds.update({name: int(seed) for name, seed in seeds.items()})
         self._restored_iteration = int(state.get("iteration", 0))
         self._queue.restart_at(self._restored_iteration)
         self._epoch_idx = int(state.get("epoch_idx", 0))
-        self._reader_states = dict(state.get("readers", {}))
+        self._reader_states.update(state.get("readers", {}))

@@ -289,6 +289,7 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
         self._built = self._graph.frozen = True
         if self._restore_from is not None:
             self._apply_checkpoint(self._restore_from)
+        self._initial_reader_states()
 
     def _create_kernels(self, ops: list[OpNode], devices: tuple[str, ...]) -> list[Kernel]:
         """Create and set up the kernels of ``ops`` on ``devices`` not created yet; all of
