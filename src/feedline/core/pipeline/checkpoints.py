@@ -39,12 +39,18 @@ class ReaderState:
     _restore_from: dict[str, Any] | None
     _restored_iteration: int
     _consumed: int
+    _iteration_in_epoch: int
+    _is_restored: bool
     _epoch_idx: int
     _reader_states: dict[str, Any]
     _seeds: dict[str, int]
 
     def build(self) -> None:
         """Build the pipeline (implemented by ``Pipeline``)."""
+        raise NotImplementedError
+
+    def _all_kernels(self) -> list[Kernel]:
+        """Every built kernel, in order (implemented by ``Pipeline``)."""
         raise NotImplementedError
 
     def _readers(self) -> dict[str, Kernel]:
@@ -81,6 +87,7 @@ class ReaderState:
             "version": 1,
             "iteration": self._restored_iteration + self._consumed,
             "epoch_idx": self._epoch_idx,
+            "iteration_in_epoch": self._iteration_in_epoch,
             "readers": dict(self._reader_states),
             "seeds": dict(self._seeds),
         }
@@ -130,4 +137,10 @@ class ReaderState:
         self._restored_iteration = int(state.get("iteration", 0))
         self._queue.restart_at(self._restored_iteration)
         self._epoch_idx = int(state.get("epoch_idx", 0))
+        self._iteration_in_epoch = int(state.get("iteration_in_epoch", 0))
+        for kernel in self._all_kernels():
+            restore = getattr(kernel, "restore_position", None)
+            if restore is not None:
+                restore(self._epoch_idx, self._iteration_in_epoch)
+        self._is_restored = True
         self._reader_states.update(state.get("readers", {}))

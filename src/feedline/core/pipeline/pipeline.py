@@ -193,6 +193,8 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
         self._api_type: PipelineAPIType | None = None
         self._epoch_idx = 0
         self._consumed = 0
+        self._iteration_in_epoch = 0
+        self._is_restored = False
         self._restored_iteration = 0
         self._reader_states: dict[str, Any] = {}
         self._shared: tuple[TensorListCPU, ...] | None = None
@@ -412,6 +414,7 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
         if result.pending is not None:
             result = self._collect(result)
         self._consumed += 1
+        self._iteration_in_epoch += 1
         self._reader_states.update(result.reader_states)
         self._shared = result.outputs
         return result.outputs
@@ -457,6 +460,7 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
         if not self._queue.new_epoch():
             return
         self._epoch_idx += 1
+        self._iteration_in_epoch = 0
         for kernel in self._all_kernels():
             reset_epoch = getattr(kernel, "reset_epoch", None)
             if reset_epoch is not None:
