@@ -184,6 +184,7 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
         )
         self._graph = Graph(owner=self)
         self._outputs: list[DataNode] | None = None
+        self._outputs_error: TypeError | None = None
         self._built = False
         self._built_before_with: list[bool] = []
         self._executor: Executor | StagedExecutor | None = None
