@@ -41,6 +41,7 @@ class ReaderState:
     _consumed: int
     _iteration_in_epoch: int
     _is_restored: bool
+    _iterator_data: str
     _epoch_idx: int
     _reader_states: dict[str, Any]
     _seeds: dict[str, int]
@@ -94,13 +95,18 @@ class ReaderState:
 
     def checkpoint(self, filename: str | None = None) -> str:
         """The :meth:`state_dict` as JSON (also written to ``filename`` if given)."""
-        if not self._enable_checkpointing:
-            raise RuntimeError("checkpointing is disabled; pass enable_checkpointing=True")
-        text = json.dumps(self.state_dict())
+        text = self._get_checkpoint()
         if filename is not None:
             with open(filename, "w", encoding="utf-8") as handle:
                 handle.write(text)
         return text
+
+    def _get_checkpoint(self, iterator_data: str = "") -> str:
+        """The checkpoint text, with ``iterator_data`` (a framework iterator's counters, as
+        DALI's iterators store them) kept for the iterator that wraps the restored pipeline."""
+        if not self._enable_checkpointing:
+            raise RuntimeError("checkpointing is disabled; pass enable_checkpointing=True")
+        return json.dumps(self.state_dict() | {"iterator_data": iterator_data})
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Resume from :meth:`state_dict` (before the first iteration)."""
@@ -142,5 +148,6 @@ class ReaderState:
             restore = getattr(kernel, "restore_position", None)
             if restore is not None:
                 restore(self._epoch_idx, self._iteration_in_epoch)
+        self._iterator_data = str(state.get("iterator_data", ""))
         self._is_restored = True
         self._reader_states.update(state.get("readers", {}))

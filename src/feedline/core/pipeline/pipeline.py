@@ -196,6 +196,7 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
         self._consumed = 0
         self._iteration_in_epoch = 0
         self._is_restored = False
+        self._iterator_data = ""
         self._restored_iteration = 0
         self._reader_states: dict[str, Any] = {}
         self._shared: tuple[TensorListCPU, ...] | None = None
