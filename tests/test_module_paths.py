@@ -87,6 +87,9 @@ def test_a_dali_style_program_runs_after_the_rename() -> None:
         ("feedline.backend", "TensorListGPU", TensorListGPU),
         ("feedline.backend_impl", "TensorListCPU", TensorListCPU),
         ("feedline.backend_impl", "TensorListGPU", TensorListGPU),
+        ("feedline.backend_impl.types", "DALIDataType", feedline.types.DALIDataType),
+        ("feedline.backend_impl.types", "_DALIDataType", feedline.types.DALIDataType),
+        ("feedline.backend_impl.types", "TensorLayout", feedline.types.TensorLayout),
     ],
 )
 def test_facades_re_export_the_one_implementation(
@@ -95,12 +98,23 @@ def test_facades_re_export_the_one_implementation(
     assert getattr(importlib.import_module(module), name) is implementation
 
 
-def test_backend_reports_no_cuda_build() -> None:
-    """DALI programs compare ``backend.__cuda_version__`` with a version number."""
-    from feedline import backend
+def test_backend_impl_types_holds_every_data_type_and_constant() -> None:
+    from feedline.backend_impl import types as native_types
 
-    assert backend.__cuda_version__ == 0
-    assert backend.__cuda_version__ < 12200
+    for member in feedline.types.DALIDataType:
+        assert getattr(native_types, member.name) is member
+    assert native_types.RGB is feedline.types.RGB
+    assert native_types.INTERP_LINEAR is feedline.types.INTERP_LINEAR
+
+
+def test_types_groups_the_numeric_types_in_dali_order() -> None:
+    names = [t.name for t in feedline.types._all_types]
+    assert names[0] == "BOOL"
+    assert names[1:9] == ["INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32", "UINT64"]
+    assert names[9:] == ["FLOAT16", "FLOAT", "FLOAT64"]
+    assert feedline.types._int_like_types == feedline.types._all_types[:9]
+    for dtype in feedline.types._all_types:
+        assert feedline.types.to_numpy_type(dtype) is not None
 
 
 @pytest.mark.parametrize("framework", ["pytorch", "jax", "numpy"])
@@ -187,3 +201,24 @@ def test_operator_sub_namespaces_import_by_name() -> None:
         "refused feedline.fn.no_such_family",
         "refused feedline.fn.cast",
     ]
+
+
+def test_backend_reports_a_cuda_version_without_loading_cupy_at_import() -> None:
+    script = textwrap.dedent(
+        """
+        import sys
+        import feedline.backend as backend
+        assert "cupy" not in sys.modules
+        version = backend.__cuda_version__
+        assert isinstance(version, int) and version >= 0
+        if "cupy" not in sys.modules:
+            assert version == 0
+        try:
+            backend.no_such_name
+        except AttributeError as error:
+            assert "no_such_name" in str(error)
+        else:
+            raise AssertionError("missing attribute not refused")
+        """
+    )
+    subprocess.run([sys.executable, "-c", script], check=True)

@@ -27,3 +27,18 @@ def test_an_operator_function_is_the_same_object_on_every_access() -> None:
     assert fn.full is fn.full
     assert fn.random.uniform is fn.random.uniform
     assert fn.full is not fn.full_like
+
+
+def test_functions_carry_dalis_schema_name_and_their_namespace() -> None:
+    from feedline import ops
+
+    assert fn.readers.file._schema_name == "readers__File"
+    assert fn.readers.file.__module__ == "feedline.fn.readers"
+    assert fn.random_bbox_crop._schema_name == "RandomBBoxCrop"
+    assert fn.random_bbox_crop.__module__ == "feedline.fn"
+    for name in dir(fn):
+        member = getattr(fn, name)
+        if callable(member) and hasattr(member, "_schema_name"):
+            assert ops._op_name(member._schema_name) == name
+    assert fn._to_snake_case("COCOReader") == "coco_reader"
+    assert "_to_snake_case" not in dir(fn)

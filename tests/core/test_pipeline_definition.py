@@ -173,3 +173,30 @@ def test_data_node_constructed_as_in_dali() -> None:
     with pytest.raises(ValueError, match="feed_input: DataNode 'x' has no source operator"):
         pipe.feed_input(node, np.zeros((1, 1), np.int32))
     pipe.close()
+
+
+@pytest.mark.parametrize(
+    ("outputs", "message"),
+    [
+        (lambda: ("text",), r"The output 0 is a `<class 'str'>`\. Allowed types are ``DataNode``"),
+        (lambda: (1, None), r"The output 1 is a `<class 'NoneType'>`"),
+        (
+            lambda: (1, (2, [fn.constant(idata=[3])])),
+            r"Illegal pipeline output type\. The output 1 contains a nested `DataNode`",
+        ),
+    ],
+)
+def test_illegal_outputs_are_reported_by_build_in_dalis_words(outputs, message: str) -> None:
+    pipe = Pipeline(batch_size=1, num_threads=1, device_id=None)
+    with pipe:
+        pipe.set_outputs(*outputs())
+    with pytest.raises(TypeError, match=message):
+        pipe.build()
+
+
+def test_legal_constant_outputs_still_build() -> None:
+    pipe = Pipeline(batch_size=1, num_threads=1, device_id=None)
+    pipe.set_outputs(7, [1, 2], np.float32(0.5))
+    seven, pair, half = pipe.run()
+    assert (seven.as_array().tolist(), pair.at(0).tolist()) == ([7], [1, 2])
+    assert half.dtype is types.FLOAT

@@ -56,10 +56,22 @@ def test_construction_errors() -> None:
         TensorListCPU(np.float32(1))
     with pytest.raises(RuntimeError, match="strided"):
         TensorListCPU(np.zeros((4, 4))[:, ::2])
-    with pytest.raises(ValueError, match="same ndim"):
+    with pytest.raises(TypeError, match="position 1 cannot be converted to TensorCPU"):
         TensorListCPU([np.zeros(2), np.zeros((2, 2))])
-    with pytest.raises(ValueError, match="same dtype"):
+    with pytest.raises(TypeError, match="position 2 cannot be converted to TensorCPU"):
+        TensorListCPU(
+            [TensorCPU(np.zeros(2), "X"), TensorCPU(np.zeros(2), "X"), TensorCPU(np.zeros(2), "Y")]
+        )
+    with pytest.raises(TypeError, match="position 1 cannot be converted to TensorCPU"):
+        TensorListCPU([np.zeros(2), "text"])
+    with pytest.raises(
+        TypeError, match="position 1 has type 'int32' expected to have type 'float'"
+    ):
         TensorListCPU([np.zeros(2, np.float32), np.zeros(2, np.int32)])
+    with pytest.raises(
+        TypeError, match="position 1 has type 'bool' expected to have type 'double'"
+    ):
+        TensorListCPU([TensorCPU(np.zeros(2)), TensorCPU(np.zeros(2, bool))])
     with pytest.raises(ValueError, match="dimensions"):
         TensorListCPU(np.zeros((2, 3)), "HW")
     with pytest.raises(TypeError, match="integers or slices"):

@@ -89,6 +89,18 @@ def test_numpy_mapping_round_trips(np_dtype: type) -> None:
     assert to_numpy_dtype(from_numpy_dtype(np_dtype)) == np.dtype(np_dtype)
 
 
+@pytest.mark.parametrize(
+    "np_dtype", [np.bool_, np.int8, np.uint16, np.int64, np.float16, np.float64]
+)
+def test_calling_a_data_type_gives_its_buffer_format_with_dalis_warning(np_dtype: type) -> None:
+    with pytest.warns(Warning, match=r"Calling '\.dtype\(\)' is deprecated"):
+        code = from_numpy_dtype(np_dtype)()
+    assert code[0] == "="
+    assert np.dtype(code[1:]) == np.dtype(np_dtype)
+    with pytest.raises(TypeError, match="STRING"), pytest.warns(Warning):
+        DataType.STRING()
+
+
 def test_to_numpy_type_gives_the_scalar_type() -> None:
     assert types.to_numpy_type(types.FLOAT) is np.float32
     assert types.to_numpy_type(DataType.UINT16)(7) == np.uint16(7)

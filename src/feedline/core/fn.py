@@ -14,6 +14,7 @@ import types as _pytypes
 from typing import Any
 
 from feedline.core.graph import make_operator_call, resolve_schema
+from feedline.core.graph.names import schema_name, snake_case
 from feedline.core.plugins import get_registry
 from feedline.core.registry import OperatorEntry
 
@@ -23,7 +24,9 @@ __all__ = ["FnNamespace", "make_function"]
 def make_function(entry: OperatorEntry) -> Any:
     """The user-facing function of an operator (validates and adds a graph node when called).
 
-    Its docstring lists the devices that have kernels and the plugin providing each.
+    Its docstring lists the devices that have kernels and the plugin providing each; as in
+    DALI, ``_schema_name`` holds the operator's schema name (``readers__File``) and
+    ``__module__`` its namespace (``feedline.fn.readers``).
     """
     schema = entry.schema
     op_name = schema.name
@@ -31,10 +34,11 @@ def make_function(entry: OperatorEntry) -> Any:
     def operator_function(*inputs: Any, **kwargs: Any) -> Any:
         return make_operator_call(op_name, inputs, kwargs)
 
-    short = op_name.rsplit(".", 1)[-1]
+    *path, short = op_name.split(".")
     operator_function.__name__ = short
     operator_function.__qualname__ = op_name
-    operator_function.__module__ = "feedline.fn"
+    operator_function.__module__ = ".".join(["feedline.fn", *path])
+    operator_function._schema_name = schema_name(op_name)  # type: ignore[attr-defined]
     operator_function.__doc__ = entry.docstring()
     operator_function.__signature__ = schema.signature()  # type: ignore[attr-defined]
     return operator_function
@@ -70,6 +74,8 @@ class FnNamespace(_pytypes.ModuleType):
     def __getattr__(self, attr: str) -> Any:
         if attr.startswith("__"):
             raise AttributeError(attr)
+        if attr == "_to_snake_case" and not self._prefix:
+            return snake_case
         ops, subspaces = self._names()
         if attr in ops:
             # The same function each time (``fn.full is fn.full``, as in DALI) while the

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from feedline.core.graph import DataNode, make_operator_call
-from feedline.core.graph.names import class_name
+from feedline.core.graph.names import class_name, op_name
 from feedline.core.host_memory import from_dlpack, to_dlpack
 from feedline.core.plugins import get_registry
 from feedline.core.registry import OperatorEntry
@@ -201,10 +201,12 @@ _ROOT_EXTRAS: dict[str, Any] = {
     "_DataNode": DataNode,
     "_dlpack_from_array": to_dlpack,
     "_dlpack_to_array": from_dlpack,
+    "_op_name": op_name,
 }
 """What ``ops`` holds besides the operator classes: ``Compose`` and the private names of DALI's
-``nvidia.dali.ops`` that DALI programs and tests import (its ``DataNode`` alias and the DLPack
-helpers that ``DLTensorPythonFunction`` functions use)."""
+``nvidia.dali.ops`` that DALI programs and tests import (its ``DataNode`` alias, the DLPack
+helpers that ``DLTensorPythonFunction`` functions use and ``_op_name``, a schema name's ``fn`` or
+``ops`` name)."""
 
 
 class OpsNamespace(_pytypes.ModuleType):

@@ -15,7 +15,13 @@ from typing import Any
 import numpy as np
 
 from feedline.core.host_memory import CPU_DLPACK_DEVICE, address_of, copy_to_address, to_array
-from feedline.core.types import DataType, TensorLayout, from_numpy_dtype, refuse_enum_buffer
+from feedline.core.types import (
+    DataType,
+    TensorLayout,
+    dali_type_name,
+    from_numpy_dtype,
+    refuse_enum_buffer,
+)
 
 __all__ = ["BatchAccessors", "TensorAccessors", "TensorCPU", "TensorListCPU", "check_layout"]
 
@@ -64,6 +70,30 @@ def _stack(samples: Sequence[np.ndarray]) -> np.ndarray:
     if samples[0].dtype.metadata:
         return stacked.view(samples[0].dtype)
     return stacked
+
+
+def _list_item(item: Any, position: int) -> np.ndarray:
+    """One element of a list given to ``TensorListCPU``, as an array (DALI's error otherwise)."""
+    if isinstance(item, TensorCPU):
+        return item.raw_array()
+    try:
+        array = np.asarray(item)
+    except (TypeError, ValueError):
+        array = None
+    if array is None or array.dtype.kind in "OUS":
+        raise TypeError(f"Object at position {position} cannot be converted to TensorCPU.")
+    return array
+
+
+def _item_layout(item: Any) -> str:
+    return item.layout() if isinstance(item, TensorCPU) else ""
+
+
+def _type_name(dtype: np.dtype) -> str:
+    try:
+        return dali_type_name(from_numpy_dtype(dtype))
+    except TypeError:
+        return str(dtype)
 
 
 class TensorAccessors:
@@ -281,7 +311,9 @@ class TensorListCPU(BatchAccessors):
         is_pinned: whether the memory is page-locked (reported by :meth:`is_pinned`).
 
     Raises:
-        ValueError: 0-D input, mixed dtypes or ndims in a list, bad layout.
+        ValueError: 0-D input, bad layout.
+        TypeError: a list mixing dtypes (DALI's message), ndims or layouts, or holding what is
+            not an array.
         RuntimeError: a non-contiguous (strided) array.
     """
 
@@ -309,19 +341,21 @@ class TensorListCPU(BatchAccessors):
         self._layout = check_layout(layout, self.ndim) if len(self) else str(layout or "")
 
     def _init_from_list(self, items: Sequence[Any]) -> None:
-        arrays = [np.asarray(x.raw_array() if isinstance(x, TensorCPU) else x) for x in items]
+        arrays = [_list_item(x, i) for i, x in enumerate(items)]
         if not arrays:
             self._dense, self._samples = None, []
             return
-        ndims = {a.ndim for a in arrays}
-        dtypes = {a.dtype for a in arrays}
-        if len(ndims) > 1:
-            raise ValueError(f"all samples must have the same ndim, got {sorted(ndims)}")
-        if len(dtypes) > 1:
-            raise ValueError(
-                f"all samples must have the same dtype, got {sorted(map(str, dtypes))}"
-            )
-        from_numpy_dtype(arrays[0].dtype)
+        first = arrays[0]
+        for position, array in enumerate(arrays[1:], start=1):
+            if array.dtype != first.dtype:
+                raise TypeError(
+                    "Tensors cannot have different data types. Tensor at position "
+                    f"{position} has type '{_type_name(array.dtype)}' expected to have type "
+                    f"'{_type_name(first.dtype)}'."
+                )
+            if array.ndim != first.ndim or _item_layout(items[position]) != _item_layout(items[0]):
+                raise TypeError(f"Object at position {position} cannot be converted to TensorCPU.")
+        from_numpy_dtype(first.dtype)
         if len({a.shape for a in arrays}) == 1:
             self._dense, self._samples = _stack(arrays), None
         else:

@@ -9,6 +9,7 @@ create a graph node, is added by the graph layer in the public :mod:`feedline.ty
 from __future__ import annotations
 
 import enum
+import warnings
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -66,6 +67,20 @@ class DataType(enum.IntEnum):
     _DATA_TYPE_VEC = 26
     _INT64_VEC = 27
 
+    def __call__(self) -> str:
+        """DALI's deprecated ``tensor.dtype()`` (from when ``dtype`` was a method): the buffer
+        format of the type (``"=f"`` for FLOAT...), with DALI's warning.
+
+        Raises:
+            TypeError: the type has no buffer format (strings, enums, vectors...).
+        """
+        warnings.warn(
+            "Calling '.dtype()' is deprecated, please use '.dtype' instead", Warning, stacklevel=2
+        )
+        if self not in _NUMPY_OF:
+            raise TypeError(f"data type {self.name} has no buffer format")
+        return "=" + _STRUCT_CODE[_NUMPY_OF[self].kind + str(_NUMPY_OF[self].itemsize)]
+
 
 class InterpType(enum.IntEnum):
     """Interpolation methods of the geometric operators."""
@@ -115,6 +130,8 @@ _NUMPY_OF: dict[DataType, np.dtype] = {
     DataType.BOOL: np.dtype(np.bool_),
 }
 _TYPE_OF: dict[np.dtype, DataType] = {v: k for k, v in _NUMPY_OF.items()}
+_STRUCT_CODE = {"b1": "?", "i1": "b", "u1": "B", "i2": "h", "u2": "H", "i4": "i", "u4": "I"}
+_STRUCT_CODE |= {"i8": "q", "u8": "Q", "f2": "e", "f4": "f", "f8": "d"}
 
 _ENUM_TAG = "feedline_enum"
 ENUM_CLASSES: dict[DataType, type[enum.IntEnum]] = {
@@ -165,6 +182,13 @@ _ENUM_TYPE_NAMES = {
     DataType.IMAGE_TYPE: "DALIImageType",
     DataType.INTERP_TYPE: "DALIInterpType",
 }
+
+
+def dali_type_name(dtype: DataType) -> str:
+    """The name DALI's messages give a data type (``float`` for FLOAT, ``double`` for FLOAT64,
+    ``int8``, ``bool``..., the enum name for others)."""
+    dtype = DataType(dtype)
+    return _FLOATING.get(dtype) or _ENUM_TYPE_NAMES.get(dtype) or dtype.name.lower()
 
 
 def check_enum_cast(source: DataType, target: DataType) -> None:

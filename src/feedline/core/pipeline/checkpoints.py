@@ -1,5 +1,6 @@
 """What a pipeline's readers report, and checkpoints: where the consumer stands, saved as JSON
-and restored before the first iteration (every reader's position, the epoch, the iteration)."""
+and restored before the first iteration (every reader's position, the epoch, the iteration and
+the operators' seeds: random draws depend only on the seed, the iteration and the sample)."""
 
 from __future__ import annotations
 
@@ -38,11 +39,19 @@ class ReaderState:
     _restore_from: dict[str, Any] | None
     _restored_iteration: int
     _consumed: int
+    _iteration_in_epoch: int
+    _is_restored: bool
+    _iterator_data: str
     _epoch_idx: int
     _reader_states: dict[str, Any]
+    _seeds: dict[str, int]
 
     def build(self) -> None:
         """Build the pipeline (implemented by ``Pipeline``)."""
+        raise NotImplementedError
+
+    def _all_kernels(self) -> list[Kernel]:
+        """Every built kernel, in order (implemented by ``Pipeline``)."""
         raise NotImplementedError
 
     def _readers(self) -> dict[str, Kernel]:
@@ -79,18 +88,25 @@ class ReaderState:
             "version": 1,
             "iteration": self._restored_iteration + self._consumed,
             "epoch_idx": self._epoch_idx,
+            "iteration_in_epoch": self._iteration_in_epoch,
             "readers": dict(self._reader_states),
+            "seeds": dict(self._seeds),
         }
 
     def checkpoint(self, filename: str | None = None) -> str:
         """The :meth:`state_dict` as JSON (also written to ``filename`` if given)."""
-        if not self._enable_checkpointing:
-            raise RuntimeError("checkpointing is disabled; pass enable_checkpointing=True")
-        text = json.dumps(self.state_dict())
+        text = self._get_checkpoint()
         if filename is not None:
             with open(filename, "w", encoding="utf-8") as handle:
                 handle.write(text)
         return text
+
+    def _get_checkpoint(self, iterator_data: str = "") -> str:
+        """The checkpoint text, with ``iterator_data`` (a framework iterator's counters, as
+        DALI's iterators store them) kept for the iterator that wraps the restored pipeline."""
+        if not self._enable_checkpointing:
+            raise RuntimeError("checkpointing is disabled; pass enable_checkpointing=True")
+        return json.dumps(self.state_dict() | {"iterator_data": iterator_data})
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Resume from :meth:`state_dict` (before the first iteration)."""
@@ -102,13 +118,36 @@ class ReaderState:
             self._restore_from = dict(state)
             self._enable_checkpointing = True
 
+    def _initial_reader_states(self) -> None:
+        """Record where the readers start, so that a checkpoint taken before the first
+        iteration restores their order (their shuffling draws from their own seeds)."""
+        if self._enable_checkpointing:
+            for name, kernel in self._readers().items():
+                self._reader_states.setdefault(name, kernel.state_dict())  # type: ignore[attr-defined]
+
     def _apply_checkpoint(self, state: Mapping[str, Any]) -> None:
         readers = self._readers()
         for name, reader_state in state.get("readers", {}).items():
             if name not in readers:
                 raise RuntimeError(f"checkpoint names reader {name!r}, absent from this pipeline")
             readers[name].load_state_dict(reader_state)  # type: ignore[attr-defined]
+        seeds = state.get("seeds", {})
+        absent = sorted(set(seeds) - set(self._seeds))
+        if absent:
+            raise RuntimeError(
+                f"checkpoint names operator(s) {', '.join(map(repr, absent))}, absent from this "
+                "pipeline"
+            )
+        # in place: the executor reads the same mapping at every iteration
+        self._seeds.update({name: int(seed) for name, seed in seeds.items()})
         self._restored_iteration = int(state.get("iteration", 0))
         self._queue.restart_at(self._restored_iteration)
         self._epoch_idx = int(state.get("epoch_idx", 0))
-        self._reader_states = dict(state.get("readers", {}))
+        self._iteration_in_epoch = int(state.get("iteration_in_epoch", 0))
+        for kernel in self._all_kernels():
+            restore = getattr(kernel, "restore_position", None)
+            if restore is not None:
+                restore(self._epoch_idx, self._iteration_in_epoch)
+        self._iterator_data = str(state.get("iterator_data", ""))
+        self._is_restored = True
+        self._reader_states.update(state.get("readers", {}))

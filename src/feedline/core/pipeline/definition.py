@@ -14,11 +14,19 @@ from feedline.core.types import ScalarConstant
 __all__ = ["GraphDefinition", "require_source"]
 
 
+def _holds_data_node(value: Any) -> bool:
+    """Whether ``value`` is a list or tuple with a DataNode at any depth."""
+    if isinstance(value, list | tuple):
+        return any(isinstance(v, DataNode) or _holds_data_node(v) for v in value)
+    return False
+
+
 class GraphDefinition:
     """The graph-definition half of ``Pipeline``, which sets the attributes."""
 
     _graph: Graph
     _outputs: list[DataNode] | None
+    _outputs_error: TypeError | None
     _sinks: list[DataNode]
     _prepared: list[OpNode] | None
     _built_ops: list[OpNode]
@@ -70,23 +78,35 @@ class GraphDefinition:
 
     def set_outputs(self, *outputs: Any) -> None:
         """Set the pipeline outputs (DataNodes, or constants that become constant nodes: a
-        ``types.Constant`` scalar keeps its dtype)."""
+        ``types.Constant`` scalar keeps its dtype).
+
+        An output that is neither is reported when the pipeline is built, as in DALI, with its
+        ``TypeError`` and words: a list or tuple holding DataNodes (a missing ``*``), or a value
+        no constant can be made of (a string, ``None``...).
+        """
         nodes: list[DataNode] = []
+        self._outputs_error = None
         with self._graph:
             for index, value in enumerate(outputs):
                 if isinstance(value, DataNode):
                     nodes.append(require_source(value, f"output {index}"))
                 elif isinstance(value, ScalarConstant):
                     nodes.append(constant_node(value.value, dtype=value.dtype))
-                elif isinstance(value, list | tuple) and any(
-                    isinstance(v, DataNode) for v in value
-                ):
-                    raise TypeError(
-                        f"output {index} is a nested list of DataNodes; return a tuple for "
-                        "several outputs"
+                elif _holds_data_node(value):
+                    self._outputs_error = self._outputs_error or TypeError(
+                        f"Illegal pipeline output type. The output {index} contains a nested "
+                        "`DataNode`. Missing list/tuple expansion (*) is the likely cause."
                     )
                 else:
-                    nodes.append(constant_node(value))
+                    try:
+                        nodes.append(constant_node(value))
+                    except (TypeError, ValueError) as error:
+                        self._outputs_error = self._outputs_error or TypeError(
+                            f"Illegal output type. The output {index} is a `{type(value)}`. "
+                            "Allowed types are ``DataNode`` and types convertible to "
+                            "`types.Constant` (numerical constants, 1D lists/tuple of numbers "
+                            f"and ND arrays). ({error})"
+                        )
         self._outputs = nodes
 
     def define_graph(self) -> Any:
@@ -124,16 +144,17 @@ class GraphDefinition:
                     "outputs were already set (set_outputs(), @pipeline_def, "
                     "start_py_workers(), serialize() or an earlier build())"
                 )
-        if self._outputs is not None:
-            return
-        with self._graph:
-            result = (define_graph or self.define_graph)()
-        # As in DALI, define_graph may return its outputs as a tuple or a list.
-        if isinstance(result, tuple | list):
-            outputs = tuple(result)
-        else:
-            outputs = () if result is None else (result,)
-        self.set_outputs(*outputs)
+        if self._outputs is None:
+            with self._graph:
+                result = (define_graph or self.define_graph)()
+            # As in DALI, define_graph may return its outputs as a tuple or a list.
+            if isinstance(result, tuple | list):
+                outputs = tuple(result)
+            else:
+                outputs = () if result is None else (result,)
+            self.set_outputs(*outputs)
+        if self._outputs_error is not None:
+            raise self._outputs_error
 
     def _collect_graph(self) -> list[OpNode]:
         """The operators the outputs and sinks need (detached ones included, numbered into this

@@ -184,6 +184,7 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
         )
         self._graph = Graph(owner=self)
         self._outputs: list[DataNode] | None = None
+        self._outputs_error: TypeError | None = None
         self._built = False
         self._built_before_with: list[bool] = []
         self._executor: Executor | StagedExecutor | None = None
@@ -193,6 +194,9 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
         self._api_type: PipelineAPIType | None = None
         self._epoch_idx = 0
         self._consumed = 0
+        self._iteration_in_epoch = 0
+        self._is_restored = False
+        self._iterator_data = ""
         self._restored_iteration = 0
         self._reader_states: dict[str, Any] = {}
         self._shared: tuple[TensorListCPU, ...] | None = None
@@ -289,6 +293,7 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
         self._built = self._graph.frozen = True
         if self._restore_from is not None:
             self._apply_checkpoint(self._restore_from)
+        self._initial_reader_states()
 
     def _create_kernels(self, ops: list[OpNode], devices: tuple[str, ...]) -> list[Kernel]:
         """Create and set up the kernels of ``ops`` on ``devices`` not created yet; all of
@@ -411,6 +416,7 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
         if result.pending is not None:
             result = self._collect(result)
         self._consumed += 1
+        self._iteration_in_epoch += 1
         self._reader_states.update(result.reader_states)
         self._shared = result.outputs
         return result.outputs
@@ -456,6 +462,7 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
         if not self._queue.new_epoch():
             return
         self._epoch_idx += 1
+        self._iteration_in_epoch = 0
         for kernel in self._all_kernels():
             reset_epoch = getattr(kernel, "reset_epoch", None)
             if reset_epoch is not None:

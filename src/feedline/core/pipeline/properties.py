@@ -194,6 +194,7 @@ class PipelineProperties:
     _concurrency: OperatorConcurrency | None
     _enable_memory_stats: bool
     _enable_checkpointing: bool
+    _is_restored: bool
     _py_num_workers: int | None
     _py_start_method: str
     _py_callback_pickler: Any
@@ -332,6 +333,12 @@ class PipelineProperties:
     def enable_checkpointing(self) -> bool:
         """Whether :meth:`checkpoint` is allowed."""
         return self._enable_checkpointing
+
+    @property
+    def is_restored_from_checkpoint(self) -> bool:
+        """Whether this pipeline was restored from a checkpoint (``checkpoint=`` or
+        ``load_state_dict``)."""
+        return self._is_restored
 
     @property
     def py_num_workers(self) -> int | None:

@@ -102,8 +102,10 @@ class BaseIterator(ResumableState):
             pipe.build()
         if reader_name is not None:
             self._init_from_reader(reader_name)
+        self._restore_from_pipelines()
         self._initial_state = self._capture_state()
-        if prepare_first_batch:
+        # restored at the end of an epoch: the first batch comes after the next reset
+        if prepare_first_batch and not self._consumed:
             try:
                 self._first_batch = self._produce()
             except StopIteration:

@@ -1,12 +1,18 @@
-"""The resumable position of an iterator: ``state_dict()`` and ``load_state_dict()``.
+"""The resumable position of an iterator: ``state_dict()`` and ``load_state_dict()``, and DALI's
+``checkpoints()``.
 
 :class:`ResumableState` is a mixin of :class:`~feedline.plugins.iterator.base.BaseIterator`: it
-saves and restores the epoch counters the base keeps, with the states of its pipelines.
+saves and restores the epoch counters the base keeps, with the states of its pipelines. DALI's
+way works too: ``checkpoints()`` gives one pipeline checkpoint per pipeline with the iterator's
+counters inside, and an iterator made of pipelines restored from them (``checkpoint=``) takes
+its counters back when it is created.
 """
 
 from __future__ import annotations
 
 import copy
+import json
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -93,6 +99,9 @@ class ResumableState:
             )
         for pipe, pipe_state in zip(self._pipes, pipe_states, strict=True):
             pipe.load_state_dict(pipe_state)
+        self._apply_counters(counters)
+
+    def _apply_counters(self, counters: Mapping[str, Any]) -> None:
         self._counter = int(counters["counter"])
         self._size = int(counters["size"])
         if self._reader_name is not None:
@@ -101,3 +110,61 @@ class ResumableState:
             self._shards_id = np.array(counters["shards_id"], dtype=np.int64)
         # A `for` loop over the resumed iterator starts a new epoch only if the saved one ended.
         self._consumed = 0 < self._size <= self._counter
+
+    def checkpoints(self) -> list[str]:
+        """DALI's iterator checkpoints: one checkpoint per pipeline (as ``Pipeline.checkpoint()``
+        gives), each with this iterator's counters, taken after the last batch handed out.
+
+        Create the pipelines again with ``checkpoint=`` (one each, in order) and an iterator
+        with the same arguments over them: it continues with the batch after the saved one.
+
+        Raises:
+            ValueError: the pipelines were created without ``enable_checkpointing=True``.
+        """
+        if not all(getattr(pipe, "enable_checkpointing", False) for pipe in self._pipes):
+            raise ValueError("Cannot access checkpoints with checkpointing disabled")
+        state = self.state_dict()
+        counters = json.dumps(state["iterator"])
+        return [
+            json.dumps(pipe_state | {"iterator_data": counters})
+            for pipe_state in state["pipelines"]
+        ]
+
+    def _restore_from_pipelines(self) -> None:
+        """Take the counters saved by :meth:`checkpoints` back from pipelines restored from
+        those checkpoints (DALI's warnings when only some were, or they disagree)."""
+        restored = [getattr(pipe, "is_restored_from_checkpoint", False) for pipe in self._pipes]
+        if not any(restored):
+            return
+        data = [getattr(pipe, "_iterator_data", "") for pipe in self._pipes]
+        if not all(restored):
+            warnings.warn(
+                "Some, but not all of the pipelines used were restored from checkpoint. This "
+                "iterator might produce unexpected results.",
+                stacklevel=3,
+            )
+        elif any(d != data[0] for d in data):
+            warnings.warn(
+                "The provided pipelines had different iterator data in the checkpoints they "
+                "were restored from. This iterator might produce unexpected results.",
+                stacklevel=3,
+            )
+        if not data[0]:
+            warnings.warn(
+                "Iterator data was not saved in the checkpoint (it is a pipeline's checkpoint, "
+                "not one of an iterator's checkpoints()). This iterator might produce "
+                "unexpected results.",
+                stacklevel=3,
+            )
+            return
+        try:
+            counters = json.loads(data[0])
+        except json.JSONDecodeError:
+            raise ValueError("the checkpoint's iterator data is not valid JSON") from None
+        expected = {key: np.shape(value) for key, value in self._counters().items()}
+        if {key: np.shape(value) for key, value in counters.items()} != expected:
+            raise ValueError(
+                "the checkpoint's iterator counters do not match this iterator's: it was saved "
+                "with another reader_name, size or number of shards"
+            )
+        self._apply_counters(counters)

@@ -29,7 +29,7 @@ def definition(sample: np.ndarray, num_classes: int, axis: int, on: float, off: 
     hnp.arrays(
         np.int32, hnp.array_shapes(min_dims=0, max_dims=3, max_side=3), elements=st.integers(-1, 5)
     ),
-    st.integers(1, 5),
+    st.integers(0, 5),
     st.data(),
 )
 def test_one_hot_follows_the_definition(
@@ -65,10 +65,16 @@ def test_one_hot_legacy_scalars_and_default_layout() -> None:
     assert layout == "C" and out[0].tolist() == [0.0, 1.0, 0.0] and out[1].tolist() == [0.0] * 3
 
 
+def test_one_hot_without_num_classes_gives_an_empty_class_axis_as_dali() -> None:
+    out, _ = run_op("one_hot", [np.array([3, 1], np.uint8), np.array([0, 7], np.uint8)], None)
+    assert [o.shape for o in out] == [(2, 0), (2, 0)]
+    assert out[0].dtype == np.float32
+
+
 @pytest.mark.parametrize(
     ("kwargs", "message"),
     [
-        ({"num_classes": 0}, "num_classes"),
+        ({"num_classes": -1}, "'num_classes' = -1 must not be negative"),
         ({"num_classes": 3, "axis": 3}, r"out of range \[-1, 1\]"),
         ({"num_classes": 3, "axis_name": "CD"}, 'It must be a single character, got "CD"'),
         ({"num_classes": 3, "dtype": float}, "Python type 'float'"),

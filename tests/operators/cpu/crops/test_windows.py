@@ -67,6 +67,22 @@ def test_roi_random_crop_forms() -> None:
     assert all(0 <= s[0] <= 2 and 0 <= s[1] <= 2 for s in bounded + from_input)
 
 
+def test_roi_random_crop_bounds_by_the_inputs_leading_dimensions() -> None:
+    data = [np.zeros((12, 40, 3), np.uint8)] * 2
+    ((inside, _),) = build(
+        lambda: fn.roi_random_crop(
+            feed(data), crop_shape=[10, 10], roi_start=[0, 0], roi_end=[12, 40]
+        )
+    )
+    assert all(0 <= s[0] <= 2 and 0 <= s[1] <= 30 for s in inside)
+    with pytest.raises((OperatorError, ValueError), match="ROI can't be out of bounds"):
+        build(
+            lambda: fn.roi_random_crop(
+                feed(data), crop_shape=[10, 10], roi_start=[0, 0], roi_end=[30, 30]
+            )
+        )
+
+
 def test_roi_random_crop_per_sample_arguments() -> None:
     starts = [np.array([0], np.int32), np.array([100], np.int32)]
     ((out, _),) = build(

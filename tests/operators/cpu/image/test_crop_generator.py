@@ -52,6 +52,14 @@ def test_window_lies_inside_the_shape() -> None:
         assert np.all(extent > 0) and np.all(anchor >= 0) and np.all(anchor + extent <= image)
 
 
+@pytest.mark.parametrize("pair", [([0, 0], [1, -1]), ([-1, 5, 3], [4, 0, 3])])
+def test_a_shape_without_area_gives_an_empty_window_as_dali(pair: Any) -> None:
+    shapes = [np.array(s, np.int64) for s in pair]
+    (anchors, _), (extents, _) = build(lambda: tuple(fn.random_crop_generator(feed(shapes))))
+    assert [a.tolist() for a in anchors] == [[0, 0]] * 2
+    assert [e.tolist() for e in extents] == [[0, 0]] * 2
+
+
 @pytest.mark.parametrize(
     ("samples", "kwargs", "message"),
     [

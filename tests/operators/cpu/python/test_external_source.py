@@ -134,6 +134,27 @@ def test_source_given_positionally_and_default_prefetch_depth() -> None:
         twice()
 
 
+def test_num_outputs_given_positionally_after_the_source() -> None:
+    batches = [[np.array([1], np.uint8)], [np.array([2, 3], np.uint8)]]
+
+    @pipeline_def(batch_size=1, num_threads=1, device_id=None)
+    def pair():
+        first, second = fn.external_source(lambda: batches, 2)
+        return first, second
+
+    first, second = pair().run()
+    assert (first.at(0).tolist(), second.at(0).tolist()) == ([1], [2, 3])
+
+    @pipeline_def(batch_size=1, num_threads=1, device_id=None)
+    def three():
+        return fn.external_source(lambda: batches, 2, 3)
+
+    with pytest.raises(
+        TypeError, match=r"at most 2 positional argument\(s\) \(source, num_outputs\)"
+    ):
+        three()
+
+
 def test_per_sample_mode_without_arguments_and_from_iterators() -> None:
     count = iter(range(100))
     pipe = single(lambda: np.array([next(count)], np.int32), batch_size=3, batch=False)

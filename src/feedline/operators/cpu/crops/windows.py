@@ -64,7 +64,8 @@ class RoiRandomCropKernel(SampleKernel):
             roi_end = roi_start + _vector("roi_shape", args["roi_shape"], ndim)
         in_shape = None
         if inputs:
-            in_shape = _vector("the input's shape", inputs[0].shape, ndim)
+            # as DALI: the input's leading dimensions, one per crop dimension (HW of an HWC image)
+            in_shape = _vector("the input's shape", inputs[0].shape[:ndim], ndim)
         elif args.get("in_shape") is not None:
             in_shape = _vector("in_shape", args["in_shape"], ndim)
         if in_shape is not None:

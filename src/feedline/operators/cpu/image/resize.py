@@ -293,5 +293,8 @@ class RandomCropGeneratorKernel(SampleKernel):
                 "Expected a 1D tensor with 2 or 3 values representing an input shape (HW or "
                 f"HWC), got shape {shape.shape}"
             )
-        y, x, h, w = rrc_window(args, int(shape[0]), int(shape[1]), sample.rng)
+        height, width = int(shape[0]), int(shape[1])
+        if height <= 0 or width <= 0:  # as DALI: an empty window for an empty (or invalid) shape
+            return np.zeros(2, np.int32), np.zeros(2, np.int32)
+        y, x, h, w = rrc_window(args, height, width, sample.rng)
         return np.array([y, x], np.int32), np.array([h, w], np.int32)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -90,6 +91,36 @@ class ExternalSourceKernel(Kernel):
         # even when another source ended the data in it.
         self.fetches_input = self._kind != "push"
         self._fetched: dict[int, list[TensorListCPU] | _WorkerFailure] = {}
+        self._warn_if_not_restorable()
+
+    def _warn_if_not_restorable(self) -> None:
+        """DALI's warning: a checkpoint restores callables that take the sample or batch index
+        (they are called again from the saved position); other sources keep no state."""
+        pipeline = self.ctx.pipeline
+        if self._kind == "push" or not getattr(pipeline, "enable_checkpointing", False):
+            return
+        if self._kind == "callable" and self._arity:
+            return
+        kinds = {
+            "callable": "parameterless callable",
+            "generator_function": "a generator function",
+            "iterable": "an iterable",
+        }
+        reason = f"with {kinds[self._kind]} as a 'source'"
+        warnings.warn(
+            f"Checkpointing enabled in a pipeline with external source operator, {reason}. "
+            "DALI doesn't capture state of such 'source'. When loading the checkpoint, the "
+            "'source' must be manually adjusted by the user to start from the correct point, "
+            "otherwise it will start from the beginning, potentially leading to mismatch with "
+            f"other data sources ({self._what}).",
+            stacklevel=2,
+        )
+
+    def restore_position(self, epoch_idx: int, iteration: int) -> None:
+        """Continue from a checkpoint: the next batch is ``iteration`` of epoch ``epoch_idx``
+        (what a callable taking the sample or batch index is asked for next)."""
+        self._epoch_idx = epoch_idx
+        self._iteration = self._scheduled = iteration
 
     def _setup_parallel(self) -> None:
         pipeline = self.ctx.pipeline

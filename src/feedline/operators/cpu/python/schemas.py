@@ -273,7 +273,7 @@ EXTERNAL_SOURCE = OpSchema(
         ),
     ),
     random=False,
-    positional_args=("source",),
+    positional_args=("source", "num_outputs"),
     check=check_external_source,
     debug_unused=("parallel", "prefetch_queue_depth", "bytes_per_sample_hint"),
 )
