@@ -19,6 +19,7 @@ __all__ = [
     "DALIClassificationIterator",
     "DALIGenericIterator",
     "DALIRaggedIterator",
+    "FeedError",
     "GenericIterator",
     "LastBatchPolicy",
     "RaggedIterator",
