@@ -45,13 +45,9 @@ class RealPipelines:
         pipes: int = 1,
         pad: bool = False,
         stick: bool = False,
-        checkpoints: list[str] | None = None,
         **reader_kwargs: Any,
     ) -> list[Pipeline]:
-        """One ``readers.file`` pipeline per shard ``0..pipes-1``; output: the labels ``1..n``.
-
-        ``checkpoints`` (one per pipeline, or None) makes checkpointing pipelines restored from
-        them; ``[]`` makes checkpointing pipelines that start afresh."""
+        """One ``readers.file`` pipeline per shard ``0..pipes-1``; output: the labels ``1..n``."""
         # Written once per data set: rewriting a file that a live reader maps is a bus error.
         folder = self._root / f"files_{n}"
         files = [str(folder / f"{i:02d}.bin") for i in range(1, n + 1)]
@@ -74,14 +70,7 @@ class RealPipelines:
             )
             return label
 
-        if checkpoints is None:
-            made = [graph(shard_id=k) for k in range(pipes)]
-        else:
-            restore_from = checkpoints or [None] * pipes
-            made = [
-                graph(shard_id=k, enable_checkpointing=True, checkpoint=restore_from[k])
-                for k in range(pipes)
-            ]
+        made = [graph(shard_id=k) for k in range(pipes)]
         self._made.extend(made)
         return made
 

@@ -92,12 +92,6 @@ class ReaderState:
                 handle.write(text)
         return text
 
-    @property
-    def restored_checkpoint(self) -> dict[str, Any] | None:
-        """The checkpoint given as ``checkpoint=`` (restored at build), or None; framework
-        iterators read the part they saved in it (``iterator_data``)."""
-        return self._restore_from
-
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Resume from :meth:`state_dict` (before the first iteration)."""
         if self._built and (not self._queue.empty() or self._consumed):

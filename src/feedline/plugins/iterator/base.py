@@ -102,22 +102,19 @@ class BaseIterator(ResumableState):
             pipe.build()
         if reader_name is not None:
             self._init_from_reader(reader_name)
-        restored = self._restore_from_checkpoints()
         self._initial_state = self._capture_state()
         if prepare_first_batch:
             try:
                 self._first_batch = self._produce()
             except StopIteration:
-                # Pipelines restored at the end of an epoch have no batch left in it.
-                if not restored:
-                    raise RuntimeError(
-                        "It seems that there is no data in the pipeline. This may happen if "
-                        "`last_batch_policy` is set to PARTIAL and the requested batch size is "
-                        "greater than the shard size. (The first batch found the epoch empty: "
-                        f"last_batch_policy={self._policy.name}, batch_size={self.batch_size}; "
-                        "use LastBatchPolicy.PARTIAL or FILL, or a smaller batch, or check "
-                        "that the pipeline's source does not raise StopIteration at once.)"
-                    ) from None
+                raise RuntimeError(
+                    "It seems that there is no data in the pipeline. This may happen if "
+                    "`last_batch_policy` is set to PARTIAL and the requested batch size is "
+                    "greater than the shard size. (The first batch found the epoch empty: "
+                    f"last_batch_policy={self._policy.name}, batch_size={self.batch_size}; "
+                    "use LastBatchPolicy.PARTIAL or FILL, or a smaller batch, or check that "
+                    "the pipeline's source does not raise StopIteration at once.)"
+                ) from None
 
     # ---------------------------------------------------------------- configuration
 

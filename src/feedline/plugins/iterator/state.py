@@ -7,8 +7,6 @@ saves and restores the epoch counters the base keeps, with the states of its pip
 from __future__ import annotations
 
 import copy
-import json
-import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -17,9 +15,6 @@ import numpy as np
 __all__ = ["ResumableState"]
 
 _STATE_FORMAT = "feedline.iterator/1"
-#: The key of a pipeline checkpoint (from :meth:`ResumableState.checkpoints`) that holds the
-#: iterator's counters, as DALI's ``iterator_data``.
-ITERATOR_DATA_KEY = "iterator_data"
 
 
 class ResumableState:
@@ -64,67 +59,6 @@ class ResumableState:
             return copy.deepcopy(self._initial_state)
         return self._capture_state()
 
-    def checkpoints(self) -> list[str]:
-        """DALI's checkpoints: one JSON checkpoint per pipeline, as of the last batch handed out.
-
-        Each is the pipeline's checkpoint with the iterator's counters added
-        (``iterator_data``); pipelines created with ``checkpoint=`` one of them (in the same
-        order) give an iterator that continues where this one stands.
-
-        Raises:
-            ValueError: the pipelines were created without ``enable_checkpointing=True``.
-        """
-        if not all(getattr(pipe, "enable_checkpointing", False) for pipe in self._pipes):
-            raise ValueError(
-                "Cannot access checkpoints with checkpointing disabled: create the pipelines "
-                "with enable_checkpointing=True"
-            )
-        state = self.state_dict()
-        return [
-            json.dumps({**pipe_state, ITERATOR_DATA_KEY: state["iterator"]})
-            for pipe_state in state["pipelines"]
-        ]
-
-    def _restore_from_checkpoints(self) -> bool:
-        """Take the counters saved in the checkpoints the pipelines were created from.
-
-        Returns:
-            Whether any pipeline was restored from a checkpoint.
-        """
-        restored = [getattr(pipe, "restored_checkpoint", None) for pipe in self._pipes]
-        if not any(restored):
-            return False
-        saved = [(cp or {}).get(ITERATOR_DATA_KEY) for cp in restored]
-        if not all(saved) or any(data != saved[0] for data in saved):
-            warnings.warn(
-                "the pipelines were not all restored from checkpoints of one iterator (some "
-                "lack iterator data or hold different data): the iterator starts its epoch "
-                "counters from the first pipeline's and may produce unexpected results",
-                UserWarning,
-                stacklevel=4,
-            )
-        data = next((d for d in saved if d), None)
-        if data is not None:
-            self._load_counters(data)
-        return True
-
-    def _check_counters(self, counters: Mapping[str, Any]) -> None:
-        shapes = {key: np.shape(value) for key, value in counters.items()}
-        if shapes != {key: np.shape(value) for key, value in self._counters().items()}:
-            raise ValueError(
-                f"the state's iterator counters {shapes} do not match this iterator's: it was "
-                "saved with another reader_name, size or number of shards"
-            )
-
-    def _load_counters(self, counters: Mapping[str, Any]) -> None:
-        self._check_counters(counters)
-        self._counter = int(counters["counter"])
-        self._size = int(counters["size"])
-        if self._reader_name is not None:
-            self._counter_per_gpu = np.array(counters["counter_per_gpu"], dtype=np.int64)
-            self._shard_sizes_per_gpu = np.array(counters["shard_sizes_per_gpu"], dtype=np.int64)
-            self._shards_id = np.array(counters["shards_id"], dtype=np.int64)
-
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
         """Resume from :meth:`state_dict` of an iterator with the same arguments and pipelines.
 
@@ -146,9 +80,12 @@ class ResumableState:
                 f"not an iterator state (expected format {_STATE_FORMAT!r}, got {found!r})"
             )
         counters, pipe_states = state.get("iterator"), state.get("pipelines")
-        if not isinstance(counters, Mapping):
-            raise ValueError("the state holds no iterator counters ('iterator')")
-        self._check_counters(counters)
+        shapes = {key: np.shape(value) for key, value in (counters or {}).items()}
+        if shapes != {key: np.shape(value) for key, value in self._counters().items()}:
+            raise ValueError(
+                f"the state's iterator counters {shapes} do not match this iterator's: it was "
+                "saved with another reader_name, size or number of shards"
+            )
         if not isinstance(pipe_states, Sequence) or len(pipe_states) != len(self._pipes):
             raise ValueError(
                 f"the state holds {len(pipe_states or ())} pipeline states but the iterator has "
@@ -156,6 +93,11 @@ class ResumableState:
             )
         for pipe, pipe_state in zip(self._pipes, pipe_states, strict=True):
             pipe.load_state_dict(pipe_state)
-        self._load_counters(counters)
+        self._counter = int(counters["counter"])
+        self._size = int(counters["size"])
+        if self._reader_name is not None:
+            self._counter_per_gpu = np.array(counters["counter_per_gpu"], dtype=np.int64)
+            self._shard_sizes_per_gpu = np.array(counters["shard_sizes_per_gpu"], dtype=np.int64)
+            self._shards_id = np.array(counters["shards_id"], dtype=np.int64)
         # A `for` loop over the resumed iterator starts a new epoch only if the saved one ended.
         self._consumed = 0 < self._size <= self._counter
