@@ -308,3 +308,24 @@ def test_missing_torch_is_reported_when_an_iterator_is_created() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "pip install 'feedline[torch]'" in out.stdout
+
+
+# ------------------------------------------------------------------------- feed_ndarray
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.float16, np.float64, np.bool_])
+def test_feed_ndarray_copies_tensors_and_dense_batches(dtype: type) -> None:
+    values = (np.arange(12).reshape(2, 2, 3) % 2).astype(dtype)
+    batch = TensorListCPU(values)
+    for source, expected in [(batch, values), (batch[1], values[1])]:
+        target = torch.zeros(expected.shape, dtype=torch.from_numpy(expected).dtype)
+        assert pt.feed_ndarray(source, target) is target
+        np.testing.assert_array_equal(target.numpy(), expected)
+
+
+def test_feed_ndarray_refuses_another_dtype_or_shape() -> None:
+    batch = TensorListCPU(np.ones((2, 3), np.float32))
+    with pytest.raises(AssertionError, match="element type .* doesn't match .* PyTorch Tensor"):
+        pt.feed_ndarray(batch, torch.empty((2, 3), dtype=torch.float64))
+    with pytest.raises(pt.FeedError, match=r"Shapes do not match.*\[2, 3\].*\[3, 2\]"):
+        pt.feed_ndarray(batch, torch.empty((3, 2), dtype=torch.float32))

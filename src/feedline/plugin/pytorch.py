@@ -9,6 +9,7 @@ from feedline.plugins.pytorch import (
     GenericIterator,
     LastBatchPolicy,
     RaggedIterator,
+    feed_ndarray,
 )
 
 __all__ = [
@@ -19,4 +20,5 @@ __all__ = [
     "GenericIterator",
     "LastBatchPolicy",
     "RaggedIterator",
+    "feed_ndarray",
 ]

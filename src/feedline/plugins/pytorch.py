@@ -19,9 +19,11 @@ __all__ = [
     "DALIClassificationIterator",
     "DALIGenericIterator",
     "DALIRaggedIterator",
+    "FeedError",
     "GenericIterator",
     "LastBatchPolicy",
     "RaggedIterator",
+    "feed_ndarray",
     "feedline_register_iterators",
 ]
 
@@ -34,6 +36,49 @@ def _import_torch() -> Any:
             "the PyTorch iterators need PyTorch: pip install 'feedline[torch]'"
         ) from exc
     return torch
+
+
+class FeedError(AssertionError, ValueError):
+    """:func:`feed_ndarray` was given a target of another dtype or shape (an
+    ``AssertionError`` as in DALI, and a ``ValueError``)."""
+
+
+def feed_ndarray(tensor: Any, arr: Any, cuda_stream: Any = None) -> Any:
+    """Copy a pipeline tensor or dense tensor list into the existing ``torch.Tensor`` ``arr``.
+
+    Args:
+        tensor: a ``TensorCPU``/``TensorGPU`` or a dense ``TensorListCPU``/``TensorListGPU``.
+        arr: the target, of the same dtype and shape, on the CPU or a GPU.
+        cuda_stream: for a GPU target, the stream to copy on (a ``torch.cuda.Stream`` or a raw
+            stream handle); None: PyTorch's current stream.
+
+    Returns:
+        ``arr``.
+
+    Raises:
+        FeedError: the dtypes or shapes differ.
+    """
+    torch = _import_torch()
+    source = torch.from_dlpack(tensor)
+    if source.dtype != arr.dtype:
+        raise FeedError(
+            "The element type of DALI Tensor/TensorList doesn't match the element type of the "
+            f"target PyTorch Tensor: {source.dtype} vs {arr.dtype}"
+        )
+    if tuple(source.shape) != tuple(arr.shape):
+        raise FeedError(
+            f"Shapes do not match: the tensor has shape {list(source.shape)}, but the PyTorch "
+            f"Tensor has shape {list(arr.shape)}"
+        )
+    if arr.is_cuda and cuda_stream is not None:
+        stream = cuda_stream
+        if not isinstance(stream, torch.cuda.Stream):
+            stream = torch.cuda.ExternalStream(int(stream), device=arr.device)
+        with torch.cuda.stream(stream):
+            arr.copy_(source, non_blocking=True)
+    else:
+        arr.copy_(source)
+    return arr
 
 
 class GenericIterator(BaseIterator):

@@ -110,11 +110,12 @@ class BaseIterator(ResumableState):
                 self._first_batch = self._produce()
             except StopIteration:
                 raise RuntimeError(
-                    "no data in the pipeline for the first batch: the epoch is empty. This "
-                    f"happens with last_batch_policy={self._policy.name} when batch_size="
-                    f"{self.batch_size} is larger than the shard (use LastBatchPolicy.PARTIAL "
-                    "or FILL, or a smaller batch), or when the pipeline's source raised "
-                    "StopIteration at once"
+                    "It seems that there is no data in the pipeline. This may happen if "
+                    "`last_batch_policy` is set to PARTIAL and the requested batch size is "
+                    "greater than the shard size. (The first batch found the epoch empty: "
+                    f"last_batch_policy={self._policy.name}, batch_size={self.batch_size}; "
+                    "use LastBatchPolicy.PARTIAL or FILL, or a smaller batch, or check that "
+                    "the pipeline's source does not raise StopIteration at once.)"
                 ) from None
 
     # ---------------------------------------------------------------- configuration
@@ -125,7 +126,7 @@ class BaseIterator(ResumableState):
         except TypeError:
             raise TypeError(f"size must be an int, got {size!r}") from None
         if size == 0:
-            raise IteratorError("size cannot be 0 (use -1 for 'until the pipeline stops')")
+            raise IteratorError("Size cannot be 0 (use -1 for 'until the pipeline stops')")
         reader_name = self._reader_name
         if reader_name is not None:
             if size > 0:
@@ -141,8 +142,8 @@ class BaseIterator(ResumableState):
         elif size < 0:
             if len(self._pipes) > 1:
                 raise IteratorError(
-                    f"with {len(self._pipes)} pipelines give reader_name= (or size=): without "
-                    "them (size < 0) only a single pipeline is supported"
+                    "Negative size is supported only for a single pipeline: with "
+                    f"{len(self._pipes)} pipelines give reader_name= (or size=)"
                 )
             if self._policy is not LastBatchPolicy.FILL or self._padded:
                 warnings.warn(

@@ -68,7 +68,8 @@ def parse_policy(fill_last_batch: bool | None, last_batch_policy: Any) -> LastBa
         return LastBatchPolicy.FILL if fill_last_batch else LastBatchPolicy.PARTIAL
     if type(last_batch_policy) is not LastBatchPolicy:
         raise ValueError(
-            f"last_batch_policy must be a LastBatchPolicy (FILL, DROP or PARTIAL), "
+            f"Wrong type for `last_batch_policy`. It must be a LastBatchPolicy (FILL, DROP or "
+            f"PARTIAL), "
             f"got {last_batch_policy!r} of type {type(last_batch_policy).__name__}"
         )
     return last_batch_policy

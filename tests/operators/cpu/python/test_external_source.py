@@ -353,3 +353,26 @@ def test_num_outputs_always_gives_a_list_even_of_one() -> None:
     assert isinstance(seen["one"], list) and len(seen["one"]) == 1
     assert not isinstance(seen["bare"], list)
     assert first.at(1).tolist() == [0, 1, 2] and second.at(0).tolist() == [0, 1]
+
+
+def test_without_cycle_the_same_iterator_is_asked_again_after_reset() -> None:
+    class SelfRewinding:
+        """Its own iterator, never re-created: when it ends it rewinds for the next epoch."""
+
+        def __init__(self) -> None:
+            self.position = 0
+
+        def __iter__(self):
+            return self
+
+        def __next__(self):
+            if self.position == 2:
+                self.position = 0
+                raise StopIteration
+            self.position += 1
+            return [np.array([self.position], np.int8)]
+
+    pipe = single(SelfRewinding(), batch_size=1)
+    assert run_all(pipe) == [[[1]], [[2]]]
+    pipe.reset()
+    assert run_all(pipe) == [[[1]], [[2]]]

@@ -301,10 +301,11 @@ class ExternalSourceKernel(Kernel):
         return BatchTask(BatchInfo(iteration, epoch) if self.args["batch_info"] else iteration)
 
     def _next_from_iterable(self) -> Any:
+        """The iterator's next item. Without cycling the same iterator is asked again after it
+        ended (as DALI does: an exhausted generator keeps ending, an iterator that rewinds
+        itself when it ends gives its data again in the next epoch)."""
         assert self._iterator is not None
         if self._exhausted:
-            if self._cycle == "no":
-                raise StopIteration
             self._restart()
         try:
             return next(self._iterator)
@@ -312,7 +313,7 @@ class ExternalSourceKernel(Kernel):
             if self._cycle == "quiet":
                 self._restart()
                 return next(self._iterator)
-            self._exhausted = True
+            self._exhausted = self._cycle == "raise"
             raise
 
     def _restart(self) -> None:
