@@ -96,3 +96,15 @@ def test_pipelines_restored_from_different_iterator_states_are_warned_about(
     second = it.checkpoints()
     with pytest.warns(UserWarning, match="different iterator data"):
         iterator(pipelines(files, [first[0], second[1]]))
+
+
+
+
+def test_restored_right_after_an_epochs_end_the_iterator_goes_on_as_the_original(
+    files: list[str],
+) -> None:
+    original = iterator(pipelines(files))
+    assert [labels(batch) for batch in original]  # the whole epoch, to its StopIteration
+    resumed = iterator(pipelines(files, original.checkpoints()))
+    assert [labels(batch) for batch in resumed] == [labels(batch) for batch in original]
+    assert [step(resumed) for _ in range(4)] == [step(original) for _ in range(4)]

@@ -104,11 +104,14 @@ class BaseIterator(ResumableState):
             self._init_from_reader(reader_name)
         self._restore_from_pipelines()
         self._initial_state = self._capture_state()
-        # restored at the end of an epoch: the first batch comes after the next reset
-        if prepare_first_batch and not self._consumed:
+        restored = any(getattr(p, "is_restored_from_checkpoint", False) for p in self._pipes)
+        self._consumed = False
+        if prepare_first_batch:
             try:
                 self._first_batch = self._produce()
             except StopIteration:
+                if restored:
+                    return
                 raise RuntimeError(
                     "It seems that there is no data in the pipeline. This may happen if "
                     "`last_batch_policy` is set to PARTIAL and the requested batch size is "
