@@ -47,6 +47,7 @@ class FnNamespace(_pytypes.ModuleType):
         super().__init__(f"feedline.fn{'.' + prefix if prefix else ''}")
         self._prefix = prefix
         self._subspaces: dict[str, FnNamespace] = {}
+        self._functions: dict[str, tuple[OperatorEntry, tuple[str, ...], Any]] = {}
         self.__doc__ = __doc__ if not prefix else f"Operators under ``fn.{prefix}``."
 
     def _names(self) -> tuple[dict[str, OperatorEntry], set[str]]:
@@ -70,7 +71,7 @@ class FnNamespace(_pytypes.ModuleType):
             raise AttributeError(attr)
         ops, subspaces = self._names()
         if attr in ops:
-            return make_function(ops[attr])
+            return self._function(attr, ops[attr])
         full = f"{self._prefix}.{attr}" if self._prefix else attr
         if attr in subspaces or any(name.startswith(full + ".") for name in _all_operator_names()):
             # One object per sub-namespace, so ``fn.random is fn.random`` and a replaced
@@ -78,6 +79,17 @@ class FnNamespace(_pytypes.ModuleType):
             return self._subspaces.setdefault(attr, FnNamespace(full))
         resolve_schema(full)
         raise AttributeError(full)
+
+    def _function(self, attr: str, entry: OperatorEntry) -> Any:
+        """The function of ``entry``, the same object on every access (as DALI's ``fn``
+        functions are, so they can be compared or used as dictionary keys) while the operator
+        and its devices stay as they are."""
+        cached = self._functions.get(attr)
+        if cached is not None and cached[0] is entry and cached[1] == entry.devices:
+            return cached[2]
+        function = make_function(entry)
+        self._functions[attr] = (entry, entry.devices, function)
+        return function
 
     def __dir__(self) -> list[str]:
         ops, subspaces = self._names()
