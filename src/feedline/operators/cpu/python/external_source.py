@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -41,13 +40,6 @@ def _as_samples(data: Any, no_copy: bool) -> list[np.ndarray] | np.ndarray:
         array = np.from_dlpack(data) if hasattr(data, "__dlpack__") else np.asarray(data)
         return array if no_copy else np.array(array, copy=True)
     raise TypeError(f"unsupported batch type {type(data).__name__}")
-
-
-@dataclass(frozen=True)
-class _WorkerFailure:
-    """A parallel source's error, fetched with its iteration and raised when that iteration runs."""
-
-    error: Exception
 
 
 class ExternalSourceKernel(Kernel):
@@ -89,7 +81,7 @@ class ExternalSourceKernel(Kernel):
         # schedules the iteration, as in DALI: every source takes its batch of an iteration
         # even when another source ended the data in it.
         self.fetches_input = self._kind != "push"
-        self._fetched: dict[int, list[TensorListCPU] | _WorkerFailure] = {}
+        self._fetched: dict[int, list[TensorListCPU]] = {}
 
     def _setup_parallel(self) -> None:
         pipeline = self.ctx.pipeline
@@ -162,11 +154,11 @@ class ExternalSourceKernel(Kernel):
             [self._to_batch(out, index, layouts[index]) for index, out in enumerate(outputs)]
         )
 
-    def fetch_input(self) -> list[TensorListCPU] | _WorkerFailure:
+    def fetch_input(self) -> list[TensorListCPU]:
         """Call the source for its next iteration and convert (copy) the batch.
 
-        A worker's failure is kept as the iteration's input and raised by :meth:`run`, so that
-        it is reported (and remembered) by the executor like any operator's failure.
+        A parallel source's worker failure is raised here, when the iteration that needs it is
+        scheduled (as in DALI), like a failure of a callback run on this thread.
 
         Raises:
             StopIteration: the source ended (its iteration counter restarts at 0).
@@ -179,13 +171,13 @@ class ExternalSourceKernel(Kernel):
         except Exception as error:
             if self._pool_source is None:
                 raise
-            # Without its traceback here: those frames (and their callers') would hold the
-            # failure again, a cycle that keeps the pipeline and its workers alive.
-            return _WorkerFailure(error.with_traceback(None))
+            # Without the pool's frames: they would hold the failure again, a cycle that keeps
+            # the pool and its workers alive after the caller dropped the error.
+            raise error.with_traceback(None)
         self._iteration += 1
         return self._convert(raw)
 
-    def accept_input(self, iteration: int, data: list[TensorListCPU] | _WorkerFailure) -> None:
+    def accept_input(self, iteration: int, data: list[TensorListCPU]) -> None:
         self._fetched[iteration] = data
 
     def drop_inputs(self) -> None:
@@ -195,19 +187,11 @@ class ExternalSourceKernel(Kernel):
         if self._kind == "push":
             return self._pop_fed()
         try:
-            data = self._fetched.pop(batch.iteration)
+            return self._fetched.pop(batch.iteration)
         except KeyError:
             raise RuntimeError(
                 f"{self._what}: iteration {batch.iteration} was not scheduled"
             ) from None
-        if isinstance(data, _WorkerFailure):
-            error = data.error
-            del data
-            try:
-                raise error
-            finally:
-                del error  # no cycle through this frame: the pool is freed with the pipeline
-        return data
 
     def _pop_fed(self) -> list[TensorListCPU]:
         if self._fed:
