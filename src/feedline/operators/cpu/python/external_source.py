@@ -173,7 +173,7 @@ class ExternalSourceKernel(Kernel):
                 raise
             # Without the pool's frames: they would hold the failure again, a cycle that keeps
             # the pool and its workers alive after the caller dropped the error.
-            raise error.with_traceback(None)
+            raise error.with_traceback(None) from error.__cause__
         self._iteration += 1
         return self._convert(raw)
 
