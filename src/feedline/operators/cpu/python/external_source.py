@@ -30,12 +30,16 @@ def _as_samples(data: Any, no_copy: bool) -> list[np.ndarray] | np.ndarray:
     if isinstance(data, np.ndarray):
         return data if no_copy else np.array(data, copy=True)
     if isinstance(data, list | tuple):
-        return [
-            np.asarray(x.as_array() if isinstance(x, TensorCPU) else x)
-            if no_copy
-            else np.array(x.as_array() if isinstance(x, TensorCPU) else x, copy=True)
-            for x in data
-        ]
+        arrays = [np.asarray(x.as_array() if isinstance(x, TensorCPU) else x) for x in data]
+        if no_copy:
+            return arrays
+        if arrays and all(
+            a.shape == arrays[0].shape and a.dtype == arrays[0].dtype for a in arrays
+        ):
+            # One copy: stacking makes the batch's own buffer (a view keeps enum metadata).
+            stacked = np.stack(arrays)
+            return stacked.view(arrays[0].dtype) if arrays[0].dtype.metadata else stacked
+        return [np.array(a, copy=True) for a in arrays]
     if hasattr(data, "__dlpack__") or hasattr(data, "__array__"):
         array = np.from_dlpack(data) if hasattr(data, "__dlpack__") else np.asarray(data)
         return array if no_copy else np.array(array, copy=True)
