@@ -1,10 +1,13 @@
-"""The ``fn`` namespace keeps one object per sub-namespace."""
+"""The ``fn`` namespace keeps one object per sub-namespace and per operator function."""
 
 from __future__ import annotations
 
 import pytest
 
 from feedline import fn
+from feedline.core.kernel import Kernel
+from feedline.core.plugins import PluginSystem
+from feedline.core.schema import OpSchema
 
 
 def test_sub_namespace_is_the_same_object_on_every_access() -> None:
@@ -27,6 +30,9 @@ def test_an_operator_function_is_the_same_object_on_every_access() -> None:
     assert fn.full is fn.full
     assert fn.random.uniform is fn.random.uniform
     assert fn.full is not fn.full_like
+    table = {fn.random.uniform: "uniform", fn.transforms.crop: "crop"}
+    assert table[fn.random.uniform] == "uniform"
+    assert table[fn.transforms.crop] == "crop"
 
 
 def test_functions_carry_dalis_schema_name_and_their_namespace() -> None:
@@ -42,3 +48,17 @@ def test_functions_carry_dalis_schema_name_and_their_namespace() -> None:
             assert ops._op_name(member._schema_name) == name
     assert fn._to_snake_case("COCOReader") == "coco_reader"
     assert "_to_snake_case" not in dir(fn)
+
+
+def test_a_kernel_added_later_shows_in_a_fresh_function(
+    empty_plugin_system: PluginSystem,
+) -> None:
+    registry = empty_plugin_system.registry
+    registry.add_operator(OpSchema("test.later", "Gets a second device later."), {"cpu": Kernel})
+    before = fn.test.later
+    assert fn.test.later is before
+    registry.add_kernel("test.later", "gpu", Kernel)
+    after = fn.test.later
+    assert after is not before
+    assert "gpu" in after.__doc__
+    assert fn.test.later is after

@@ -7,6 +7,7 @@ import multiprocessing as mp
 import os
 import pickle
 import signal
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -451,13 +452,39 @@ def test_spawn_runs_every_kind(make_pool: Callable[..., WorkerPool]) -> None:
         pool.receive(3, timeout=TIMEOUT)
 
 
-def test_spawn_unpicklable_callback_is_named() -> None:
+def test_spawn_sends_local_functions_and_lambdas_by_value() -> None:
+    offset = 7
+
     def local_callback(info: SampleInfo) -> np.ndarray:
+        return np.array(info.idx_in_epoch + offset)
+
+    pool = WorkerPool(1, "spawn")
+    pool.add_source(0, local_callback, kind="sample")
+    pool.add_source(1, lambda info: np.array(-info.idx_in_epoch), kind="sample")
+    try:
+        pool.start()
+        pool.schedule(0, infos(0, 3))
+        pool.schedule(1, infos(0, 3))
+        equal_samples(pool.receive(0, timeout=TIMEOUT), [np.array(i + 7) for i in range(3)])
+        equal_samples(pool.receive(1, timeout=TIMEOUT), [np.array(-i) for i in range(3)])
+    finally:
+        pool.close()
+
+
+class HoldsALock:
+    """A callback no pickler can send: it holds a lock."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+
+    def __call__(self, info: SampleInfo) -> np.ndarray:
         return np.array(0)
 
+
+def test_spawn_unpicklable_callback_is_named() -> None:
     pool = WorkerPool(2, "spawn")
-    pool.add_source(7, local_callback, kind="sample")
-    with pytest.raises(TypeError, match=r"local_callback.*source 7.*cannot be pickled"):
+    pool.add_source(7, HoldsALock(), kind="sample")
+    with pytest.raises(TypeError, match=r"HoldsALock.*source 7.*cannot be pickled"):
         pool.start()
     assert pool.pids() == []
     pool.close()

@@ -51,7 +51,7 @@ class FnNamespace(_pytypes.ModuleType):
         super().__init__(f"feedline.fn{'.' + prefix if prefix else ''}")
         self._prefix = prefix
         self._subspaces: dict[str, FnNamespace] = {}
-        self._functions: dict[str, tuple[OperatorEntry, Any]] = {}
+        self._functions: dict[str, tuple[OperatorEntry, tuple[str, ...], Any]] = {}
         self.__path__: list[str] = []  # a package, so ``import feedline.fn.transforms`` works
         self.__doc__ = __doc__ if not prefix else f"Operators under ``fn.{prefix}``."
 
@@ -78,12 +78,7 @@ class FnNamespace(_pytypes.ModuleType):
             return snake_case
         ops, subspaces = self._names()
         if attr in ops:
-            # The same function each time (``fn.full is fn.full``, as in DALI) while the
-            # registry holds the same operator.
-            cached = self._functions.get(attr)
-            if cached is None or cached[0] is not ops[attr]:
-                cached = self._functions[attr] = (ops[attr], make_function(ops[attr]))
-            return cached[1]
+            return self._function(attr, ops[attr])
         full = f"{self._prefix}.{attr}" if self._prefix else attr
         if attr in subspaces or any(name.startswith(full + ".") for name in _all_operator_names()):
             # One object per sub-namespace, so ``fn.random is fn.random`` and a replaced
@@ -91,6 +86,17 @@ class FnNamespace(_pytypes.ModuleType):
             return self._subspaces.setdefault(attr, FnNamespace(full))
         resolve_schema(full)
         raise AttributeError(full)
+
+    def _function(self, attr: str, entry: OperatorEntry) -> Any:
+        """The function of ``entry``, the same object on every access (as DALI's ``fn``
+        functions are, so they can be compared or used as dictionary keys) while the operator
+        and its devices stay as they are."""
+        cached = self._functions.get(attr)
+        if cached is not None and cached[0] is entry and cached[1] == entry.devices:
+            return cached[2]
+        function = make_function(entry)
+        self._functions[attr] = (entry, entry.devices, function)
+        return function
 
     def __dir__(self) -> list[str]:
         ops, subspaces = self._names()

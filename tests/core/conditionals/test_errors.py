@@ -194,3 +194,36 @@ def test_a_pipeline_factory_cannot_be_marked_do_not_convert():
         do_not_convert(pipeline_def(_parity))
     with pytest.raises(ValueError, match="cannot be marked with @do_not_convert"):
         pipeline_def(do_not_convert(_parity))
+
+
+def test_a_parallel_source_made_in_the_transformed_function_is_refused():
+    def factory():
+        def source(info):
+            return np.int32(info.idx_in_epoch)
+
+        return source
+
+    @pipeline_def(**KW, py_num_workers=1, py_start_method="spawn")
+    def pipe():
+        return fn.external_source(source=factory(), batch=False, parallel=True)
+
+    with pytest.raises(ValueError, match=r"`source`.*converted.*must remain unconverted"):
+        pipe()
+
+
+def test_a_parallel_source_from_an_unconverted_factory_runs_in_spawned_workers():
+    @do_not_convert
+    def factory(offset):
+        def source(info):
+            return np.int32(info.idx_in_epoch + offset)
+
+        return source
+
+    @pipeline_def(**KW, py_num_workers=1, py_start_method="spawn")
+    def pipe():
+        return fn.external_source(source=factory(10), batch=False, parallel=True)
+
+    p = pipe()
+    p.build()
+    (out,) = p.run()
+    assert [int(np.asarray(s)) for s in out] == [10, 11, 12, 13]

@@ -1,6 +1,7 @@
 """An operator without inputs whose result depends on the batch size (DALI's
 ``batch_permutation``) declares the hidden ``_scope`` argument; inside a branch it then runs
-on the branch's number of samples."""
+on the branch's number of samples, so ``permute_batch`` there picks among the branch's
+samples."""
 
 # ruff: noqa: SIM108
 
@@ -8,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from feedline import fn, pipeline_def
 from feedline.core.hookspecs import hookimpl
@@ -63,3 +66,25 @@ def test_an_operator_with_a_scope_argument_runs_on_the_branch_batch():
     assert outside == [8] * 8
     assert inside == [taken if m else 8 - taken for m in mask]
     assert nested == [taken if m else 8 - taken for m in mask]
+
+
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(mask=st.lists(st.booleans(), min_size=1, max_size=12))
+def test_batch_permutation_in_a_branch_permutes_the_branch_samples(mask: list[bool]) -> None:
+    @pipeline_def(batch_size=len(mask), num_threads=2, device_id=None, enable_conditionals=True)
+    def pipe():
+        pred = fn.external_source(source=columns_source(mask), batch=False)
+        position = fn.external_source(source=lambda info: np.int32(info.idx_in_batch), batch=False)
+        if pred:
+            picked = fn.permute_batch(position, indices=fn.batch_permutation())
+        else:
+            picked = fn.permute_batch(position, indices=fn.batch_permutation())
+        return picked
+
+    (picked,) = pipe().run()
+    values = [int(np.asarray(s)) for s in picked]
+    for side in (True, False):
+        positions = [i for i, m in enumerate(mask) if m == side]
+        assert sorted(values[i] for i in positions) == positions

@@ -235,7 +235,7 @@ class IterationQueue:
         try:
             return prepare(self.requested)
         except Exception as exc:
-            self.failure = exc
+            self.failure = _detached(exc)
             self._drain()
             raise
 

@@ -86,7 +86,8 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
         py_num_workers: worker processes for ``external_source(parallel=True)`` (None or 0:
             none; a parallel source then fails at build, as in DALI).
         py_start_method: ``"fork"`` or ``"spawn"`` for those workers.
-        py_callback_pickler: custom pickler for ``spawn`` callbacks.
+        py_callback_pickler: pickler for ``spawn`` callbacks (default ``cloudpickle``: local
+            functions and lambdas travel by value).
         output_dtype, output_ndim, output_layout: expected output properties, checked each
             iteration (one value for all outputs or a list with ``None`` wildcards).
         enable_checkpointing: allow :meth:`checkpoint`.

@@ -32,6 +32,7 @@ __all__ = [
     "WorkerHandle",
     "callback_name",
     "check_int",
+    "default_pickler",
     "exit_text",
     "initial_slots",
     "pickle_sources",
@@ -65,6 +66,15 @@ def callback_name(callback: Any) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+def default_pickler() -> Any:
+    """The pickler of ``spawn`` callbacks when the user names none: ``cloudpickle``, which
+    pickles local functions, lambdas and ``__main__``'s functions by value (DALI's default
+    pickler does the same), everything importable by reference."""
+    import cloudpickle
+
+    return cloudpickle
+
+
 def pickler_parts(pickler: Any) -> tuple[Any, dict[str, Any], dict[str, Any]]:
     """Normalize ``callback_pickler`` to ``(pickler, dumps_kwargs, loads_kwargs)``."""
     parts = pickler if isinstance(pickler, tuple) else (pickler, {}, {})
@@ -91,7 +101,7 @@ def pickle_sources(
             raise TypeError(
                 f"the callback {callback_name(callback)} of source {source_id} cannot be pickled "
                 f"for start_method='spawn' ({type(exc).__name__}: {exc}); define it at module "
-                "level, pass callback_pickler (e.g. cloudpickle) or use start_method='fork'"
+                "level, pass another callback_pickler (e.g. dill) or use start_method='fork'"
             ) from exc
         blobs.append((kind, blob, num_outputs, cycle))
     if isinstance(dumper, types.ModuleType):

@@ -42,6 +42,7 @@ from feedline.core.workers.handles import (
     WorkerHandle,
     callback_name,
     check_int,
+    default_pickler,
     exit_text,
     initial_slots,
     pickle_sources,
@@ -74,7 +75,10 @@ class WorkerPool:
         start_method: ``"fork"`` (start it before any CUDA context exists) or ``"spawn"``
             (callbacks must be picklable).
         callback_pickler: ``"spawn"`` only: an object or module with ``dumps``/``loads`` (e.g.
-            ``cloudpickle``), or a tuple ``(pickler, dumps_kwargs, loads_kwargs)``.
+            ``dill``), or a tuple ``(pickler, dumps_kwargs, loads_kwargs)``. By default
+            callbacks travel with ``cloudpickle``, which sends local functions, lambdas and
+            functions of ``__main__`` by value and importable ones by reference, as DALI's
+            default pickler does.
     """
 
     def __init__(
@@ -93,7 +97,9 @@ class WorkerPool:
             )
         self._num_workers = num_workers
         self._start_method = start_method
-        self._pickler = pickler_parts(pickle if callback_pickler is None else callback_pickler)
+        self._pickler = pickler_parts(
+            default_pickler() if callback_pickler is None else callback_pickler
+        )
         self._sources: dict[int, SourceRecord] = {}
         self._tasks: dict[int, TaskRecord] = {}
         self._next_key = 0

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
 
 from feedline import Pipeline, fn, pipeline_def, types
 from feedline.core.errors import OperatorError
@@ -253,6 +256,24 @@ def test_copy_unless_no_copy_and_ragged_lists() -> None:
     assert ragged.shape() == [(2,), (3,)]
     with pytest.raises(OperatorError, match="share ndim and dtype"):
         single(lambda: [np.zeros(2, np.uint8), np.zeros((3, 1), np.uint8)]).run()
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    batch=hnp.arrays(
+        st.sampled_from([np.uint8, np.int32, np.float32]),
+        hnp.array_shapes(min_dims=1, max_dims=3, max_side=4),
+        elements={"allow_nan": False, "min_value": 0, "max_value": 100},
+    )
+)
+def test_a_list_of_samples_is_copied_once_into_the_batch(batch: np.ndarray) -> None:
+    """Rows of one array, in order, could be taken as a view of it: without ``no_copy`` the
+    batch must still own its data."""
+    rows = list(batch)
+    out = single(lambda: rows, batch_size=len(rows)).run()[0]
+    expected = batch.copy()
+    batch[...] = 0
+    np.testing.assert_array_equal(out.as_array(), expected)
 
 
 def test_push_mode_fifo_and_repeat_last() -> None:

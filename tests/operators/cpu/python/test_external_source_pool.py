@@ -122,12 +122,44 @@ def test_a_pipeline_dropped_after_its_epoch_ended_or_failed_stops_its_workers(er
 
 
 def test_after_a_failure_the_next_run_still_names_it() -> None:
-    pipe = parallel_pipe(EndsAt(2, ValueError), workers=1, batch_size=2)
-    pipe.run()
+    pipe = parallel_pipe(EndsAt(4, ValueError), workers=1, batch_size=2)
+    pipe.run()  # schedules iterations 0 and 1 (the queue depth)
     with pytest.raises(RuntimeError, match="the end"):
-        pipe.run()
+        pipe.run()  # schedules iteration 2, whose callback failed
     with pytest.raises(RuntimeError, match="(?s)earlier error.*ValueError: the end"):
         pipe.run()
+    pipe.close()
+
+
+def _pipe_with_depth(source, batch_size: int, depth: int):
+    @pipeline_def(
+        batch_size=batch_size,
+        num_threads=1,
+        device_id=None,
+        py_num_workers=2,
+        prefetch_queue_depth=depth,
+    )
+    def graph():
+        return fn.external_source(source, batch=False, parallel=True)
+
+    return graph()
+
+
+@pytest.mark.parametrize("depth", [1, 2, 3])
+@pytest.mark.parametrize("failing_iteration", [1, 2, 3])
+def test_a_failing_callback_is_raised_by_the_run_that_schedules_its_iteration(
+    depth: int, failing_iteration: int
+) -> None:
+    """As in DALI: the first run() schedules ``depth`` iterations, each later one one more, and
+    the run that schedules the failing iteration raises (a StopIteration, by contrast, ends the
+    epoch after the iterations scheduled before it)."""
+    pipe = _pipe_with_depth(EndsAt(2 * failing_iteration, ValueError), 2, depth)
+    delivered = 0
+    with pytest.raises(RuntimeError, match="the end"):
+        while True:
+            pipe.run()
+            delivered += 1
+    assert delivered == max(failing_iteration - depth + 1, 0)
     pipe.close()
 
 

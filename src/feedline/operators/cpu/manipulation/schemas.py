@@ -131,6 +131,14 @@ BATCH_PERMUTATION = OpSchema(
             "Never map an index to itself (``out[i] != i``); ignored when the batch has one "
             "sample.",
         ),
+        ArgSpec(
+            "_scope",
+            "any",
+            None,
+            "Set by conditionals, not by the user: inside an ``if`` branch, the branch's batch, "
+            "so that the permutation covers the samples that take the branch.",
+            tensor=True,
+        ),
     ),
 )
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import warnings
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -32,23 +31,20 @@ def _as_samples(data: Any, no_copy: bool) -> list[np.ndarray] | np.ndarray:
     if isinstance(data, np.ndarray):
         return data if no_copy else np.array(data, copy=True)
     if isinstance(data, list | tuple):
-        return [
-            np.asarray(x.raw_array() if isinstance(x, TensorCPU) else x)
-            if no_copy
-            else np.array(x.raw_array() if isinstance(x, TensorCPU) else x, copy=True)
-            for x in data
-        ]
+        arrays = [np.asarray(x.raw_array() if isinstance(x, TensorCPU) else x) for x in data]
+        if no_copy:
+            return arrays
+        if arrays and all(
+            a.shape == arrays[0].shape and a.dtype == arrays[0].dtype for a in arrays
+        ):
+            # One copy: stacking makes the batch's own buffer (a view keeps enum metadata).
+            stacked = np.stack(arrays)
+            return stacked.view(arrays[0].dtype) if arrays[0].dtype.metadata else stacked
+        return [np.array(a, copy=True) for a in arrays]
     if hasattr(data, "__dlpack__") or hasattr(data, "__array__"):
         array = np.from_dlpack(data) if hasattr(data, "__dlpack__") else np.asarray(data)
         return array if no_copy else np.array(array, copy=True)
     raise TypeError(f"unsupported batch type {type(data).__name__}")
-
-
-@dataclass(frozen=True)
-class _WorkerFailure:
-    """A parallel source's error, fetched with its iteration and raised when that iteration runs."""
-
-    error: Exception
 
 
 class ExternalSourceKernel(Kernel):
@@ -90,7 +86,7 @@ class ExternalSourceKernel(Kernel):
         # schedules the iteration, as in DALI: every source takes its batch of an iteration
         # even when another source ended the data in it.
         self.fetches_input = self._kind != "push"
-        self._fetched: dict[int, list[TensorListCPU] | _WorkerFailure] = {}
+        self._fetched: dict[int, list[TensorListCPU]] = {}
         self._warn_if_not_restorable()
 
     def _warn_if_not_restorable(self) -> None:
@@ -193,11 +189,11 @@ class ExternalSourceKernel(Kernel):
             [self._to_batch(out, index, layouts[index]) for index, out in enumerate(outputs)]
         )
 
-    def fetch_input(self) -> list[TensorListCPU] | _WorkerFailure:
+    def fetch_input(self) -> list[TensorListCPU]:
         """Call the source for its next iteration and convert (copy) the batch.
 
-        A worker's failure is kept as the iteration's input and raised by :meth:`run`, so that
-        it is reported (and remembered) by the executor like any operator's failure.
+        A parallel source's worker failure is raised here, when the iteration that needs it is
+        scheduled (as in DALI), like a failure of a callback run on this thread.
 
         Raises:
             StopIteration: the source ended (its iteration counter restarts at 0).
@@ -210,13 +206,13 @@ class ExternalSourceKernel(Kernel):
         except Exception as error:
             if self._pool_source is None:
                 raise
-            # Without its traceback here: those frames (and their callers') would hold the
-            # failure again, a cycle that keeps the pipeline and its workers alive.
-            return _WorkerFailure(error.with_traceback(None))
+            # Without the pool's frames: they would hold the failure again, a cycle that keeps
+            # the pool and its workers alive after the caller dropped the error.
+            raise error.with_traceback(None) from error.__cause__
         self._iteration += 1
         return self._convert(raw)
 
-    def accept_input(self, iteration: int, data: list[TensorListCPU] | _WorkerFailure) -> None:
+    def accept_input(self, iteration: int, data: list[TensorListCPU]) -> None:
         self._fetched[iteration] = data
 
     def drop_inputs(self) -> None:
@@ -226,19 +222,11 @@ class ExternalSourceKernel(Kernel):
         if self._kind == "push":
             return self._pop_fed()
         try:
-            data = self._fetched.pop(batch.iteration)
+            return self._fetched.pop(batch.iteration)
         except KeyError:
             raise RuntimeError(
                 f"{self._what}: iteration {batch.iteration} was not scheduled"
             ) from None
-        if isinstance(data, _WorkerFailure):
-            error = data.error
-            del data
-            try:
-                raise error
-            finally:
-                del error  # no cycle through this frame: the pool is freed with the pipeline
-        return data
 
     def _pop_fed(self) -> list[TensorListCPU]:
         if self._fed:

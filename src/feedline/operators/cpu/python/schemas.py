@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from feedline.core.hookspecs import hookimpl
+from feedline.core.pipeline.conditionals import is_converted
 from feedline.core.schema import REQUIRED, ArgSpec, InputSpec, OpSchema
 from feedline.core.types import DataType
 from feedline.operators.cpu.common.schemas import register_cpu_operators
@@ -152,7 +153,8 @@ def check_external_source(args: Mapping[str, Any]) -> None:
             that takes no argument, or a parallel iterable or generator function without
             ``batch=True``).
         ValueError: ``prefetch_queue_depth`` or ``bytes_per_sample_hint`` without ``parallel``,
-            or below 1.
+            or below 1; a parallel source transformed for conditionals (it could not be sent
+            to the workers as the user wrote it).
     """
     what = "external_source"
     kind, arity = classify_source(args["source"], args["cycle"], what)
@@ -187,6 +189,15 @@ def check_external_source(args: Mapping[str, Any]) -> None:
             f"{what}: Parallel external source with {source} must be run in a batch mode "
             "(specify `batch=True` in the external source definition and make sure your source "
             "returns batches)"
+        )
+    if is_converted(args["source"]):
+        raise ValueError(
+            f"{what}: The `source` parameter that was passed to external source was created in a "
+            "scope that was converted for conditionals (`enable_conditionals=True`). To allow the "
+            "`source` to be correctly used with parallel external source, it must remain "
+            "unconverted: define the `source` (or the factory that creates it) at module level, "
+            "outside the pipeline function, and decorate a factory called inside the pipeline "
+            "function with `@feedline.pipeline.do_not_convert`."
         )
 
 
