@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from feedline.core.buffers import BufferPool
+from feedline.core.buffers import BufferPool, Slab
 from feedline.core.errors import OperatorError, OperatorValueError
 from feedline.core.graph import OpNode
 from feedline.core.kernel import BatchArena, SampleContext, SampleKernel, set_active_source
@@ -82,6 +82,9 @@ class Chain:
         self.steps = steps
         self.members = {id(op) for op, _ in steps}
         self.serial = serial
+        self.ragged_bytes: dict[Key, int] = {}
+        """The room the samples of each ragged output took in the latest batch (for the
+        output arenas of the next ones; see :class:`~feedline.core.kernel.BatchArena`)."""
 
     def append(self, op: OpNode, kernel: SampleKernel) -> None:
         """Add ``op`` as the chain's last step."""
@@ -161,8 +164,13 @@ class ChainRun:
         ]
         # Seconds per step and sample: each entry has one writer, so threads never race.
         self.timings = [[0.0] * self.size for _ in steps]
+        ragged = chain.ragged_bytes
         self.arenas = {
-            id(op): [BatchArena(self.size, buffers) for _ in op.outputs] for op, _ in steps
+            id(op): [
+                BatchArena(self.size, buffers, ragged.get((id(op), index), 0))
+                for index in range(len(op.outputs))
+            ]
+            for op, _ in steps
         }
 
     def process(self, i: int) -> dict[Key, np.ndarray]:
@@ -241,9 +249,11 @@ class ChainRun:
             for index in range(len(op.outputs)):
                 key = (id(op), index)
                 if key not in needed:
+                    self._remember_room(key, [s[key] for s in per_sample], None)
                     continue
                 samples = _consistent([s[key] for s in per_sample], op, index, self.iteration)
                 dense = self.arenas[id(op)][index].dense(samples)
+                self._remember_room(key, samples, dense)
                 layout = self.layouts[key]
                 if not layout and samples and isinstance(kernel, SampleKernel):
                     layout = kernel.implied_layouts.get(samples[0].ndim, "")
@@ -255,3 +265,17 @@ class ChainRun:
                 values[key] = tl
                 outs.append(tl)
             record(op, math.fsum(self.timings[position]), outs)
+
+    def _remember_room(self, key: Key, samples: list[Any], dense: np.ndarray | None) -> None:
+        """Note how much room the output's samples take when they differ in shape (for the
+        next batches' arenas), or that they need none (one shape)."""
+        first = samples[0] if samples else None
+        uniform = dense is not None or all(
+            isinstance(s, np.ndarray) and s.shape == first.shape for s in samples
+        )
+        if uniform:
+            self.chain.ragged_bytes.pop(key, None)
+        else:
+            self.chain.ragged_bytes[key] = sum(
+                Slab.room(s.shape, s.dtype) for s in samples if isinstance(s, np.ndarray)
+            )
