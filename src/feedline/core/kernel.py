@@ -177,11 +177,12 @@ class BatchArena:
     :class:`~feedline.core.buffers.Slab` of that size instead, whatever its shape.
     """
 
-    __slots__ = ("_lock", "_pool", "buffer", "size", "slab")
+    __slots__ = ("_lock", "_pool", "_rows", "buffer", "size", "slab")
 
     def __init__(self, size: int, pool: BufferPool | None = None, ragged_bytes: int = 0) -> None:
         self.size = size
         self.buffer: np.ndarray | None = None
+        self._rows: list[np.ndarray | None] = [None] * size
         self._pool = pool
         self._lock = threading.Lock()
         self.slab = Slab(pool, ragged_bytes) if pool is not None and ragged_bytes > 0 else None
@@ -200,7 +201,10 @@ class BatchArena:
         buffer = self.buffer
         same_type = buffer.dtype == dtype and buffer.dtype.metadata == dtype.metadata
         if buffer.shape[1:] == tuple(shape) and same_type:
-            return buffer[index, ...]  # a 0-D sample stays an array (writable view)
+            row = buffer[index, ...]  # a 0-D sample stays an array (writable view)
+            if 0 <= index < self.size:
+                self._rows[index] = row
+            return row
         return np.empty(shape, dtype)
 
     def dense(self, samples: Sequence[np.ndarray]) -> np.ndarray | None:
@@ -208,6 +212,8 @@ class BatchArena:
         buffer = self.buffer
         if buffer is None or len(samples) != self.size:
             return None
+        if all(sample is row for sample, row in zip(samples, self._rows, strict=True)):
+            return buffer  # the very rows handed out
         base = buffer.__array_interface__["data"][0]
         stride = buffer.strides[0] if buffer.ndim else 0
         for i, sample in enumerate(samples):
