@@ -10,6 +10,8 @@ from types import ModuleType
 
 __all__ = ["import_cv2"]
 
+_CV2: ModuleType | None = None
+
 
 def import_cv2(op: str) -> ModuleType:
     """The ``cv2`` module, for operator ``op``.
@@ -17,6 +19,9 @@ def import_cv2(op: str) -> ModuleType:
     Raises:
         ModuleNotFoundError: OpenCV is not installed; the message names the package.
     """
+    global _CV2
+    if _CV2 is not None:  # kernels ask once per sample: skip the import statement's lookups
+        return _CV2
     try:
         import cv2
     except ModuleNotFoundError as error:
@@ -24,4 +29,5 @@ def import_cv2(op: str) -> ModuleType:
             f"{op}: needs OpenCV; install it with `pip install opencv-python-headless` "
             "(a dependency of feedline)"
         ) from error
+    _CV2 = cv2
     return cv2
