@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import sys
 from types import ModuleType
 
 __all__ = ["import_cv2"]
@@ -20,7 +21,9 @@ def import_cv2(op: str) -> ModuleType:
         ModuleNotFoundError: OpenCV is not installed; the message names the package.
     """
     global _CV2
-    if _CV2 is not None:  # kernels ask once per sample: skip the import statement's lookups
+    # Kernels ask once per sample: skip the import statement's work once cv2 is fully imported
+    # (and still the module that ``import cv2`` would give).
+    if _CV2 is not None and sys.modules.get("cv2") is _CV2:
         return _CV2
     try:
         import cv2
