@@ -19,10 +19,37 @@ feedline's, >1 means feedline needs less), 224x224 / full size:
 
 * laplacian 9.7x / 5.3x (CPU 4.5x / 4.3x): two OpenCV sepFilter2D passes per image;
 * water 2.2x / 2.4x (CPU 3.0x / 3.0x): the source maps are computed once per image size;
-* clahe 1.9x / 1.2x (CPU 1.2x / 0.94x); warp_perspective 1.1x / 0.93x (CPU 0.94x / 1.06x);
-* filter 3x3 0.40-0.83x / 1.06x (CPU 0.66-0.88x / 1.32x); filter 7x7 0.70-0.85x / 0.90x (CPU
-  0.76-0.92x / 0.90x); equalize 0.56-0.58x / 0.62x (CPU 0.80-1.0x / 0.81x);
-  jpeg_compression_distortion 0.78-1.11x / 0.84x (CPU 0.95-0.98x / 0.96x).
+* clahe 1.9x / 1.2x (CPU 1.2x / 0.94x).
+
+The cheap operators, before and after the executor's per-sample costs were cut (one copy of
+the external source's batch into recycled memory, ragged batches carved from recycled blocks,
+glibc keeping freed blocks for OpenCV's temporaries, runs of samples per pool claim, a leaner
+per-sample loop). Same day, ``--rounds 3 --seconds 2``, load average 18-25 (img/s are the
+scheduler's more than the code's; CPU time is the comparable figure). feedline / DALI, CPU us
+per image, and the ratios (img/s; CPU, DALI's over feedline's)::
+
+                                         before                       after
+    operator                     size   CPU us      img/s  CPU        CPU us      img/s  CPU
+    equalize                      224   257 / 201   0.28x  0.78x      220 / 210   0.38x  0.95x
+    equalize                     full   2394 / 1368 0.62x  0.57x      1633 / 1389 0.90x  0.85x
+    filter 3x3                    224   277 / 168   0.24x  0.61x      165 / 163   0.61x  0.99x
+    filter 3x3                   full   1868 / 997  0.74x  0.53x      1070 / 942  0.74x  0.88x
+    filter 7x7                    224   612 / 527   0.65x  0.86x      559 / 573   0.64x  1.03x
+    filter 7x7                   full   4586 / 3875 1.40x  0.85x      3664 / 3645 1.27x  0.99x
+    jpeg_compression_distortion   224   456 / 442   0.97x  0.97x      427 / 424   1.42x  0.99x
+    jpeg_compression_distortion  full   3400 / 2549 1.12x  0.75x      2888 / 2391 1.16x  0.83x
+    warp_perspective              224   487 / 448   0.92x  0.92x      430 / 446   0.96x  1.04x
+    warp_perspective             full   3755 / 3359 1.17x  0.89x      3942 / 3133 0.88x  0.79x
+
+An earlier run of the "after" code at load 18-25 gave CPU ratios 0.86 / 1.05 (equalize), 0.93 /
+0.78 (filter 3x3), 1.06 / 0.69 (filter 7x7), 1.01 / 0.84 (jpeg) and 1.04 / 0.98 (warp): at 224x224
+feedline now spends about DALI's CPU time per image; on full-size photos 0.8-1.0x of it, where
+OpenCV's own work (split/equalizeHist/merge for equalize, a BGR round trip around the JPEG codec)
+costs more than DALI's kernels. The img/s of cheap operators at 224x224 stay behind DALI's on
+this machine (equalize 0.38-0.45x): the pool's threads meet the GIL around each of OpenCV's
+calls (five per image for equalize), and the iteration cadence of ``prefetch_queue_depth=2``
+leaves the helper thread waiting for the next batch for much of the time (a depth of 3 or 4 gave
+up to 2x the img/s at a lower CPU time per image).
 
 ``rand_augment_imagenet`` times the ImageNet training pipeline decode -> random_resized_crop
 (224) -> ``auto_aug.rand_augment(n=2, m=9)`` -> crop_mirror_normalize on the photos re-encoded
@@ -30,11 +57,8 @@ as JPEG (size "full" only). Measured 2026-11-28 (``--rounds 2 --seconds 3``, 2 t
 32, same shared VM at a load average of 12-13): 74 vs 45 img/s, 1.63x (CPU per image 1.58x).
 
 The kernels call the same OpenCV functions as DALI's CPU operators (warpPerspective, CLAHE,
-equalizeHist, imencode/imdecode), writing into the batch's buffer; where feedline is behind, on
-operators that take well under a millisecond per image, the gap is the per-sample cost of the
-Python executor (task dispatch and the GIL hand-off between the pool's threads around each
-OpenCV call), not the kernels. A compiled equalization tried on the way was slower than
-OpenCV's and was dropped.
+equalizeHist, imencode/imdecode), writing into the batch's buffer. A compiled equalization tried
+on the way was slower than OpenCV's and was dropped.
 
 Usage: ``python benchmarks/image_operators.py [--ops laplacian rand_augment_imagenet]
 [--sizes 224 full] [--threads 2] [--batch 32] [--rounds 2] [--seconds 3]``

@@ -60,3 +60,15 @@ def test_arena_gives_scalar_samples_as_writable_arrays() -> None:
         assert isinstance(row, np.ndarray) and row.shape == ()
         row[...] = i * 10
     assert arena.dense(rows).tolist() == [0, 10, 20]
+
+
+def test_arena_batch_is_dense_only_when_every_sample_is_its_own_row() -> None:
+    arena = BatchArena(3)
+    handed = {i: arena.allocate(i, (2, 2), np.float32) for i in (2, 0, 1)}  # any order
+    rows = [handed[i] for i in range(3)]
+    assert arena.dense(rows) is arena.buffer
+    reshaped = [row.reshape(4).reshape(2, 2) for row in rows]  # other views of the same rows
+    assert arena.dense(reshaped) is arena.buffer
+    assert arena.dense([rows[0], rows[1].copy(), rows[2]]) is None
+    assert arena.dense([rows[1], rows[0], rows[2]]) is None  # rows out of order
+    assert arena.dense(rows[:2]) is None

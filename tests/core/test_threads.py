@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from feedline.core.execution.threads import ThreadPool
+from feedline.core.execution.threads import Job, ThreadPool, _Shared
 
 
 @pytest.fixture
@@ -189,3 +189,18 @@ def test_an_unclosed_pool_is_collected_and_its_helpers_exit() -> None:
     while any(thread.is_alive() for thread in helpers) and time.monotonic() < deadline:
         time.sleep(0.01)
     assert not any(thread.is_alive() for thread in helpers)
+
+
+@given(n=st.integers(1, 300), workers=st.integers(1, 8))
+def test_items_go_out_in_shrinking_runs_that_end_with_single_items(n: int, workers: int) -> None:
+    shared = _Shared(workers)
+    job = Job(lambda i: i, n, 0)
+    shared.open.append(job)
+    runs = []
+    while job.has_items:
+        runs.append(shared.claim(job))
+    assert [i for run in runs for i in run] == list(range(n))  # in order, each once
+    sizes = [len(run) for run in runs]
+    assert sizes == sorted(sizes, reverse=True) and sizes[-1] == 1
+    assert sizes[0] == max(1, n // (4 * workers))
+    assert not shared.open

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import numpy as np
 
-from feedline.core.buffers import BufferPool, unreferenced
+from feedline.core.buffers import BufferPool, Slab, unreferenced
 from feedline.core.errors import CorruptDataWarning
 from feedline.core.tensor import TensorListCPU
 
@@ -172,20 +172,26 @@ class BatchArena:
     samples of that shape get a view of row ``index`` of one contiguous ``(n, *shape)`` array, so
     the executor hands the batch on without stacking (copying) it. Other shapes get their own
     array and the batch becomes ragged. With a ``pool``, the batch array is a recycled one when
-    an earlier batch's array is no longer referenced.
+    an earlier batch's array is no longer referenced; with ``ragged_bytes`` too (the room the
+    samples took in an earlier, ragged batch), every sample is carved from one recycled
+    :class:`~feedline.core.buffers.Slab` of that size instead, whatever its shape.
     """
 
-    __slots__ = ("_lock", "_pool", "buffer", "size")
+    __slots__ = ("_lock", "_pool", "_rows", "buffer", "size", "slab")
 
-    def __init__(self, size: int, pool: BufferPool | None = None) -> None:
+    def __init__(self, size: int, pool: BufferPool | None = None, ragged_bytes: int = 0) -> None:
         self.size = size
         self.buffer: np.ndarray | None = None
+        self._rows: list[np.ndarray | None] = [None] * size
         self._pool = pool
         self._lock = threading.Lock()
+        self.slab = Slab(pool, ragged_bytes) if pool is not None and ragged_bytes > 0 else None
 
     def allocate(self, index: int, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
         """A writable array for sample ``index``: a batch-buffer row when the shape agrees."""
         dtype = np.dtype(dtype)
+        if self.slab is not None:
+            return self.slab.empty(shape, dtype)
         if self.buffer is None:
             with self._lock:
                 if self.buffer is None:
@@ -195,7 +201,10 @@ class BatchArena:
         buffer = self.buffer
         same_type = buffer.dtype == dtype and buffer.dtype.metadata == dtype.metadata
         if buffer.shape[1:] == tuple(shape) and same_type:
-            return buffer[index, ...]  # a 0-D sample stays an array (writable view)
+            row = buffer[index, ...]  # a 0-D sample stays an array (writable view)
+            if 0 <= index < self.size:
+                self._rows[index] = row
+            return row
         return np.empty(shape, dtype)
 
     def dense(self, samples: Sequence[np.ndarray]) -> np.ndarray | None:
@@ -203,6 +212,8 @@ class BatchArena:
         buffer = self.buffer
         if buffer is None or len(samples) != self.size:
             return None
+        if all(sample is row for sample, row in zip(samples, self._rows, strict=True)):
+            return buffer  # the very rows handed out
         base = buffer.__array_interface__["data"][0]
         stride = buffer.strides[0] if buffer.ndim else 0
         for i, sample in enumerate(samples):

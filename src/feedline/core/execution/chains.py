@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from feedline.core.buffers import BufferPool
+from feedline.core.buffers import BufferPool, Slab
 from feedline.core.errors import OperatorError, OperatorValueError
 from feedline.core.graph import OpNode
 from feedline.core.kernel import BatchArena, SampleContext, SampleKernel, set_active_source
@@ -82,11 +82,52 @@ class Chain:
         self.steps = steps
         self.members = {id(op) for op, _ in steps}
         self.serial = serial
+        self.ragged_bytes: dict[Key, int] = {}
+        """The room the samples of each ragged output took in the latest batch (for the
+        output arenas of the next ones; see :class:`~feedline.core.kernel.BatchArena`)."""
 
     def append(self, op: OpNode, kernel: SampleKernel) -> None:
         """Add ``op`` as the chain's last step."""
         self.steps.append((op, kernel))
         self.members.add(id(op))
+
+
+class _Step:
+    """One operator of a :class:`ChainRun`, with what each of its samples needs."""
+
+    __slots__ = (
+        "arenas",
+        "arg_keys",
+        "arg_layouts",
+        "in_keys",
+        "in_layouts",
+        "kernel",
+        "op",
+        "op_id",
+        "out_keys",
+        "seed",
+        "timings",
+    )
+
+    def __init__(
+        self,
+        op: OpNode,
+        kernel: SampleKernel,
+        in_keys: list[Key],
+        arg_keys: list[tuple[str, Key, str]],
+        in_layouts: tuple[str, ...],
+        arg_layouts: dict[str, str],
+        seed: int,
+        arenas: list[BatchArena],
+        size: int,
+    ) -> None:
+        self.op, self.kernel, self.op_id = op, kernel, id(op)
+        self.in_keys, self.arg_keys = in_keys, arg_keys
+        self.in_layouts, self.arg_layouts = in_layouts, arg_layouts
+        self.seed, self.arenas = seed, arenas
+        self.out_keys = [(id(op), index) for index in range(len(op.outputs))]
+        self.timings = [0.0] * size
+        """Seconds per sample: each entry has one writer, so threads never race."""
 
 
 class ChainRun:
@@ -143,8 +184,9 @@ class ChainRun:
             in_layouts = tuple(self.layouts[(id(x.source), x.index)] for x in op.inputs)
             for index, layout in enumerate(kernel.output_layouts(in_layouts)):
                 self.layouts[(id(op), index)] = layout
+        ragged = chain.ragged_bytes
         self.plan = [
-            (
+            _Step(
                 op,
                 kernel,
                 [(id(x.source), x.index) for x in op.inputs],
@@ -155,67 +197,85 @@ class ChainRun:
                 tuple(self.layouts[(id(x.source), x.index)] for x in op.inputs),
                 {k: self.layouts[(id(x.source), x.index)] for k, x in op.arg_inputs.items()},
                 seeds[op.name],
-                len(op.outputs),
+                [
+                    BatchArena(self.size, buffers, ragged.get((id(op), index), 0))
+                    for index in range(len(op.outputs))
+                ],
+                self.size,
             )
             for op, kernel in steps
         ]
-        # Seconds per step and sample: each entry has one writer, so threads never race.
-        self.timings = [[0.0] * self.size for _ in steps]
-        self.arenas = {
-            id(op): [BatchArena(self.size, buffers) for _ in op.outputs] for op, _ in steps
-        }
+        self.arenas = {step.op_id: step.arenas for step in self.plan}
 
     def process(self, i: int) -> dict[Key, np.ndarray]:
         """Run every step of the chain on sample ``i``; its outputs by ``(op id, index)``."""
         external, sources, iteration = self.external, self.sources, self.iteration
         local: dict[Key, np.ndarray] = {}
         info: dict[int, str] = {}
-        for position, step in enumerate(self.plan):
-            op, kernel, in_keys, arg_keys, in_layouts, arg_layouts, seed, n_out = step
-            ins = tuple(local[k] if k in local else external[k][i] for k in in_keys)
+        clock = time.perf_counter
+        for step in self.plan:
+            in_keys = step.in_keys
+            ins = tuple([local[k] if k in local else external[k][i] for k in in_keys])
             source = ""
             if in_keys:
                 first = in_keys[0]
                 source = info.get(first[0], "") if first in local else sources[first][i]
+            kernel = step.kernel
             try:
                 args = kernel.args
-                if arg_keys:
-                    args = dict(args)
-                    for name, key, kind in arg_keys:
-                        value = local[key] if key in local else external[key][i]
-                        if arg_layouts[name].startswith("F"):  # one value per frame
-                            args[name] = tuple(sample_arg(frame, kind) for frame in value)
-                        else:
-                            args[name] = sample_arg(value, kind)
-                start = time.perf_counter()
+                if step.arg_keys:
+                    args = self._sample_args(step, args, local, i)
+                start = clock()
                 context = SampleContext(
-                    i, iteration, source, in_layouts, seed, self.arenas[id(op)], arg_layouts
+                    i, iteration, source, step.in_layouts, step.seed, step.arenas, step.arg_layouts
                 )
                 set_active_source(source)
                 result = kernel.run_sample(ins, args, context)
                 context.release()
-                self.timings[position][i] = time.perf_counter() - start
+                step.timings[i] = clock() - start
             except Exception as exc:
                 error = OperatorValueError if isinstance(exc, ValueError) else OperatorError
                 raise error(
                     f"{type(exc).__name__}: {exc}",
-                    operator=op.error_name or op.name,
+                    operator=step.op.error_name or step.op.name,
                     iteration=iteration,
                     sample_index=i,
                     source_info=source,
                 ) from exc
-            outs = result if isinstance(result, tuple) else (result,)
-            if len(outs) != n_out:
-                raise OperatorError(
-                    f"kernel returned {len(outs)} outputs, the schema declares {n_out}",
-                    operator=op.name,
-                    iteration=iteration,
-                    sample_index=i,
-                )
-            for index, array in enumerate(outs):
-                local[(id(op), index)] = array
-            info[id(op)] = source
+            out_keys = step.out_keys
+            if isinstance(result, tuple):
+                if len(result) != len(out_keys):
+                    self._wrong_count(step, len(result), i)
+                for key, array in zip(out_keys, result, strict=False):
+                    local[key] = array
+            else:
+                if len(out_keys) != 1:
+                    self._wrong_count(step, 1, i)
+                local[out_keys[0]] = result
+            info[step.op_id] = source
         return local
+
+    def _sample_args(
+        self, step: _Step, static: Mapping[str, Any], local: dict[Key, Any], i: int
+    ) -> dict[str, Any]:
+        """The arguments of sample ``i`` of ``step``: the static ones and its per-sample ones."""
+        args = dict(static)
+        external = self.external
+        for name, key, kind in step.arg_keys:
+            value = local[key] if key in local else external[key][i]
+            if step.arg_layouts[name].startswith("F"):  # one value per frame
+                args[name] = tuple(sample_arg(frame, kind) for frame in value)
+            else:
+                args[name] = sample_arg(value, kind)
+        return args
+
+    def _wrong_count(self, step: _Step, count: int, i: int) -> None:
+        raise OperatorError(
+            f"kernel returned {count} outputs, the schema declares {len(step.out_keys)}",
+            operator=step.op.name,
+            iteration=self.iteration,
+            sample_index=i,
+        )
 
     def finish(
         self,
@@ -241,9 +301,11 @@ class ChainRun:
             for index in range(len(op.outputs)):
                 key = (id(op), index)
                 if key not in needed:
+                    self._remember_room(key, [s[key] for s in per_sample], None)
                     continue
                 samples = _consistent([s[key] for s in per_sample], op, index, self.iteration)
                 dense = self.arenas[id(op)][index].dense(samples)
+                self._remember_room(key, samples, dense)
                 layout = self.layouts[key]
                 if not layout and samples and isinstance(kernel, SampleKernel):
                     layout = kernel.implied_layouts.get(samples[0].ndim, "")
@@ -254,4 +316,18 @@ class ChainRun:
                 )
                 values[key] = tl
                 outs.append(tl)
-            record(op, math.fsum(self.timings[position]), outs)
+            record(op, math.fsum(self.plan[position].timings), outs)
+
+    def _remember_room(self, key: Key, samples: list[Any], dense: np.ndarray | None) -> None:
+        """Note how much room the output's samples take when they differ in shape (for the
+        next batches' arenas), or that they need none (one shape)."""
+        first = samples[0] if samples else None
+        uniform = dense is not None or all(
+            isinstance(s, np.ndarray) and s.shape == first.shape for s in samples
+        )
+        if uniform:
+            self.chain.ragged_bytes.pop(key, None)
+        else:
+            self.chain.ragged_bytes[key] = sum(
+                Slab.room(s.shape, s.dtype) for s in samples if isinstance(s, np.ndarray)
+            )

@@ -45,6 +45,7 @@ from feedline.core.execution.errors_policy import (
 )
 from feedline.core.execution.threads import Job, ThreadPool
 from feedline.core.graph import DataNode, OpNode
+from feedline.core.host_memory import keep_freed_memory
 from feedline.core.kernel import Batch, Kernel, SampleKernel
 from feedline.core.tensor import TensorListCPU
 
@@ -171,6 +172,7 @@ class Executor:
         self._owns_pool = pool is None
         self.pool = ThreadPool(num_threads, set_affinity) if pool is None else pool
         self.buffers = BufferPool()
+        keep_freed_memory()
         _LIVE_EXECUTORS.add(self)
         self.stats = {op.name: OpStats(op.device.upper()) for op in self.ops}
         self._stats_lock = threading.Lock()

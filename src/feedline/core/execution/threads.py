@@ -9,6 +9,11 @@ joins are all taken but some still run on helpers, the joining thread works on l
 items, so no thread idles while there is work.
 
 The pool holds ``num_threads - 1`` helper threads: the thread that joins is the last worker.
+
+Items are handed out in runs of consecutive indices that shrink as the job empties (a quarter of
+the items left per thread and claim, down to one): each claim takes the pool's lock, and a
+thread that runs several items per claim meets the other threads there less often, while the
+last items still go out one at a time, so that no thread waits long for another's run.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ class Job(Generic[T]):
         "failure_index",
         "fn",
         "n",
+        "ran",
         "results",
         "seq",
     )
@@ -48,6 +54,9 @@ class Job(Generic[T]):
         self.results: list[Any] = [None] * n
         self.claimed = 0
         self.completed = 0
+        """Items handed out that no thread holds any more (run, or skipped once dropped)."""
+        self.ran = 0
+        """Items that ran (returned or raised)."""
         self.failure: BaseException | None = None
         self.failure_index = n
         self.cancelled = False
@@ -67,37 +76,48 @@ class _Shared:
     """What the helper threads see: they hold no reference to the pool, so an unclosed pool
     is still collected (and its threads told to exit)."""
 
-    def __init__(self) -> None:
+    def __init__(self, workers: int) -> None:
         self.lock = threading.Lock()
         self.has_work = threading.Condition(self.lock)
         self.finished = threading.Condition(self.lock)
         self.open: deque[Job[Any]] = deque()
         self.closed = False
         self.aborted = False
+        self.share = 4 * workers
+        """Each claim takes the items left over this, rounded down (at least one)."""
 
-    def claim(self, job: Job[Any]) -> int:
-        """Hand out ``job``'s next item (the lock is held)."""
-        index = job.claimed
-        job.claimed += 1
+    def claim(self, job: Job[Any]) -> range:
+        """Hand out ``job``'s next run of items (the lock is held)."""
+        start = job.claimed
+        job.claimed = start + max(1, (job.n - start) // self.share)
         if not job.has_items:
             self.open.remove(job)
-        return index
+        return range(start, job.claimed)
 
-    def execute(self, job: Job[Any], index: int) -> None:
-        """Run one item and record its result or failure. A failure stops the handing out of
-        the job's items; the job keeps the failure of the lowest index (items are handed out in
-        order and the join waits for those running, so that is the lowest failing item overall,
-        whatever the threads' timing)."""
-        try:
-            job.results[index] = job.fn(index)
-            failure = None
-        except BaseException as exc:
-            failure = exc
+    def execute(self, job: Job[Any], items: range) -> None:
+        """Run a run of items in order and record their results, or the failure that ends the
+        run. A failure stops the handing out of the job's items; the items of the runs in hand
+        still run up to the lowest failing index, and the job keeps the failure of the lowest
+        index (items are handed out in order and the join waits for those held, so that is the
+        lowest failing item overall, whatever the threads' timing). A job dropped otherwise
+        (cancelled, aborted) runs none of the items left in the runs in hand."""
+        fn, results = job.fn, job.results
+        failure, ran, index = None, 0, items.start
+        for index in items:
+            if job.cancelled and (job.failure is None or index > job.failure_index):
+                break
+            ran += 1
+            try:
+                results[index] = fn(index)
+            except BaseException as exc:
+                failure = exc
+                break
         with self.lock:
             if failure is not None and index < job.failure_index:
                 job.failure, job.failure_index = failure, index
                 self.drop(job)
-            job.completed += 1
+            job.ran += ran
+            job.completed += len(items)
             if job.finished:
                 self.finished.notify_all()
 
@@ -137,8 +157,8 @@ class _Shared:
             if self.closed:
                 return False
             job = self.open[0]
-            index = self.claim(job)
-        self.execute(job, index)
+            items = self.claim(job)
+        self.execute(job, items)
         return True
 
 
@@ -152,7 +172,7 @@ class ThreadPool:
 
     def __init__(self, num_threads: int, set_affinity: bool = False) -> None:
         self.num_threads = num_threads
-        self._shared = _Shared()
+        self._shared = _Shared(num_threads)
         self._seq = itertools.count()
         cores = itertools.count(1)
 
@@ -193,7 +213,7 @@ class ThreadPool:
 
         Args:
             job: a job opened on this pool.
-            poll: called before each item this thread takes, outside the lock.
+            poll: called before each run of items this thread takes, outside the lock.
 
         Returns:
             ``fn(i)`` for every ``i``, in order.
@@ -209,17 +229,17 @@ class ThreadPool:
                 if job.finished:
                     break
                 if job.has_items:
-                    target, index = job, shared.claim(job)
+                    target, items = job, shared.claim(job)
                 else:
                     later = next((j for j in shared.open if j.seq > job.seq), None)
                     if later is None:
                         shared.finished.wait()
                         continue
-                    target, index = later, shared.claim(later)
-            shared.execute(target, index)
+                    target, items = later, shared.claim(later)
+            shared.execute(target, items)
         if job.failure is not None:
             raise job.failure
-        if job.cancelled and job.completed < job.n:
+        if job.cancelled and job.ran < job.n:
             raise RuntimeError("the thread pool was aborted before the job finished")
         return job.results
 

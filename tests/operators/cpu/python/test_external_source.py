@@ -276,6 +276,31 @@ def test_a_list_of_samples_is_copied_once_into_the_batch(batch: np.ndarray) -> N
     np.testing.assert_array_equal(out.as_array(), expected)
 
 
+@pytest.mark.parametrize("sides", [[600, 600], [600, 500]], ids=["uniform", "ragged"])
+def test_copies_land_in_recycled_memory_but_held_batches_stay(sides: list[int]) -> None:
+    counter = iter(range(100))
+    arrays: list[np.ndarray] = []
+
+    def source() -> list[np.ndarray]:
+        value = next(counter)
+        arrays[:] = [np.full((side, side), value, np.float32) for side in sides]
+        return arrays
+
+    pipe = single(source)
+    held = [pipe.run()[0] for _ in range(3)]
+    for array in arrays:
+        array[...] = -1  # the caller's arrays change after the batch was taken
+    addresses = set()
+    for _ in range(6):
+        (batch,) = pipe.run()
+        addresses.add(batch.samples()[0].__array_interface__["data"][0])
+        del batch
+    for value, tl in enumerate(held):
+        assert [s.shape for s in tl.samples()] == [(side, side) for side in sides]
+        assert all(np.all(s == value) for s in tl.samples())
+    assert len(addresses) <= 2  # the memory of dropped batches came back
+
+
 def test_push_mode_fifo_and_repeat_last() -> None:
     pipe = single(name="src")
     pipe.feed_input("src", np.array([[1], [2]], np.int32))

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -88,6 +89,7 @@ class PlaneSplit:
     frames: bool
 
 
+@lru_cache(maxsize=1024)  # a pure function of its arguments, asked once per sample
 def split_axes(op: str, layout: str, ndim: int, max_spatial: int = 3) -> PlaneSplit:
     """Split ``layout`` (``""``: every axis spatial) of an ``ndim``-D sample.
 
@@ -132,6 +134,7 @@ def split_axes(op: str, layout: str, ndim: int, max_spatial: int = 3) -> PlaneSp
     return PlaneSplit(leading, len(inner), channel_last, "F" in layout)
 
 
+@lru_cache(maxsize=1024)  # a pure function of its arguments, asked once per sample
 def split_images(op: str, layout: str, ndim: int) -> PlaneSplit:
     """:func:`split_axes` for operators on 2-D images: data without a layout is ``HW``,
     ``HWC`` or ``FHWC`` by its number of dimensions.

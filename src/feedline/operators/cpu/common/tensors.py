@@ -100,6 +100,9 @@ def check_dtype(
     op: str, array: np.ndarray, allowed: Iterable[np.dtype], what: str = "input"
 ) -> None:
     """Raise TypeError naming the dtype if ``array``'s dtype is not ``allowed``."""
+    allowed = tuple(allowed)
+    if array.dtype in allowed:  # dtypes compare equal to what np.dtype() turns into them
+        return
     allowed = tuple(np.dtype(d) for d in allowed)
     if array.dtype not in allowed:
         names = ", ".join(str(d) for d in allowed)

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from feedline.core.buffers import BufferPool, Slab
 from feedline.core.kernel import Batch, Kernel
 from feedline.core.tensor import TensorCPU, TensorListCPU
 from feedline.core.types import BatchInfo, DataType, SampleInfo, from_numpy_dtype
@@ -25,26 +26,42 @@ def _per_output(value: Any, count: int, what: str, name: str) -> list[Any]:
     return [value] * count
 
 
-def _as_samples(data: Any, no_copy: bool) -> list[np.ndarray] | np.ndarray:
+def _as_samples(data: Any, no_copy: bool, buffers: BufferPool) -> list[np.ndarray] | np.ndarray:
     if isinstance(data, TensorListCPU):
         return data.raw_array() if data.is_dense_tensor() else data.samples()
     if isinstance(data, np.ndarray):
-        return data if no_copy else np.array(data, copy=True)
+        return data if no_copy else _copied([data], buffers, stacked=False)
     if isinstance(data, list | tuple):
         arrays = [np.asarray(x.raw_array() if isinstance(x, TensorCPU) else x) for x in data]
-        if no_copy:
-            return arrays
-        if arrays and all(
-            a.shape == arrays[0].shape and a.dtype == arrays[0].dtype for a in arrays
-        ):
-            # One copy: stacking makes the batch's own buffer (a view keeps enum metadata).
-            stacked = np.stack(arrays)
-            return stacked.view(arrays[0].dtype) if arrays[0].dtype.metadata else stacked
-        return [np.array(a, copy=True) for a in arrays]
+        return arrays if no_copy else _copied(arrays, buffers)
     if hasattr(data, "__dlpack__") or hasattr(data, "__array__"):
         array = np.from_dlpack(data) if hasattr(data, "__dlpack__") else np.asarray(data)
-        return array if no_copy else np.array(array, copy=True)
+        return array if no_copy else _copied([array], buffers, stacked=False)
     raise TypeError(f"unsupported batch type {type(data).__name__}")
+
+
+def _copied(
+    arrays: list[np.ndarray], buffers: BufferPool, stacked: bool = True
+) -> list[np.ndarray] | np.ndarray:
+    """A copy of the samples ``arrays`` (of the one batch array, when not ``stacked``) made in
+    one pass into memory recycled from ``buffers`` once an earlier batch's is no longer
+    referenced (a fresh array costs a page fault per page on its first write): samples of one
+    shape and dtype go into one batch array, others are carved from one block."""
+    first = arrays[0] if arrays else None
+    if first is None or any(a.shape != first.shape or a.dtype != first.dtype for a in arrays):
+        slab = Slab(buffers, sum(Slab.room(a.shape, a.dtype) for a in arrays))
+        copies = [slab.empty(a.shape, a.dtype) for a in arrays]
+        for copy, array in zip(copies, arrays, strict=True):
+            np.copyto(copy, array)
+        return copies
+    shape = (len(arrays), *first.shape) if stacked else first.shape
+    out = buffers.empty(shape, first.dtype)
+    if stacked:
+        np.stack(arrays, out=out)
+    else:
+        np.copyto(out, first)
+    # a view keeps the dtype's metadata (enum-typed data)
+    return out.view(first.dtype) if first.dtype.metadata else out
 
 
 class ExternalSourceKernel(Kernel):
@@ -68,6 +85,7 @@ class ExternalSourceKernel(Kernel):
         self._cycle = CYCLE_MODES.get(args["cycle"], "no")
         self._kind, self._arity = classify_source(args["source"], args["cycle"], self._what)
         self._no_copy = args["no_copy"] or self._parallel
+        self._buffers = BufferPool()
         self._fed: deque[list[TensorListCPU]] = deque()
         self._last_fed: list[TensorListCPU] | None = None
         self._iteration = 0
@@ -341,7 +359,7 @@ class ExternalSourceKernel(Kernel):
     def _to_batch(self, data: Any, index: int, layout: str | None) -> TensorListCPU:
         what = self._what if self._num_outputs is None else f"{self._what} output {index}"
         try:
-            samples = _as_samples(data, self._no_copy)
+            samples = _as_samples(data, self._no_copy, self._buffers)
         except (TypeError, ValueError) as exc:
             raise TypeError(f"{what}: {exc}") from None
         size = len(samples)
