@@ -60,9 +60,11 @@ def _output(argv: list[str]) -> str:
 
 
 def find_cuobjdump(nvcc: str) -> str:
-    """cuobjdump: beside nvcc, on PATH, or from the ``nvidia-cuda-cuobjdump`` package."""
+    """cuobjdump: beside nvcc, on PATH, or from the ``nvidia-cuda-cuobjdump`` package in any
+    folder of ``sys.path`` (a venv made with ``--system-site-packages`` sees the base's)."""
     beside = Path(nvcc).resolve().with_name("cuobjdump")
-    packaged = sorted((Path(sysconfig.get_path("purelib")) / "nvidia").glob("cu*/bin/cuobjdump"))
+    folders = dict.fromkeys(Path(entry or ".") / "nvidia" for entry in sys.path)
+    packaged = [found for folder in folders for found in sorted(folder.glob("cu*/bin/cuobjdump"))]
     found = [str(beside)] if beside.is_file() else []
     found += [shutil.which("cuobjdump") or "", *map(str, packaged)]
     for candidate in found:

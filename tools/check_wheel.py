@@ -10,8 +10,10 @@ Steps: a fresh venv in a scratch folder; ``pip install`` the wheel (its dependen
 package index); then, with ``PATH`` holding only the venv's ``bin`` (checked to have no ``cc``,
 ``gcc`` or ``clang``) and an empty kernel cache, ``feedline build-kernels --status`` must say
 "prebuilt" for every library (else the check fails), and ``benchmarks/imagenet.py``'s train
-worker runs with the prebuilt kernels and with ``FEEDLINE_NATIVE=0`` in alternating rounds. The
-img/s and their ratio are printed, not asserted: timings on a shared machine are not a test.
+worker runs with the prebuilt kernels and with ``FEEDLINE_NATIVE=0`` in alternating rounds. Each
+round's img/s and CPU-ms per image are printed, with the prebuilt kernels' ratios (from the best
+figures, and round by round), not asserted: timings on a shared machine are not a test (the CPU
+time per image varies far less with the machine's load than the img/s).
 ``--dali-python`` names an interpreter with DALI (``nvidia.dali``) whose train worker runs in
 the same rounds (it imports the benchmark's helpers from this checkout's ``src``).
 """
@@ -97,18 +99,43 @@ def check(wheel: Path, args: argparse.Namespace, scratch: Path) -> None:
         rows["FEEDLINE_NATIVE=0"].append(_worker(python, fallback_env, args, "feedline"))
         if args.dali_python:
             rows["DALI"].append(_worker(args.dali_python, dali_env, args, "dali"))
-    best = {name: max(v[0] for v in values) for name, values in rows.items() if values}
-    cpu = {name: min(v[1] for v in values) for name, values in rows.items() if values}
-    print(f"train pipeline, 2 threads, batch 64, best of {args.rounds} x {args.seconds:g} s:")
-    for name, value in best.items():
-        runs = ", ".join(f"{v[0]:.0f}" for v in rows[name])
-        print(f"  {name:18} {value:7.0f} img/s {cpu[name]:6.2f} CPU-ms/img   (img/s: {runs})")
-    for other in ("FEEDLINE_NATIVE=0", "DALI"):
-        if other in best:
-            print(
-                f"prebuilt vs {other}: {best['prebuilt'] / best[other]:.2f}x the img/s, "
-                f"{cpu[other] / cpu['prebuilt']:.2f}x less CPU per image"
-            )
+    print("\n".join(report_lines(rows, args.seconds)))
+
+
+def _ratios(ours: tuple[float, float], theirs: tuple[float, float]) -> tuple[float, float]:
+    """(img/s ratio, CPU-per-image ratio) of ``ours`` over ``theirs``: both above 1 where ours
+    is faster and needs less CPU per image."""
+    return ours[0] / theirs[0], theirs[1] / ours[1]
+
+
+def report_lines(rows: dict[str, list[tuple[float, float]]], seconds: float) -> list[str]:
+    """The timing table of :func:`check`: each round's img/s and CPU-ms per image for every
+    configuration measured, the best of each (highest img/s, lowest CPU-ms), and the prebuilt
+    kernels' ratios against the others: from the best figures, and per round (the runs of one
+    round are side by side, so they share the machine's load)."""
+    names = [name for name, values in rows.items() if values]
+    rounds = min(len(rows[name]) for name in names)
+    lines = [
+        f"train pipeline, 2 threads, batch 64, {rounds} rounds x {seconds:g} s "
+        "(img/s, CPU-ms per image):",
+        "  round " + "".join(f"{name:>22}" for name in names),
+    ]
+    for index in range(rounds):
+        cells = "".join(f"{rows[n][index][0]:>11.0f} {rows[n][index][1]:>10.2f}" for n in names)
+        lines.append(f"  {index + 1:<5} {cells}")
+    best = {name: (max(v[0] for v in rows[name]), min(v[1] for v in rows[name])) for name in names}
+    lines.append("  best  " + "".join(f"{best[n][0]:>11.0f} {best[n][1]:>10.2f}" for n in names))
+    for other in names[1:]:
+        speed, cpu = _ratios(best["prebuilt"], best[other])
+        paired = [_ratios(rows["prebuilt"][i], rows[other][i]) for i in range(rounds)]
+        lines.append(
+            f"prebuilt vs {other}: {speed:.2f}x the img/s, {cpu:.2f}x less CPU per image "
+            "(best figures); per round: img/s "
+            + " ".join(f"{pair[0]:.2f}x" for pair in paired)
+            + ", CPU "
+            + " ".join(f"{pair[1]:.2f}x" for pair in paired)
+        )
+    return lines
 
 
 def main() -> None:

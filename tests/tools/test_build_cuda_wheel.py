@@ -42,3 +42,17 @@ def test_a_missing_packaging_tool_stops_before_the_build(monkeypatch: pytest.Mon
     )
     with pytest.raises(SystemExit, match="auditwheel not installed"):
         build_cuda_wheel.check_packaging_tools()
+
+
+def test_cuobjdump_of_a_package_on_any_sys_path_folder_is_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    nvcc = executable(tmp_path / "toolkit" / "bin" / "nvcc")
+    base = tmp_path / "base-site-packages"
+    packaged = executable(base / "nvidia" / "cu13" / "bin" / "cuobjdump")
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    monkeypatch.setattr("sys.path", [str(tmp_path / "venv-site-packages"), str(base)])
+    assert build_cuda_wheel.find_cuobjdump(str(nvcc)) == str(packaged)
+    monkeypatch.setattr("sys.path", [str(tmp_path / "venv-site-packages")])
+    with pytest.raises(SystemExit, match="pip install nvidia-cuda-cuobjdump"):
+        build_cuda_wheel.find_cuobjdump(str(nvcc))
