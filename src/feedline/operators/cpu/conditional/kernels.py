@@ -121,7 +121,8 @@ class MergeKernel(Kernel):
 
 
 def _common_layout(a: TensorListCPU, b: TensorListCPU) -> str:
-    """The merged batch's layout (an empty layout gives way to the other side's).
+    """The merged batch's layout: both sides must have the same one (an empty layout differs
+    from any other, as in DALI).
 
     Raises:
         RuntimeError: the two sides differ in type, number of dimensions or layout.
@@ -131,7 +132,7 @@ def _common_layout(a: TensorListCPU, b: TensorListCPU) -> str:
         found = f"distinct types: {a.numpy_dtype} and {b.numpy_dtype}"
     elif a.ndim != b.ndim:
         found = f"distinct sample dimensions: {a.ndim} and {b.ndim}"
-    elif a.layout() and b.layout() and a.layout() != b.layout():
+    elif a.layout() != b.layout():
         found = f"distinct layouts: {a.layout()!r} and {b.layout()!r}"
     if found is not None:
         raise RuntimeError(
@@ -139,7 +140,7 @@ def _common_layout(a: TensorListCPU, b: TensorListCPU) -> str:
             "conditional operation are merged into one batch which must have consistent type, "
             f"number of dimensions, layout and other metadata. Found {found}."
         )
-    return a.layout() or b.layout()
+    return a.layout()
 
 
 def _logical_scalars(batch: TensorListCPU, message: str) -> np.ndarray:
