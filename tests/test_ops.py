@@ -72,7 +72,7 @@ def test_a_class_is_generated_once_and_carries_the_schema_docs() -> None:
 
 
 def test_unknown_names_fail_at_construction_with_the_closest_name() -> None:
-    with pytest.raises(TypeError, match=r"Flip \(flip\).*'horizontl'.*'horizontal'"):
+    with pytest.raises(TypeError, match=r"\"Flip\" \(flip got.*'horizontl'.*'horizontal'"):
         ops.Flip(horizontl=1)
     with pytest.raises(AttributeError, match="NoSuchOperator"):
         ops.NoSuchOperator  # noqa: B018

@@ -237,3 +237,19 @@ def test_layouts_keep_one_string_apart_from_a_list_of_one() -> None:
         spec.coerce(3, "op")
     with pytest.raises(ValueError, match="twice"):
         spec.coerce(["HH"], "op")
+
+
+def test_an_unknown_argument_is_a_type_error_and_dalis_key_error() -> None:
+    from feedline import fn, ops
+    from feedline.core.schema import UnknownArgumentError
+
+    with pytest.raises(KeyError) as raised:
+        fn.readers.coco(file_root="/x", annotations_file="/y.json", preprocessed_annotations_dir="/t")
+    assert isinstance(raised.value, TypeError) and isinstance(raised.value, UnknownArgumentError)
+    message = str(raised.value)
+    assert message.startswith(
+        'Argument "preprocessed_annotations_dir" is not defined for operator "readers__COCO"'
+    )
+    assert "'preprocessed_annotations'" in message  # the closest names are suggested
+    with pytest.raises(TypeError, match='Argument "mirrror" is not defined for operator "Flip"'):
+        ops.Flip(mirrror=1)

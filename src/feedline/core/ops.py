@@ -26,7 +26,7 @@ from feedline.core.graph.names import class_name, op_name
 from feedline.core.host_memory import from_dlpack, to_dlpack
 from feedline.core.plugins import get_registry
 from feedline.core.registry import OperatorEntry
-from feedline.core.schema import COMMON_ARGS
+from feedline.core.schema import COMMON_ARGS, unknown_argument
 
 __all__ = ["Compose", "Operator", "OpsNamespace", "operator_class"]
 
@@ -87,12 +87,7 @@ class Operator:
         known = {*schema.arg_map, *schema.deprecated, *schema.removed, *COMMON_ARGS}
         for key in kwargs:
             if key not in known:
-                hint = schema.closest(key)
-                suggestion = f"; did you mean {', '.join(map(repr, hint))}?" if hint else ""
-                raise TypeError(
-                    f"{type(self).__name__} ({schema.name}) got an unexpected argument "
-                    f"{key!r}{suggestion}"
-                )
+                raise unknown_argument(schema.name, key, schema.closest(key))
 
     def __call__(self, *inputs: Any, **kwargs: Any) -> Any:
         """Add the operator to the graph, reading ``inputs``; ``kwargs`` add arguments that were

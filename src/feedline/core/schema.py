@@ -41,6 +41,24 @@ class MissingArgumentError(TypeError, RuntimeError):
     """A required argument was not given: a TypeError, and a RuntimeError as DALI raises it."""
 
 
+class UnknownArgumentError(TypeError, KeyError):
+    """An argument the operator does not define: a TypeError, and a KeyError as DALI raises it
+    (with DALI's sentence, which names the operator by its schema name)."""
+
+    __str__ = BaseException.__str__  # the message as written, not KeyError's quoted repr
+
+
+def unknown_argument(op_name: str, key: str, hint: Sequence[str]) -> UnknownArgumentError:
+    """The error for argument ``key`` unknown to operator ``op_name``, suggesting ``hint``."""
+    from feedline.core.graph.names import schema_name  # the graph package imports this module
+
+    suggestion = f" Did you mean {', '.join(map(repr, hint))}?" if hint else ""
+    return UnknownArgumentError(
+        f'Argument "{key}" is not defined for operator "{schema_name(op_name)}" '
+        f"({op_name} got an unexpected argument {key!r}).{suggestion}"
+    )
+
+
 class _Required:
     def __repr__(self) -> str:
         return "REQUIRED"
@@ -460,9 +478,7 @@ class OpSchema:
         for key, value in kwargs.items():
             spec = arg_map.get(key)
             if spec is None:
-                hint = self.closest(key)
-                suggestion = f"; did you mean {', '.join(map(repr, hint))}?" if hint else ""
-                raise TypeError(f"{self.name} got an unexpected argument {key!r}{suggestion}")
+                raise unknown_argument(self.name, key, self.closest(key))
             if value is None:
                 continue  # as in DALI, None means "not given": the default applies
             if isinstance(value, ScalarConstant):
