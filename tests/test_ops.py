@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from feedline import Pipeline, fn, ops, pipeline_def
-from feedline.core.graph.names import class_name
+from feedline.core.names import class_name
 from feedline.core.plugins import PluginSystem, get_registry
 from tests.core.ops_for_tests import TestOps
 

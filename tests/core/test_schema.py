@@ -244,7 +244,9 @@ def test_an_unknown_argument_is_a_type_error_and_dalis_key_error() -> None:
     from feedline.core.schema import UnknownArgumentError
 
     with pytest.raises(KeyError) as raised:
-        fn.readers.coco(file_root="/x", annotations_file="/y.json", preprocessed_annotations_dir="/t")
+        fn.readers.coco(
+            file_root="/x", annotations_file="/y.json", preprocessed_annotations_dir="/t"
+        )
     assert isinstance(raised.value, TypeError) and isinstance(raised.value, UnknownArgumentError)
     message = str(raised.value)
     assert message.startswith(

@@ -98,8 +98,6 @@ def test_pipelines_restored_from_different_iterator_states_are_warned_about(
         iterator(pipelines(files, [first[0], second[1]]))
 
 
-
-
 def test_restored_right_after_an_epochs_end_the_iterator_goes_on_as_the_original(
     files: list[str],
 ) -> None:

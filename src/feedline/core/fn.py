@@ -14,7 +14,7 @@ import types as _pytypes
 from typing import Any
 
 from feedline.core.graph import make_operator_call, resolve_schema
-from feedline.core.graph.names import schema_name, snake_case
+from feedline.core.names import schema_name, snake_case
 from feedline.core.plugins import get_registry
 from feedline.core.registry import OperatorEntry
 

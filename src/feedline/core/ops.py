@@ -2,7 +2,7 @@
 
 Part of the core's top layer (beside ``fn`` and the pipeline), generated from the same registry
 and schemas as ``fn``: ``ops.readers.File`` is the operator ``fn.readers.file``, named by DALI's
-CamelCase rule (:func:`~feedline.core.graph.names.class_name`). An instance holds arguments;
+CamelCase rule (:func:`~feedline.core.names.class_name`). An instance holds arguments;
 calling it adds one operator node, exactly as the ``fn`` call with the merged arguments would::
 
     decode = ops.decoders.Image(device="cpu")      # arguments fixed at construction
@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from feedline.core.graph import DataNode, make_operator_call
-from feedline.core.graph.names import class_name, op_name
 from feedline.core.host_memory import from_dlpack, to_dlpack
+from feedline.core.names import class_name, op_name
 from feedline.core.plugins import get_registry
 from feedline.core.registry import OperatorEntry
 from feedline.core.schema import COMMON_ARGS, unknown_argument

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from feedline.core.names import schema_name
 from feedline.core.types import DataType, ImageType, InterpType, ScalarConstant, TensorLayout
 
 __all__ = [
@@ -50,8 +51,6 @@ class UnknownArgumentError(TypeError, KeyError):
 
 def unknown_argument(op_name: str, key: str, hint: Sequence[str]) -> UnknownArgumentError:
     """The error for argument ``key`` unknown to operator ``op_name``, suggesting ``hint``."""
-    from feedline.core.graph.names import schema_name  # the graph package imports this module
-
     suggestion = f" Did you mean {', '.join(map(repr, hint))}?" if hint else ""
     return UnknownArgumentError(
         f'Argument "{key}" is not defined for operator "{schema_name(op_name)}" '

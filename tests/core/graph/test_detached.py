@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from feedline import Pipeline, fn, pipeline_def, types
-from feedline.core.graph.names import class_name
+from feedline.core.names import class_name
 
 
 def _pipe(**kwargs) -> Pipeline:

@@ -19,8 +19,8 @@ from collections.abc import Callable, Sequence
 from typing import Any, NoReturn
 
 from feedline.core.graph.hooks import active_graph_hook
-from feedline.core.graph.names import class_name, detached_name
 from feedline.core.graph.not_iterable import not_iterable
+from feedline.core.names import class_name, detached_name
 from feedline.core.registry import TRANSFER_TO_CPU, TRANSFER_TO_GPU
 from feedline.core.schema import OpSchema
 from feedline.core.types import DataType

@@ -86,7 +86,6 @@ def test_merge_refuses_branches_of_different_types():
         _kernel(MergeKernel, schemas.MERGE).run(_batch([on_true, on_false], _scalars([1, 0])))
 
 
-
 @pytest.mark.parametrize(("true_layout", "false_layout"), [("HWC", ""), ("", "HW"), ("HW", "WH")])
 def test_merge_refuses_branches_of_different_layouts(true_layout, false_layout):
     """An empty layout is a layout of its own: DALI refuses it beside a named one."""
@@ -95,6 +94,7 @@ def test_merge_refuses_branches_of_different_layouts(true_layout, false_layout):
     on_false = TensorListCPU.from_samples([np.zeros(shape, np.uint8)], false_layout, None)
     with pytest.raises(RuntimeError, match="Found distinct layouts"):
         _kernel(MergeKernel, schemas.MERGE).run(_batch([on_true, on_false], _scalars([1, 0])))
+
 
 def test_merge_with_an_empty_branch_is_the_other_branch():
     full = TensorListCPU.from_dense(np.arange(3, dtype=np.int8))

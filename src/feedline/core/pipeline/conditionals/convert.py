@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from feedline.core.pipeline.conditionals import runtime
+from feedline.core.pipeline.conditionals.markers import is_converted
 from feedline.core.pipeline.conditionals.scopes import active_stack
 from feedline.core.pipeline.conditionals.transform import (
     RUNTIME_NAME,
@@ -66,11 +67,6 @@ def do_not_convert(func: F | None = None) -> Any:
         raise ValueError("Pipeline definition cannot be marked with @do_not_convert.")
     setattr(func, _DO_NOT_CONVERT, True)
     return func
-
-
-def is_converted(func: Any) -> bool:
-    """Whether ``func`` is a transformed function."""
-    return bool(getattr(func, _CONVERTED, False))
 
 
 def _runtime_namespace() -> types.SimpleNamespace:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from feedline.core.graph import DataNode, constant_node, make_operator_call
+from feedline.core.pipeline.conditionals.markers import CONVERTED
 from feedline.core.pipeline.conditionals.scopes import ConditionStack, active_stack
 from feedline.core.pipeline.conditionals.structure import map_leaves, structure_mismatch
 
@@ -37,8 +38,6 @@ RETVAL = "__fl_retval"
 DO_RETURN = "__fl_do_return"
 """The variable that says whether such a function has returned."""
 
-CONVERTED = "_feedline_converted"
-"""The attribute that marks a function as transformed (its code calls this module)."""
 
 _INCONSISTENT = (
     "Encountered inconsistent outputs out of the `if/else` control flow statement. Variables "

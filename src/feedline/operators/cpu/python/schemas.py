@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from feedline.core.hookspecs import hookimpl
-from feedline.core.pipeline.conditionals import is_converted
+from feedline.core.pipeline.conditionals.markers import is_converted
 from feedline.core.schema import REQUIRED, ArgSpec, InputSpec, OpSchema
 from feedline.core.types import DataType
 from feedline.operators.cpu.common.schemas import register_cpu_operators

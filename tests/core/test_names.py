@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from feedline.core.graph.names import class_name, op_name, schema_name, snake_case
+from feedline.core.names import class_name, op_name, schema_name, snake_case
 from feedline.core.plugins import get_registry
 
 
