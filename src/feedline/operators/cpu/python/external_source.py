@@ -43,6 +43,18 @@ def _as_samples(data: Any, no_copy: bool) -> list[np.ndarray] | np.ndarray:
     raise TypeError(f"unsupported batch type {type(data).__name__}")
 
 
+def _data_layout(data: Any) -> str:
+    """The layout a batch carries itself (a TensorList, or a list of Tensors), else ``""``.
+
+    DALI keeps it when ``external_source`` is given no ``layout``.
+    """
+    if isinstance(data, TensorListCPU):
+        return data.layout()
+    if isinstance(data, list | tuple) and data and isinstance(data[0], TensorCPU):
+        return data[0].layout()
+    return ""
+
+
 @dataclass(frozen=True)
 class _WorkerFailure:
     """A parallel source's error, fetched with its iteration and raised when that iteration runs."""
@@ -320,6 +332,8 @@ class ExternalSourceKernel(Kernel):
 
     def _to_batch(self, data: Any, index: int, layout: str | None) -> TensorListCPU:
         what = self._what if self._num_outputs is None else f"{self._what} output {index}"
+        if not layout:
+            layout = _data_layout(data)
         try:
             samples = _as_samples(data, self._no_copy)
         except (TypeError, ValueError) as exc:

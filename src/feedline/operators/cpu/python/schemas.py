@@ -199,17 +199,17 @@ EXTERNAL_SOURCE = OpSchema(
     "external_source",
     """Feed data from Python: a callable, an iterable, a generator function, or `feed_input`.
 
-    Source kinds (``source`` may also be the first positional argument): a callable with no
-    argument is called once per iteration; with one argument it receives the iteration index
-    (``batch=True``), a ``BatchInfo`` (``batch_info=True``) or, with ``batch=False``, a
-    ``SampleInfo`` once per sample (a callable without arguments is then called once per
-    sample). An iterable is iterated once (``next`` per iteration, or per sample with
-    ``batch=False``); with ``cycle`` it is iterated again with a new ``iter()`` (so an object
-    whose ``__iter__`` restarts it cycles); a generator function is called to get a fresh
-    iterator on each cycle. Without a source, data is pushed with
-    ``Pipeline.feed_input(name, data)``. Bad sources are refused when the operator is called, as
-    in DALI: a callable taking more than one parameter, or a keyword-only one, ``*args`` or
-    ``**kwargs`` (TypeError); ``prefetch_queue_depth`` without ``parallel`` (ValueError).
+    ``source`` and ``num_outputs`` may also be given positionally, in that order. Source kinds:
+    a callable with no argument is called once per iteration; with one argument it receives the
+    iteration index (``batch=True``), a ``BatchInfo`` (``batch_info=True``) or, with
+    ``batch=False``, a ``SampleInfo`` once per sample (a callable without arguments is then
+    called once per sample). An iterable is iterated once (``next`` per iteration, or per sample
+    with ``batch=False``); with ``cycle`` it is iterated again with a new ``iter()`` (so an
+    object whose ``__iter__`` restarts it cycles); a generator function is called to get a fresh
+    iterator on each cycle. Without a source, data is pushed with ``Pipeline.feed_input(name,
+    data)``. Bad sources are refused when the operator is called, as in DALI: a callable taking
+    more than one parameter, or a keyword-only one, ``*args`` or ``**kwargs`` (TypeError);
+    ``prefetch_queue_depth`` without ``parallel`` (ValueError).
 
     Raising StopIteration ends the epoch: the iteration is dropped, already prefetched iterations
     are still delivered, then ``Pipeline.outputs()`` raises StopIteration until ``reset()``;
@@ -273,7 +273,7 @@ EXTERNAL_SOURCE = OpSchema(
         ),
     ),
     random=False,
-    positional_args=("source",),
+    positional_args=("source", "num_outputs"),
     check=check_external_source,
 )
 
