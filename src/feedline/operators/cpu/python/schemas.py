@@ -271,6 +271,13 @@ EXTERNAL_SOURCE = OpSchema(
             False,
             "Push mode: reuse the last fed batch when nothing new was fed.",
         ),
+        ArgSpec(
+            "blocking",
+            "bool",
+            False,
+            "Push mode: an iteration with nothing fed waits for ``feed_input`` (from another "
+            "thread) instead of failing; closing the pipeline ends the wait.",
+        ),
     ),
     random=False,
     positional_args=("source", "num_outputs"),
