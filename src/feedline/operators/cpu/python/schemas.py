@@ -447,13 +447,14 @@ NUMBA_FUNCTION = OpSchema(
             "blocks",
             "int_vec",
             None,
-            "CUDA grid (3 numbers) for device='gpu'; refused on the CPU.",
+            "CUDA grid (3 numbers) for device='gpu'; checked, and not used on the CPU (as in "
+            "DALI, so one set of arguments serves both devices).",
         ),
         ArgSpec(
             "threads_per_block",
             "int_vec",
             None,
-            "CUDA block (3 numbers) for device='gpu'; refused on the CPU.",
+            "CUDA block (3 numbers) for device='gpu'; checked, and not used on the CPU.",
         ),
     ),
     no_prune=True,
