@@ -473,7 +473,12 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
     def feed_input(
         self, data_node: str | DataNode, data: Any, layout: str | None = None, **kwargs: Any
     ) -> None:
-        """Queue one batch for the external source named ``data_node`` (FIFO)."""
+        """Queue one batch for the external source named ``data_node`` (FIFO).
+
+        Raises:
+            KeyError: no external source of that name in the built pipeline (as in DALI).
+            RuntimeError: the operator of that name is not an external source.
+        """
         self.build()
         if isinstance(data_node, DataNode):
             name = require_source(data_node, "feed_input").source.name
@@ -489,7 +494,10 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
                     kwargs["output_index"] = data_node.index
                 feed(data, layout, **kwargs)
                 return
-        raise RuntimeError(f"no external source named {name!r} in the built pipeline")
+        raise KeyError(
+            f'Could not find an input operator with name "{name}": no external source of that '
+            "name in the built pipeline (pruned, as nothing reads it, or never defined)"
+        )
 
     # -- queries ----------------------------------------------------------------------------
 

@@ -244,7 +244,7 @@ def test_push_mode_fifo_and_repeat_last() -> None:
     repeating = single(name="src", repeat_last=True)
     repeating.feed_input("src", np.array([[5]], np.int32), layout="X")
     assert run_all(repeating, limit=3) == [[[5]]] * 3
-    with pytest.raises(RuntimeError, match="no external source named"):
+    with pytest.raises(KeyError, match="Could not find an input operator with name"):
         repeating.feed_input("nope", np.zeros((1, 1)))
 
 
