@@ -291,30 +291,3 @@ def test_jpeg_without_a_frame_header_is_a_header_error() -> None:
     empty[start + 5 : start + 7] = b"\x00\x00"  # height 0: defined by a DNL marker
     with pytest.raises(ValueError, match="corrupt JPEG header"):
         JpegCodec().shape(bytes(empty))
-
-
-def test_jpeg_that_simplejpeg_cannot_read_is_decoded_by_pillow(monkeypatch) -> None:
-    from feedline.operators.cpu.image import codecs
-
-    if codecs._simplejpeg is None:
-        pytest.skip("simplejpeg is not installed: every JPEG goes to Pillow already")
-
-    def refuse(*_args, **_kwargs):  # what libjpeg-turbo's header check says of 4:1:0 files
-        raise ValueError("tjDecompressHeader3(): Could not determine subsampling level")
-
-    data = encode(IMAGE, "JPEG")
-    monkeypatch.setattr(codecs._simplejpeg, "decode_jpeg", refuse)
-    got = JpegCodec().decode(data, ImageType.RGB)
-    np.testing.assert_array_equal(got, pil_decode(data, "RGB"))
-
-
-def test_decoders_accept_dali_hardware_decoder_load() -> None:
-    data = encode(IMAGE, "JPEG")
-
-    @pipeline_def(batch_size=1, num_threads=1, device_id=None)
-    def graph():
-        encoded = fn.external_source(source=lambda: [data])
-        return fn.decoders.image(encoded, hw_decoder_load=0.0), fn.decoders.image(encoded)
-
-    loaded, default = graph().run()
-    np.testing.assert_array_equal(loaded.as_array(), default.as_array())

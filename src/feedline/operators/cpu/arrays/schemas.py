@@ -41,13 +41,7 @@ ONE_HOT = OpSchema(
             "has no layout. An input without a layout (and not scalar) gives no layout either.",
         ),
         ArgSpec("dtype", "dtype", DataType.FLOAT, "The output type."),
-        ArgSpec(
-            "num_classes",
-            "int",
-            0,
-            "Number of classes (the new axis' extent); the default 0 gives an empty axis, as "
-            "in DALI.",
-        ),
+        ArgSpec("num_classes", "int", 0, "Number of classes (the new axis' extent); must be > 0."),
         ArgSpec("off_value", "float", 0.0, "Value of the other positions (cast to ``dtype``)."),
         ArgSpec("on_value", "float", 1.0, "Value at the class index (cast to ``dtype``)."),
     ),

@@ -68,9 +68,9 @@ class OneHotKernel(Kernel):
 
     def setup(self) -> None:
         """Check the static arguments."""
-        if self.args["num_classes"] < 0:
+        if self.args["num_classes"] < 1:
             raise ValueError(
-                f"one_hot: argument 'num_classes' = {self.args['num_classes']} must not be negative"
+                f"one_hot: argument 'num_classes' = {self.args['num_classes']} must be positive"
             )
         self._axis_name = _single_char("one_hot", "axis_name", self.args["axis_name"])
         self._dtype = to_numpy_dtype(self.args["dtype"])

@@ -88,14 +88,6 @@ DECODE_ARGS = (
     ),
     MAX_PIXELS_ARG,
     MAX_DECODED_BYTES_ARG,
-    ArgSpec(
-        "hw_decoder_load",
-        "float",
-        0.65,
-        "DALI's share of the JPEGs for the GPU's hardware JPEG decoder (``device='mixed'`` on "
-        "GPUs that have one). Accepted, as in DALI, by every decoder; feedline decodes without "
-        "that hardware unit, so it does not change the result.",
-    ),
 )
 GPU_DECODING = ArgSpec(
     "gpu_decoding",

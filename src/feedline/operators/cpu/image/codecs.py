@@ -79,13 +79,6 @@ except ImportError:  # pragma: no cover
     _simplejpeg = None
 
 
-_UNKNOWN_SUBSAMPLING = "Could not determine subsampling level"
-
-
-class _SimplejpegCannot(Exception):
-    """simplejpeg refuses a valid JPEG that Pillow decodes (see ``_UNKNOWN_SUBSAMPLING``)."""
-
-
 def apply_orientation(image: np.ndarray, orientation: int) -> np.ndarray:
     """Turn a decoded ``HW[C]`` image upright according to its EXIF orientation (1-8)."""
     if orientation in (0, 1) or orientation > 8:
@@ -347,10 +340,7 @@ class JpegCodec(PillowCodec):
         region = self._decode_region(data, colorspace, roi, orientation)
         if region is not None:
             return region
-        try:
-            array = self._simplejpeg_decode(data, colorspace)
-        except _SimplejpegCannot:
-            return super().decode(data, output_type, roi)
+        array = self._simplejpeg_decode(data, colorspace)
         if array.ndim == 2:
             array = array[:, :, None]
         return _crop(apply_orientation(array, orientation), roi)
@@ -371,19 +361,10 @@ class JpegCodec(PillowCodec):
 
     @staticmethod
     def _simplejpeg_decode(data: Any, colorspace: str) -> np.ndarray:
-        """simplejpeg's decode; a recoverable libjpeg warning is reported and decoded anyway.
-
-        Raises:
-            _SimplejpegCannot: a valid file simplejpeg does not take (an unusual chroma
-                subsampling, e.g. 4:1:0), for Pillow's libjpeg to decode.
-            ValueError: the file is corrupt.
-        """
         try:
             return _simplejpeg.decode_jpeg(data, colorspace, strict=True)
         except ValueError as exc:
             damage = str(exc)
-        if _UNKNOWN_SUBSAMPLING in damage:
-            raise _SimplejpegCannot
         try:  # a libjpeg warning is recoverable: decode as libjpeg recovers, and say so
             image = _simplejpeg.decode_jpeg(data, colorspace, strict=False)
         except ValueError as exc:
