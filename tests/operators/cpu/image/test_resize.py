@@ -347,9 +347,3 @@ def test_interp_type_per_sample_from_enum_data() -> None:
     np.testing.assert_array_equal(per_sample.at(0), nearest.at(0))
     np.testing.assert_array_equal(per_sample.at(1), cubic.at(1))
     assert not np.array_equal(nearest.at(1), cubic.at(1))
-
-
-def test_an_empty_image_gives_the_whole_empty_window() -> None:
-    rng = np.random.default_rng(0)
-    assert random_crop_window(rng, 0, 0) == (0, 0, 0, 0)
-    assert random_crop_window(rng, 0, 5) == (0, 0, 0, 5)

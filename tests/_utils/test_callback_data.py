@@ -1,4 +1,4 @@
-"""The CPU callback-result checks and conversions of ``feedline._utils.external_source_impl``."""
+"""The CPU callback-result checks and conversions (DALI's ``_utils.external_source_impl``)."""
 
 import numpy as np
 import pytest
