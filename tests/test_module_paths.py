@@ -170,7 +170,10 @@ def test_the_numba_paths_reach_the_registered_operator() -> None:
     from feedline.plugin.numba.fn.experimental import numba_function as older
 
     assert older is numba_function
-    assert NumbaFunction is numba_plugin.NumbaFunction is ops.experimental.NumbaFunction
+    assert NumbaFunction is numba_plugin.NumbaFunction
+    assert issubclass(NumbaFunction, ops.experimental.NumbaFunction)
+    assert not NumbaFunction._check_cuda_compatibility(False)
+    assert NumbaFunction._check_minimal_numba_version(False)
     with pytest.raises(TypeError, match="run_fn"):
         numba_function()
 

@@ -313,3 +313,27 @@ def test_feed_input_on_a_source_with_a_callback_is_refused() -> None:
     with pytest.raises(RuntimeError, match="Cannot use feed_input"):
         pipe.feed_input("__ExternalSource_0", np.zeros((1, 1), np.int32))
     pipe.close()
+
+
+@pytest.mark.parametrize("kind", [AssertionError, KeyError, LookupError, ZeroDivisionError])
+def test_a_callback_error_keeps_its_own_type(kind: type[Exception]) -> None:
+    def failing():
+        raise kind("from the callback")
+
+    pipe = Pipeline(batch_size=1, num_threads=1, device_id=None)
+    with pipe:
+        pipe.set_outputs(fn.external_source(source=failing, name="src"))
+    with pytest.raises(kind, match="from the callback") as caught:
+        pipe.run()
+    assert isinstance(caught.value, OperatorError) and caught.value.operator == "src"
+
+
+def test_a_callback_error_whose_type_has_its_own_text_is_a_plain_operator_error() -> None:
+    def failing():
+        raise UnicodeDecodeError("utf-8", b"\xff", 0, 1, "bad byte")
+
+    pipe = Pipeline(batch_size=1, num_threads=1, device_id=None)
+    with pipe:
+        pipe.set_outputs(fn.external_source(source=failing))
+    with pytest.raises(OperatorError, match="UnicodeDecodeError: .*bad byte"):
+        pipe.run()

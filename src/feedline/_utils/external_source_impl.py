@@ -1,5 +1,6 @@
 """DALI's ``nvidia.dali._utils.external_source_impl`` path: what a source given to
-``external_source`` is, as DALI's worker pool is told."""
+``external_source`` is, as DALI's worker pool is told, and the CPU checks and conversions of
+callback results (``accepted_arg_count``, ``batch_to_numpy``…)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,24 @@ import enum
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["SourceDescription", "SourceKind", "get_callback_from_source"]
+from feedline._utils.callback_data import (
+    accepted_arg_count,
+    assert_cpu_batch_data_type,
+    assert_cpu_sample_data_type,
+    batch_to_numpy,
+    sample_to_numpy,
+)
+
+__all__ = [
+    "SourceDescription",
+    "SourceKind",
+    "accepted_arg_count",
+    "assert_cpu_batch_data_type",
+    "assert_cpu_sample_data_type",
+    "batch_to_numpy",
+    "get_callback_from_source",
+    "sample_to_numpy",
+]
 
 
 class SourceKind(enum.Enum):

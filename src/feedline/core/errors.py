@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -13,6 +14,7 @@ __all__ = [
     "PipelineError",
     "PluginError",
     "SkippedSample",
+    "callback_error",
 ]
 
 
@@ -71,6 +73,35 @@ class OperatorValueError(OperatorError, ValueError):
     """An :class:`OperatorError` caused by a ``ValueError`` (a value the operator cannot use,
     such as a layout it does not accept): also a ``ValueError``, as DALI raises its
     invalid-argument errors."""
+
+
+@functools.cache
+def _callback_error_class(kind: type[Exception]) -> type[OperatorError]:
+    """An :class:`OperatorError` that is also a ``kind`` (OperatorError itself when the two
+    cannot be combined, e.g. exceptions with their own C layout such as OSError)."""
+    if issubclass(kind, OperatorError) or not issubclass(kind, Exception):
+        return OperatorError
+    try:
+        return type(f"OperatorError[{kind.__name__}]", (OperatorError, kind), {})
+    except TypeError:
+        return OperatorError
+
+
+def callback_error(cause: Exception, *, operator: str, iteration: int) -> OperatorError:
+    """The error of a Python callback (an ``external_source`` source) that raised ``cause``.
+
+    An :class:`OperatorError` naming the operator and iteration, and also an instance of
+    ``cause``'s type where Python allows it: DALI lets a callback's exception through
+    unchanged, so DALI programs catch it by its own type (``except KeyError``).
+    """
+    message = f"{type(cause).__name__}: {cause}"
+    try:
+        error = _callback_error_class(type(cause))(message, operator=operator, iteration=iteration)
+    except TypeError:  # the cause's type has a constructor of its own
+        error = None
+    if error is None or message not in str(error):  # or a text of its own (UnicodeError)
+        error = OperatorError(message, operator=operator, iteration=iteration)
+    return error
 
 
 @dataclass(frozen=True)

@@ -110,6 +110,8 @@ class KernelContext:
         device_id: the CUDA device, or None for CPU-only pipelines.
         pipeline: the owning pipeline (for services such as the Python worker pool).
         num_outputs: how many outputs the node has.
+        used_outputs: the indices of the outputs that the built graph reads (pipeline outputs
+            or other operators' inputs); None when not known (all may be read).
         num_inputs: how many positional inputs the node has.
         on_error: the node's error policy, ``raise`` or ``skip`` (see ``docs/errors.md``); a
             reader under ``skip`` replaces a sample it fails to load by the next one.
@@ -130,6 +132,7 @@ class KernelContext:
     device_id: int | None
     pipeline: Any = None
     num_outputs: int = 1
+    used_outputs: frozenset[int] | None = None
     num_inputs: int = 0
     on_error: str = "raise"
     stream: Any = None

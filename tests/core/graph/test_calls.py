@@ -50,6 +50,15 @@ def test_multiple_input_sets_make_one_operator_per_position() -> None:
     pipe.close()
 
 
+def test_a_single_input_set_is_an_ordinary_call() -> None:
+    with Pipeline(batch_size=1, num_threads=1, device_id=None):
+        a = fn.constant(idata=[1, 2], shape=[1, 2], layout="HW")
+        flipped = fn.flip([a], horizontal=1)
+        split = fn.external_source(source=lambda: [[1, 2]], num_outputs=1)
+        cast = fn.cast(split, dtype=types.FLOAT)
+    assert isinstance(flipped, DataNode) and isinstance(cast, DataNode)
+
+
 @pytest.mark.parametrize("op", [fn.python_function, fn.dl_tensor_python_function])
 def test_python_operators_refuse_input_sets_when_called(op) -> None:
     with Pipeline(batch_size=1, num_threads=1, device_id=None):

@@ -205,9 +205,20 @@ class Executor:
 
     def _make_plan(self) -> list[OpNode | Chain]:
         """Sources first (they read nothing, and only they can end the epoch, so no iteration
-        runs further operators in vain), then chains and batch operators in graph order."""
+        runs further operators in vain), then chains and batch operators in graph order.
+
+        Among the sources, those fed from outside (``external_source``) come first: as in
+        DALI, their batch sets the iteration's batch size (variable batch size), which the
+        other sources (constants, generators) then produce.
+        """
         sources = {id(op) for op in self.ops if not op.upstream() and not self._is_chained(op)}
-        ordered = sorted(self.ops, key=lambda op: id(op) not in sources)  # stable: graph order
+
+        def rank(op: OpNode) -> tuple[bool, bool]:
+            kernel = self.kernels[id(op)]
+            fed = kernel.fetches_input or callable(getattr(kernel, "feed", None))
+            return id(op) not in sources, not fed
+
+        ordered = sorted(self.ops, key=rank)  # stable: graph order
         batches = self._batches()
         plan: list[OpNode | Chain] = []
         for op in ordered:

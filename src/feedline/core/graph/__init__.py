@@ -15,6 +15,7 @@ from feedline.core.graph.passes import (
     prepare,
     prune,
     split_stages,
+    used_outputs,
 )
 from feedline.core.graph.placement import resolve_operator, resolve_schema
 
@@ -36,4 +37,5 @@ __all__ = [
     "resolve_operator",
     "resolve_schema",
     "split_stages",
+    "used_outputs",
 ]

@@ -22,6 +22,7 @@ __all__ = [
     "prepare",
     "prune",
     "split_stages",
+    "used_outputs",
 ]
 
 
@@ -40,6 +41,16 @@ def prune(ops: Sequence[OpNode], outputs: Sequence[DataNode]) -> list[OpNode]:
         keep[id(op)] = op
         stack.extend(node.source for node in op.upstream() if node.source is not None)
     return sorted(keep.values(), key=lambda op: op.serial)
+
+
+def used_outputs(ops: Sequence[OpNode], outputs: Sequence[DataNode]) -> dict[int, set[int]]:
+    """Per operator (by ``id``), the indices of its outputs that the graph reads: the pipeline
+    ``outputs`` and the inputs and argument inputs of ``ops``."""
+    used: dict[int, set[int]] = {}
+    for node in [*outputs, *(node for op in ops for node in op.upstream())]:
+        if node.source is not None:
+            used.setdefault(id(node.source), set()).add(node.index)
+    return used
 
 
 def check_membership(ops: Sequence[OpNode], graph: Graph, checkpointing: bool) -> None:

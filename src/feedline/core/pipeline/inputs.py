@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from feedline.core.errors import OperatorError
+from feedline.core.errors import OperatorError, callback_error
 from feedline.core.kernel import Kernel
 
 __all__ = ["ScheduledInputs"]
@@ -41,7 +41,8 @@ class ScheduledInputs:
             False when a source or ``iter_setup()`` raised StopIteration (the input ended).
 
         Raises:
-            OperatorError: a callback failed (naming its operator and the iteration).
+            OperatorError: a callback failed (naming its operator and the iteration); also an
+                instance of the callback's exception type, as DALI lets it through.
         """
         fetched: list[tuple[Kernel, Any]] = []
         ended = False
@@ -53,9 +54,7 @@ class ScheduledInputs:
             except OperatorError:
                 raise
             except Exception as exc:
-                raise OperatorError(
-                    f"{type(exc).__name__}: {exc}", operator=name, iteration=iteration
-                ) from exc
+                raise callback_error(exc, operator=name, iteration=iteration) from exc
         if ended:
             return False
         try:

@@ -28,6 +28,7 @@ from feedline.core.graph import (
     OpNode,
     check_placement,
     prepare,
+    used_outputs,
 )
 from feedline.core.kernel import Kernel, KernelContext
 from feedline.core.pipeline.checkpoints import ReaderState, parse_checkpoint
@@ -207,6 +208,7 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
         self._api_check = True
         self._inputs = ScheduledInputs([], weak_method(self.iter_setup))
         self._prepared: list[OpNode] | None = None
+        self._used_outputs: dict[int, set[int]] = {}
         self._policies: dict[str, str] = {}
         self._stages: StagePlan | None = None
         self._kernels: dict[int, Kernel] = {}
@@ -230,6 +232,7 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
             registry = get_registry()
             ops = prepare(self._collect_graph(), outputs, registry)
             check_placement(ops, self._device_id)
+            self._used_outputs = used_outputs(ops, outputs)
             self._seeds = {op.name: self._op_seed(op) for op in ops}
             self._policies = error_policies(ops, registry, self._on_error)
             self._prepared = ops
@@ -319,6 +322,7 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
                     device_id=self._device_id,
                     pipeline=weakref.proxy(self),
                     num_outputs=len(op.outputs),
+                    used_outputs=frozenset(self._used_outputs.get(id(op), ())),
                     num_inputs=len(op.inputs),
                     on_error=self._policies[op.name],
                     stream=None if self._stages is None else self._stages.stream_of(op),
@@ -477,7 +481,12 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
     def feed_input(
         self, data_node: str | DataNode, data: Any, layout: str | None = None, **kwargs: Any
     ) -> None:
-        """Queue one batch for the external source named ``data_node`` (FIFO)."""
+        """Queue one batch for the external source named ``data_node`` (FIFO).
+
+        Raises:
+            KeyError: no external source of that name in the built pipeline (as in DALI).
+            RuntimeError: the operator of that name is not an external source.
+        """
         self.build()
         if isinstance(data_node, DataNode):
             name = require_source(data_node, "feed_input").source.name
@@ -489,9 +498,14 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
                 feed = getattr(kernel, "feed", None)
                 if feed is None:
                     raise RuntimeError(f"operator {name!r} is not an external source")
+                if isinstance(data_node, DataNode):
+                    kwargs["output_index"] = data_node.index
                 feed(data, layout, **kwargs)
                 return
-        raise RuntimeError(f"no external source named {name!r} in the built pipeline")
+        raise KeyError(
+            f'Could not find an input operator with name "{name}": no external source of that '
+            "name in the built pipeline (pruned, as nothing reads it, or never defined)"
+        )
 
     # -- queries ----------------------------------------------------------------------------
 

@@ -8,8 +8,6 @@ __all__ = ["NumbaFunction"]  # noqa: F822 (provided lazily by __getattr__)
 
 
 def __getattr__(name: str) -> Any:
-    if name == "NumbaFunction":
-        from feedline import ops
+    from feedline.plugin.numba._class import lookup
 
-        return ops.experimental.NumbaFunction
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return lookup(__name__, name)

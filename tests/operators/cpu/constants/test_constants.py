@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from feedline import OperatorError, fn, types
+from feedline.operators.cpu.constants.kernels import broadcast_fill
 from feedline.testing import OperatorExample, check_operator
 from tests.operators.cpu.catalogue_testing import build, feed
 
@@ -110,3 +111,15 @@ def test_full_broadcasts_like_numpy(fill: np.ndarray, outer: list) -> None:
 )
 def test_check_operator(name: str, example: OperatorExample) -> None:
     assert "threads" in check_operator(name, example)
+
+
+@pytest.mark.parametrize(
+    ("fill", "shape", "expected"),
+    [
+        (np.array([7, 8, 9]), (1,), [7]),
+        (np.arange(1, 7).reshape(2, 3), (1, 3), [[1, 2, 3]]),
+        (np.arange(1, 7).reshape(2, 3), (2, 2, 1), [[[1], [2]], [[1], [2]]]),
+    ],
+)
+def test_an_output_extent_of_one_takes_the_leading_fill_values(fill, shape, expected) -> None:
+    assert broadcast_fill("full", fill, shape).tolist() == expected

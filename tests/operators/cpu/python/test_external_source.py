@@ -206,10 +206,10 @@ def test_variable_batch_size_and_too_large() -> None:
 
 def test_dtype_ndim_layout_checks_and_multiple_outputs() -> None:
     pipe = single(lambda: np.zeros((2, 2), np.int32), dtype=types.FLOAT)
-    with pytest.raises(OperatorError, match="Expected: float. Received: int32"):
+    with pytest.raises(OperatorError, match="expected data of type float and got: int32"):
         pipe.run()
     pipe = single(lambda: np.zeros((2, 2), np.int32), ndim=2)
-    with pytest.raises(OperatorError, match="expected 2-D"):
+    with pytest.raises(OperatorError, match="expected data with 2 dimensions and got 1"):
         pipe.run()
 
     @pipeline_def(batch_size=2, num_threads=1, device_id=None)
@@ -311,7 +311,7 @@ def test_push_mode_fifo_and_repeat_last() -> None:
     repeating = single(name="src", repeat_last=True)
     repeating.feed_input("src", np.array([[5]], np.int32), layout="X")
     assert run_all(repeating, limit=3) == [[[5]]] * 3
-    with pytest.raises(RuntimeError, match="no external source named"):
+    with pytest.raises(KeyError, match="Could not find an input operator with name"):
         repeating.feed_input("nope", np.zeros((1, 1)))
 
 
@@ -370,9 +370,9 @@ def test_parallel_needs_workers() -> None:
         graph().build()
 
 
-def test_unsupported_dali_argument_is_rejected_by_name() -> None:
-    with pytest.raises(TypeError, match="unexpected argument 'blocking'"):
-        single(lambda: np.zeros((1, 1)), blocking=False)
+def test_unknown_argument_is_rejected_by_name() -> None:
+    with pytest.raises(TypeError, match="unexpected argument 'blockng'"):
+        single(lambda: np.zeros((1, 1)), blockng=False)
 
 
 def test_bytes_per_sample_hint_only_with_parallel_and_positive() -> None:

@@ -111,8 +111,6 @@ def test_call_errors(changes: dict[str, Any], error: type, message: str) -> None
 @pytest.mark.parametrize(
     ("changes", "message"),
     [
-        ({"blocks": [1, 1, 1]}, "blocks sets the CUDA launch of device='gpu'"),
-        ({"threads_per_block": [8, 8, 1]}, "threads_per_block sets the CUDA launch"),
         ({"outs_ndim": [2]}, r"outs_ndim \[2\] must repeat ins_ndim \[3\]"),
     ],
 )
@@ -129,3 +127,21 @@ def test_inputs_of_another_type_are_refused() -> None:
 def test_check_operator() -> None:
     example = OperatorExample(inputs=[SAMPLES * 2], args={"run_fn": invert, **U8})
     assert "threads" in check_operator("experimental.numba_function", example)
+
+
+def test_the_gpu_launch_configuration_is_accepted_and_unused_on_the_cpu() -> None:
+    plain = _run(run_fn=invert, **U8)
+    launched = _run(run_fn=invert, blocks=[4, 4, 1], threads_per_block=[8, 8, 1], **U8)
+    for (left, _), (right, _) in zip(plain, launched, strict=True):
+        for a, b in zip(left, right, strict=True):
+            np.testing.assert_array_equal(a, b)
+
+
+def _first_row_only(out0, in0):
+    out0[0][:] = 1
+
+
+def test_what_run_fn_leaves_unwritten_is_zero() -> None:
+    ((out, _),) = _run(run_fn=_first_row_only, **U8)
+    for sample in out:
+        assert (sample[0] == 1).all() and not sample[1:].any()

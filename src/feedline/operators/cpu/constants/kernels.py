@@ -39,7 +39,12 @@ def _check_layout(op: str, layout: str | None, ndim: int) -> None:
 
 
 def broadcast_fill(op: str, fill: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-    """``fill`` broadcast to ``shape`` (NumPy's rules).
+    """``fill`` broadcast to ``shape``: NumPy's rules, plus DALI's for an output extent of 1.
+
+    Dimensions are matched from the last. Where the output has extent 1 and the fill more,
+    DALI takes a fill of extent 1 there, made of the fill's leading values in memory order
+    (``fill.ravel()`` cut to the smaller shape); e.g. a fill ``[7, 8, 9]`` for the shape
+    ``(1,)`` gives ``[7]``.
 
     Raises:
         ValueError: the shapes cannot be broadcast (naming both).
@@ -47,10 +52,27 @@ def broadcast_fill(op: str, fill: np.ndarray, shape: tuple[int, ...]) -> np.ndar
     try:
         return np.broadcast_to(fill, shape)
     except ValueError:
+        pass
+    reduced = _dali_reduced_shape(fill.shape, shape)
+    if reduced is None:
         raise ValueError(
             f"{op}: a fill value of shape {fill.shape} cannot be broadcast to the output shape "
             f"{shape}"
-        ) from None
+        )
+    size = int(np.prod(reduced, dtype=np.int64))
+    return np.broadcast_to(fill.ravel()[:size].reshape(reduced), shape)
+
+
+def _dali_reduced_shape(fill: tuple[int, ...], shape: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The fill's shape with extent 1 where the output has 1 (None: not broadcastable)."""
+    if len(fill) > len(shape):
+        return None
+    reduced = []
+    for have, want in zip(fill, shape[len(shape) - len(fill) :], strict=True):
+        if have not in (want, 1) and want != 1:
+            return None
+        reduced.append(1 if want == 1 else have)
+    return tuple(reduced)
 
 
 def _filled(

@@ -161,7 +161,10 @@ def random_crop_window(
     ``h = round(sqrt(A * area / ratio))``. The first window that fits is placed uniformly at
     random. After ``num_attempts`` failures the largest centred window whose aspect ratio lies in
     ``ratio_range`` is used. All the attempts' uniform numbers (four each) come from one draw.
+    An empty image (a zero extent) gives the whole, empty, image.
     """
+    if height <= 0 or width <= 0:
+        return 0, 0, max(height, 0), max(width, 0)
     area = float(height * width)
     lo_area, hi_area = float(area_range[0]), float(area_range[1])
     lo_ratio, hi_ratio = float(ratio_range[0]), float(ratio_range[1])

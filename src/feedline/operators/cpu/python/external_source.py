@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import warnings
 from collections import deque
 from collections.abc import Iterator
@@ -64,6 +65,37 @@ def _copied(
     return out.view(first.dtype) if first.dtype.metadata else out
 
 
+def _data_layout(data: Any) -> str:
+    """The layout a batch carries itself (a TensorList, or a list of Tensors), else ``""``.
+
+    DALI keeps it when ``external_source`` is given no ``layout``.
+    """
+    if isinstance(data, TensorListCPU):
+        return data.layout()
+    if isinstance(data, list | tuple) and data and isinstance(data[0], TensorCPU):
+        return data[0].layout()
+    return ""
+
+
+def _type_name(dtype: DataType) -> str:
+    """DALI's lower-case type name in messages (``float``, ``uint8``)."""
+    return dtype.name.lower()
+
+
+def _check_layout_ndims(layouts: list[Any], ndims: list[Any]) -> None:
+    """A layout given together with ``ndim`` must have ``ndim`` letters (DALI's check).
+
+    Raises:
+        RuntimeError: they disagree, quoting both.
+    """
+    for layout, ndim in zip(layouts, ndims, strict=True):
+        if layout and ndim is not None and len(layout) != ndim:
+            raise RuntimeError(
+                "Number of dimensions in the provided layout does not match the ndim argument. "
+                f'The arguments provided:\n ndim = {ndim},\n layout: "{layout}".'
+            )
+
+
 class ExternalSourceKernel(Kernel):
     """Produces one batch per iteration from the configured source."""
 
@@ -87,6 +119,14 @@ class ExternalSourceKernel(Kernel):
         self._no_copy = args["no_copy"] or self._parallel
         self._buffers = BufferPool()
         self._fed: deque[list[TensorListCPU]] = deque()
+        self._fed_per_output: list[deque[TensorListCPU]] = [deque() for _ in range(count)]
+        self._needed = sorted(
+            range(count) if self.ctx.used_outputs is None else self.ctx.used_outputs
+        )
+        self._fed_signal = threading.Condition()
+        self._aborted = False
+        self._previous: list[tuple[DataType, int, str] | None] = [None] * count
+        _check_layout_ndims(self._layouts, self._ndims)
         self._last_fed: list[TensorListCPU] | None = None
         self._iteration = 0
         self._scheduled = 0  # parallel: the next iteration to hand to the workers
@@ -104,6 +144,8 @@ class ExternalSourceKernel(Kernel):
         # schedules the iteration, as in DALI: every source takes its batch of an iteration
         # even when another source ended the data in it.
         self.fetches_input = self._kind != "push"
+        if self._kind != "push" and len(self._needed) < count:
+            self._warn_unused_outputs(count)
         self._fetched: dict[int, list[TensorListCPU]] = {}
         self._warn_if_not_restorable()
 
@@ -135,6 +177,26 @@ class ExternalSourceKernel(Kernel):
         (what a callable taking the sample or batch index is asked for next)."""
         self._epoch_idx = epoch_idx
         self._iteration = self._scheduled = iteration
+
+    def _warn_unused_outputs(self, count: int) -> None:
+        """DALI's warning: the source computes outputs that nothing in the graph reads."""
+        source = str(self.args["source"])
+        if len(source) > 103:
+            source = source[:100] + "..."
+        unused = [i for i in range(count) if i not in self._needed]
+        listed = ", ".join(map(str, unused))
+        which = (
+            f"outputs at the indices {listed} are"
+            if len(unused) > 1
+            else f"output at the index {listed} is"
+        )
+        warnings.warn(
+            f"The external source node '{source}' produces {count} outputs, but the {which} not "
+            "used. For best performance, adjust your callback so that it computes only the "
+            "needed outputs.",
+            Warning,
+            stacklevel=2,
+        )
 
     def _setup_parallel(self) -> None:
         pipeline = self.ctx.pipeline
@@ -189,8 +251,15 @@ class ExternalSourceKernel(Kernel):
         """Whether a reset keeps this source's batches computed ahead by the workers."""
         return self._pool_source is not None and self._batch and self._kind != "callable"
 
-    def feed(self, data: Any, layout: str | None = None, **_: Any) -> None:
+    def feed(
+        self, data: Any, layout: str | None = None, output_index: int | None = None, **_: Any
+    ) -> None:
         """Queue one batch (push mode).
+
+        With ``num_outputs``, ``data`` holds one batch per output; or, when ``output_index``
+        is given (the fed node is one output, as DALI feeds each output of a multi-output
+        external source on its own), the batch of that output alone. An iteration then runs
+        when every output the graph reads was fed.
 
         Raises:
             RuntimeError: the source has a ``source`` (DALI refuses to feed it too).
@@ -199,13 +268,26 @@ class ExternalSourceKernel(Kernel):
             raise RuntimeError(
                 f"Cannot use feed_input on {self._what}: it was created with a `source`"
             )
+        if self._num_outputs is not None and output_index is not None:
+            batch = self._to_batch(data, output_index, layout or self._layouts[output_index])
+            with self._fed_signal:
+                self._fed_per_output[output_index].append(batch)
+                self._fed_signal.notify_all()
+            return
         outputs = data if self._num_outputs is not None else (data,)
         if self._num_outputs is not None and len(outputs) != self._num_outputs:
             raise ValueError(f"{self._what}: expected {self._num_outputs} outputs to be fed")
         layouts = [layout] * len(outputs) if layout is not None else self._layouts
-        self._fed.append(
-            [self._to_batch(out, index, layouts[index]) for index, out in enumerate(outputs)]
-        )
+        batches = [self._to_batch(out, index, layouts[index]) for index, out in enumerate(outputs)]
+        with self._fed_signal:
+            self._fed.append(batches)
+            self._fed_signal.notify_all()
+
+    def abort(self) -> None:
+        """Wake a ``blocking`` wait for fed data: the pipeline is closing."""
+        with self._fed_signal:
+            self._aborted = True
+            self._fed_signal.notify_all()
 
     def fetch_input(self) -> list[TensorListCPU]:
         """Call the source for its next iteration and convert (copy) the batch.
@@ -246,16 +328,36 @@ class ExternalSourceKernel(Kernel):
                 f"{self._what}: iteration {batch.iteration} was not scheduled"
             ) from None
 
+    def _has_fed(self) -> bool:
+        return bool(self._fed) or (
+            bool(self._needed) and all(self._fed_per_output[i] for i in self._needed)
+        )
+
     def _pop_fed(self) -> list[TensorListCPU]:
-        if self._fed:
-            self._last_fed = self._fed.popleft()
-            return self._last_fed
+        with self._fed_signal:
+            if self.args["blocking"] and not self._has_fed():
+                self._fed_signal.wait_for(lambda: self._has_fed() or self._aborted)
+            if not self._has_fed() and self._aborted:
+                raise RuntimeError(f"{self._what}: the pipeline closed while waiting for data")
+            if self._fed:
+                self._last_fed = self._fed.popleft()
+                return self._last_fed
+            if self._has_fed():
+                self._last_fed = self._pop_per_output()
+                return self._last_fed
         if self.args["repeat_last"] and self._last_fed is not None:
             return self._last_fed
         raise RuntimeError(
             f"{self._what}: no data was fed for this iteration; call "
             f"Pipeline.feed_input({self.ctx.name!r}, batch) before running"
         )
+
+    def _pop_per_output(self) -> list[TensorListCPU]:
+        """One iteration of outputs fed one by one; an output nothing reads repeats a read one
+        (it is never looked at)."""
+        popped = {i: self._fed_per_output[i].popleft() for i in self._needed}
+        filler = popped[self._needed[0]]
+        return [popped.get(i, filler) for i in range(len(self._fed_per_output))]
 
     def _fetch(self) -> Any:
         if self._pool_source is not None:
@@ -358,6 +460,8 @@ class ExternalSourceKernel(Kernel):
 
     def _to_batch(self, data: Any, index: int, layout: str | None) -> TensorListCPU:
         what = self._what if self._num_outputs is None else f"{self._what} output {index}"
+        if not layout:
+            layout = _data_layout(data)
         try:
             samples = _as_samples(data, self._no_copy, self._buffers)
         except (TypeError, ValueError) as exc:
@@ -386,18 +490,59 @@ class ExternalSourceKernel(Kernel):
         from_numpy_dtype(tl.numpy_dtype)
         expected_dtype, expected_ndim = self._dtypes[index], self._ndims[index]
         if expected_dtype is not None and tl.dtype != expected_dtype:
-            raise TypeError(
-                f"{what}: unexpected data type. Expected: {expected_dtype.name.lower()}. "
-                f"Received: {tl.dtype.name.lower()}"
+            raise RuntimeError(
+                f"{what}: ExternalSource expected data of type {_type_name(expected_dtype)} and "
+                f"got: {_type_name(tl.dtype)}"
             )
         if expected_ndim is not None and tl.ndim != expected_ndim:
-            raise ValueError(f"{what}: expected {expected_ndim}-D samples, got {tl.ndim}-D")
+            raise RuntimeError(
+                f"{what}: ExternalSource expected data with {expected_ndim} dimensions and got "
+                f"{tl.ndim} dimensions"
+            )
+        expected_layout = self._layouts[index]
+        if expected_layout and layout != expected_layout:
+            raise RuntimeError(
+                f'{what}: Expected data with layout: "{expected_layout}" and got: "{layout}"'
+            )
         if layout and len(layout) != tl.ndim:
             raise ValueError(
                 f"{what}: layout {layout!r} has {len(layout)} dims, the samples have {tl.ndim}"
             )
+        self._check_unchanged(what, index, (tl.dtype, tl.ndim, layout or ""))
         return tl
+
+    def _check_unchanged(self, what: str, index: int, now: tuple[DataType, int, str]) -> None:
+        """DALI's rule: type, dimensionality and layout of an output stay those of the first
+        batch.
+
+        Raises:
+            RuntimeError: one of them changed, with the previous and current value.
+        """
+        before = self._previous[index]
+        self._previous[index] = now
+        if before is None or before == now:
+            return
+        (old_type, old_ndim, old_layout), (new_type, new_ndim, new_layout) = before, now
+        if old_type != new_type:
+            raise RuntimeError(
+                f"{what}: Type of the data fed to the external source has changed from the "
+                f"previous iteration. Type in the previous iteration was {_type_name(old_type)} "
+                f"and the current type is {_type_name(new_type)}."
+            )
+        if old_ndim != new_ndim:
+            raise RuntimeError(
+                f"{what}: Number of dimensions of the data fed to the external source has changed "
+                f"from previous iteration. Dimensionality in the previous iteration was "
+                f"{old_ndim} and the current is {new_ndim}."
+            )
+        raise RuntimeError(
+            f"{what}: Layout of the data fed to the external source has changed from previous "
+            f'iteration. Layout in the previous iteration was "{old_layout}" and the current is '
+            f'"{new_layout}".'
+        )
 
     def close(self) -> None:
         self._fed.clear()
+        for queue in self._fed_per_output:
+            queue.clear()
         self._fetched.clear()

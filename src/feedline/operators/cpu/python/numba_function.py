@@ -73,17 +73,10 @@ class NumbaFunctionKernel(Kernel):
         """Check the arguments the CPU cannot use and compile the functions.
 
         Raises:
-            ValueError: ``blocks``/``threads_per_block`` given, or no ``setup_fn`` while the
-                outputs do not mirror the inputs.
+            ValueError: no ``setup_fn`` while the outputs do not mirror the inputs.
             ImportError: numba is missing.
         """
         args = self.args
-        for name in ("blocks", "threads_per_block"):
-            if args[name] is not None:
-                raise ValueError(
-                    f"{_OP}: {name} sets the CUDA launch of device='gpu'; the CPU operator "
-                    "takes no launch configuration (leave it out)"
-                )
         self.in_dtypes = [to_numpy_dtype(t) for t in as_list(args["in_types"])]
         self.out_dtypes = [to_numpy_dtype(t) for t in as_list(args["out_types"])]
         self.ins_ndim = [int(n) for n in as_list(args["ins_ndim"])]
@@ -104,7 +97,11 @@ class NumbaFunctionKernel(Kernel):
         return ("",) * len(self.out_dtypes)
 
     def run(self, batch: Batch) -> list[TensorListCPU]:
-        """Size the outputs, then run ``run_fn`` per sample or per batch."""
+        """Size the outputs, then run ``run_fn`` per sample or per batch.
+
+        Outputs start zeroed: what ``run_fn`` leaves unwritten (undefined in DALI) is the same
+        on every run, whatever the batch size.
+        """
         if len(batch.inputs) != len(self.in_dtypes):
             raise ValueError(
                 f"{_OP}: {len(batch.inputs)} inputs for {len(self.in_dtypes)} in_types"
@@ -112,7 +109,7 @@ class NumbaFunctionKernel(Kernel):
         inputs = [self._checked_input(i, tl) for i, tl in enumerate(batch.inputs)]
         shapes = self._output_shapes(inputs, batch.size)
         outputs = [
-            [np.empty(tuple(shape), dtype) for shape in per_output]
+            [np.zeros(tuple(shape), dtype) for shape in per_output]
             for per_output, dtype in zip(shapes, self.out_dtypes, strict=True)
         ]
         if self.args["batch_processing"]:

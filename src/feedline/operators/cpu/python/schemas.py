@@ -210,17 +210,17 @@ EXTERNAL_SOURCE = OpSchema(
     "external_source",
     """Feed data from Python: a callable, an iterable, a generator function, or `feed_input`.
 
-    Source kinds (``source`` may also be the first positional argument): a callable with no
-    argument is called once per iteration; with one argument it receives the iteration index
-    (``batch=True``), a ``BatchInfo`` (``batch_info=True``) or, with ``batch=False``, a
-    ``SampleInfo`` once per sample (a callable without arguments is then called once per
-    sample). An iterable is iterated once (``next`` per iteration, or per sample with
-    ``batch=False``); with ``cycle`` it is iterated again with a new ``iter()`` (so an object
-    whose ``__iter__`` restarts it cycles); a generator function is called to get a fresh
-    iterator on each cycle. Without a source, data is pushed with
-    ``Pipeline.feed_input(name, data)``. Bad sources are refused when the operator is called, as
-    in DALI: a callable taking more than one parameter, or a keyword-only one, ``*args`` or
-    ``**kwargs`` (TypeError); ``prefetch_queue_depth`` without ``parallel`` (ValueError).
+    ``source`` and ``num_outputs`` may also be given positionally, in that order. Source kinds:
+    a callable with no argument is called once per iteration; with one argument it receives the
+    iteration index (``batch=True``), a ``BatchInfo`` (``batch_info=True``) or, with
+    ``batch=False``, a ``SampleInfo`` once per sample (a callable without arguments is then
+    called once per sample). An iterable is iterated once (``next`` per iteration, or per sample
+    with ``batch=False``); with ``cycle`` it is iterated again with a new ``iter()`` (so an
+    object whose ``__iter__`` restarts it cycles); a generator function is called to get a fresh
+    iterator on each cycle. Without a source, data is pushed with ``Pipeline.feed_input(name,
+    data)``. Bad sources are refused when the operator is called, as in DALI: a callable taking
+    more than one parameter, or a keyword-only one, ``*args`` or ``**kwargs`` (TypeError);
+    ``prefetch_queue_depth`` without ``parallel`` (ValueError).
 
     Raising StopIteration ends the epoch: the iteration is dropped, already prefetched iterations
     are still delivered, then ``Pipeline.outputs()`` raises StopIteration until ``reset()``;
@@ -281,6 +281,13 @@ EXTERNAL_SOURCE = OpSchema(
             "bool",
             False,
             "Push mode: reuse the last fed batch when nothing new was fed.",
+        ),
+        ArgSpec(
+            "blocking",
+            "bool",
+            False,
+            "Push mode: an iteration with nothing fed waits for ``feed_input`` (from another "
+            "thread) instead of failing; closing the pipeline ends the wait.",
         ),
     ),
     random=False,
@@ -452,13 +459,14 @@ NUMBA_FUNCTION = OpSchema(
             "blocks",
             "int_vec",
             None,
-            "CUDA grid (3 numbers) for device='gpu'; refused on the CPU.",
+            "CUDA grid (3 numbers) for device='gpu'; checked, and not used on the CPU (as in "
+            "DALI, so one set of arguments serves both devices).",
         ),
         ArgSpec(
             "threads_per_block",
             "int_vec",
             None,
-            "CUDA block (3 numbers) for device='gpu'; refused on the CPU.",
+            "CUDA block (3 numbers) for device='gpu'; checked, and not used on the CPU.",
         ),
     ),
     no_prune=True,
