@@ -96,7 +96,8 @@ DECODE_ARGS = (
         "dtype",
         "dtype",
         DataType.UINT8,
-        "UINT8, UINT16 (v * 257 for 8-bit files) or FLOAT (v / 255, i.e. in [0, 1]).",
+        "UINT8, INT8, UINT16, INT16, UINT32, INT32 or FLOAT, rescaled to the type's range "
+        "(v * max / 255 for 8-bit files, in float32; FLOAT in [0, 1]).",
     ),
     MAX_PIXELS_ARG,
     MAX_DECODED_BYTES_ARG,

@@ -3,8 +3,9 @@
 
 The codec of each sample is chosen by its first bytes among the codecs registered through
 ``feedline_register_codecs`` (highest priority wins). Decoded images are ``HWC`` with the EXIF
-orientation applied. ``dtype`` rescales to the type's range: ``UINT16 = v * 257`` and
-``FLOAT = v / 255`` for 8-bit files.
+orientation applied. ``dtype`` rescales to the type's range as DALI does: the value times the
+ratio of the two types' maxima, both taken as float32, multiplied in float32 and, for integer
+outputs, rounded half away from zero and saturated (``UINT16 = v * 257`` for 8-bit files).
 """
 
 from __future__ import annotations
@@ -39,7 +40,16 @@ __all__ = [
     "slice_region",
 ]
 
-_DEPTHS = {DataType.UINT8: np.uint8, DataType.UINT16: np.uint16, DataType.FLOAT: np.float32}
+#: The output types the decoders produce (DALI's list), by their numpy types.
+_DEPTHS = {
+    DataType.UINT8: np.uint8,
+    DataType.INT8: np.int8,
+    DataType.UINT16: np.uint16,
+    DataType.INT16: np.int16,
+    DataType.UINT32: np.uint32,
+    DataType.INT32: np.int32,
+    DataType.FLOAT: np.float32,
+}
 
 
 def encoded_bytes(op: str, data: np.ndarray) -> np.ndarray:
@@ -62,16 +72,23 @@ def encoded_bytes(op: str, data: np.ndarray) -> np.ndarray:
 
 
 def convert_depth(image: np.ndarray, dtype: DataType) -> np.ndarray:
-    """Convert a decoded 8- or 16-bit image to ``dtype``, rescaled to the type's range."""
+    """Convert a decoded 8- or 16-bit image to ``dtype``, rescaled to the type's range.
+
+    As DALI's decoders: ``v * (float32(out_max) / float32(in_max))`` computed in float32 (the
+    maximum of FLOAT is 1), then for integer types rounded half away from zero and saturated.
+    """
     target = np.dtype(_DEPTHS[dtype])
     if image.dtype == target:
         return image
-    full = 255.0 if image.dtype == np.uint8 else 65535.0
-    if target == np.float32:
-        return image.astype(np.float32) / np.float32(full)
-    if target == np.uint16:
+    if target == np.uint16 and image.dtype == np.uint8:
         return image.astype(np.uint16) * np.uint16(257)
-    return ((image.astype(np.uint32) * 2 + 257) // 514).astype(np.uint8)
+    in_max = np.float32(np.iinfo(image.dtype).max)
+    out_max = np.float32(1.0 if target.kind == "f" else np.iinfo(target).max)
+    scaled = image.astype(np.float32) * (out_max / in_max)
+    if target.kind == "f":
+        return scaled
+    rounded = np.floor(scaled.astype(np.float64) + 0.5)
+    return np.clip(rounded, 0, float(np.iinfo(target).max)).astype(target)
 
 
 class CodecKernel(SampleKernel):
