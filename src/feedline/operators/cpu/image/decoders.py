@@ -33,9 +33,11 @@ __all__ = [
     "DecodeSliceKernel",
     "DecoderKernel",
     "PeekImageShapeKernel",
+    "check_depth_args",
     "check_window_inside",
     "convert_depth",
     "encoded_bytes",
+    "image_crop_window",
     "roi_from_window",
     "slice_region",
 ]
@@ -278,13 +280,57 @@ class DecodeCropKernel(DecoderKernel):
 
     op = "decoders.image_crop"
 
+    def setup(self) -> None:
+        """Check ``crop_d`` as DALI does: only with ``crop_h`` and ``crop_w``."""
+        super().setup()
+        check_depth_args(self.op, {*self.args_given(), *self.ctx.tensor_args})
+
+    def args_given(self) -> set[str]:
+        """The static arguments given a value."""
+        return {name for name, value in self.args.items() if value is not None}
+
     def run_sample(
         self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
     ) -> np.ndarray:
         """Read the header, place the window, decode the window."""
         height, width, _ = self.image_shape(inputs[0])
-        window = crop_window(self.op, "HW", (height, width), args)
+        window = image_crop_window(self.op, (height, width), args)
         return self.decode(inputs[0], args, roi_from_window(window, height, width))
+
+
+def check_depth_args(op: str, given: set[str]) -> None:
+    """Refuse ``crop_d`` without both ``crop_h`` and ``crop_w``, in DALI's words.
+
+    Raises:
+        ValueError: ``crop_d`` is given alone or with ``crop``.
+    """
+    if "crop_d" in given and not {"crop_h", "crop_w"} <= given:
+        raise ValueError(
+            f"{op}: `crop_d` argument must be provided together with `crop_w` and `crop_h`"
+        )
+
+
+def image_crop_window(
+    op: str, shape: tuple[int, int], args: Mapping[str, Any]
+) -> dict[int, tuple[int, int]]:
+    """``decoders.image_crop``'s window ``{axis: (start, size)}`` on an image of ``shape``
+    (H, W). As in DALI, a three-value ``crop`` (D, H, W) crops H and W, and the depth
+    arguments have no effect on 2-D images.
+
+    Raises:
+        ValueError: bad window arguments (a ``crop`` of other than 2 or 3 values, in DALI's
+            words).
+    """
+    crop = args.get("crop")
+    if crop is not None:
+        values = tuple(crop)
+        if len(values) not in (2, 3):
+            raise ValueError(
+                f"{op}: `crop` argument should have 2 or 3 elements depending on the input "
+                f"data shape, got {len(values)}"
+            )
+        args = {**args, "crop": values[-2:]}
+    return crop_window(op, "HW", shape, args)
 
 
 class DecodeRandomCropKernel(DecoderKernel):
