@@ -122,7 +122,8 @@ def make_operator_call(
 
     DALI's multiple input sets: when inputs are lists of DataNodes (of one length; the other
     inputs are repeated), one operator is created per position, with the same arguments, and
-    the outputs come back as a list per output (a flat list for a one-output operator).
+    the outputs come back as a list per output (a flat list for a one-output operator); one
+    input set (lists of one node) gives the operator's outputs as a call without lists does.
 
     Returns:
         The single output node, or the list of output nodes (a dict by output name when the
@@ -138,6 +139,8 @@ def make_operator_call(
     sets = _input_sets(op_name, inputs)
     if sets is None:
         return _make_one(op_name, inputs, kwargs)
+    if len(sets) == 1:  # as in DALI, one input set gives the operator's outputs unwrapped
+        return _make_one(op_name, sets[0], kwargs)
     results = []
     for input_set in sets:
         result = _make_one(op_name, input_set, kwargs)
