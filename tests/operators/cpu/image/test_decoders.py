@@ -175,8 +175,10 @@ def test_corrupt_file_error_names_the_file(tmp_path) -> None:
 
     p = pipe()
     p.build()
-    with pytest.raises(OperatorError, match=r"broken\.jpg.*(corrupt|truncated)"):
+    with pytest.raises(OperatorError, match=r"broken\.jpg.*(corrupt|truncated)") as raised:
         p.run()
+    assert "decoders.image: Failed to decode the sample" in str(raised.value)
+    assert isinstance(raised.value, RuntimeError)  # what DALI raises
 
 
 @pytest.mark.parametrize(

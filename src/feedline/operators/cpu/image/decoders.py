@@ -228,9 +228,18 @@ class DecoderKernel(CodecKernel):
         args: Mapping[str, Any],
         roi: tuple[int, int, int, int] | None = None,
     ) -> np.ndarray:
-        """Decode one encoded sample (optionally only ``roi``) in the requested type."""
+        """Decode one encoded sample (optionally only ``roi``) in the requested type.
+
+        Raises:
+            ValueError: the codec cannot decode it, as DALI says: "Failed to decode ...".
+        """
         data = encoded_bytes(self.decoder_name, data)
-        image = self.codec(data).decode(data, ImageType(args["output_type"]), roi)
+        try:
+            image = self.codec(data).decode(data, ImageType(args["output_type"]), roi)
+        except ValueError as exc:
+            if type(exc) is not ValueError:  # a limit's own error type stays as it is
+                raise
+            raise ValueError(f"{self.decoder_name}: Failed to decode the sample: {exc}") from exc
         if image.size == 0:
             raise ValueError(
                 f"{self.decoder_name}: the decoded image is empty (shape {image.shape})"
