@@ -58,8 +58,9 @@ def test_crop_of_four_values_is_refused() -> None:
     "kwargs", [{"crop_d": 2}, {"crop": (6, 10), "crop_d": 2}, {"crop_h": 6, "crop_d": 2}]
 )
 def test_depth_needs_height_and_width(kwargs: dict) -> None:
-    with pytest.raises(ValueError, match="`crop_d` argument must be provided together"):
+    with pytest.raises(RuntimeError, match="`crop_d` argument must be provided together") as raised:
         crop(**kwargs)
+    assert isinstance(raised.value, ValueError)
 
 
 def test_depth_check_survives_a_following_resize() -> None:

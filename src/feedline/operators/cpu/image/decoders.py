@@ -19,6 +19,7 @@ import numpy as np
 from feedline.core.kernel import SampleContext, SampleKernel
 from feedline.core.registry import load_object
 from feedline.core.types import DataType, ImageType, to_numpy_dtype
+from feedline.operators.cpu.common.errors import ArgumentError
 from feedline.operators.cpu.image.codecs import MAX_DECODED_BYTES, MAX_IMAGE_PIXELS
 from feedline.operators.cpu.image.crop import crop_window
 from feedline.operators.cpu.image.limits import check_decoded_bytes, check_image_size
@@ -311,10 +312,11 @@ def check_depth_args(op: str, given: set[str]) -> None:
     """Refuse ``crop_d`` without both ``crop_h`` and ``crop_w``, in DALI's words.
 
     Raises:
-        ValueError: ``crop_d`` is given alone or with ``crop``.
+        ArgumentError: (a ValueError and a RuntimeError, as DALI raises) ``crop_d`` is given
+            alone or with ``crop``.
     """
     if "crop_d" in given and not {"crop_h", "crop_w"} <= given:
-        raise ValueError(
+        raise ArgumentError(
             f"{op}: `crop_d` argument must be provided together with `crop_w` and `crop_h`"
         )
 
