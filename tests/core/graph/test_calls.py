@@ -59,6 +59,17 @@ def test_a_single_input_set_is_an_ordinary_call() -> None:
     assert isinstance(flipped, DataNode) and isinstance(cast, DataNode)
 
 
+def test_one_input_set_gives_the_outputs_unwrapped() -> None:
+    pipe = Pipeline(batch_size=1, num_threads=1, device_id=None)
+    with pipe:
+        a = fn.constant(idata=[1, 2], shape=[1, 2], layout="HW")
+        flipped = fn.flip([a], horizontal=1)
+        assert isinstance(flipped, DataNode)
+        pipe.set_outputs(flipped)
+    assert pipe.run()[0].as_array()[0].tolist() == [[2, 1]]
+    pipe.close()
+
+
 @pytest.mark.parametrize("op", [fn.python_function, fn.dl_tensor_python_function])
 def test_python_operators_refuse_input_sets_when_called(op) -> None:
     with Pipeline(batch_size=1, num_threads=1, device_id=None):

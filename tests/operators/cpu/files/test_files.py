@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis.extra import numpy as hnp
 
-from feedline import OperatorError, fn, types
+from feedline import OperatorError, fn, pipeline_def, types
 from feedline.operators.cpu.files.kernels import decode_npy
 from feedline.testing import OperatorExample, check_operator
 from tests.operators.cpu.catalogue_testing import build, feed
@@ -77,11 +77,42 @@ def test_decoders_numpy_keeps_shape_and_type_or_converts() -> None:
     [
         (np.frombuffer(b"garbage!", np.uint8), "bad magic string"),
         (_npy(np.array([1 + 2j])), "not supported"),
+        (_npy(np.zeros(5, np.int32))[:-4], "Expected data numpy size 148 bytes .* actual size 144"),
+        (np.concatenate([_npy(np.zeros(5, np.int32)), np.zeros(3, np.uint8)]), "actual size 151"),
     ],
 )
 def test_decoders_numpy_errors(data: np.ndarray, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         decode_npy(data)
+
+
+@pytest.mark.parametrize(
+    ("second", "cast", "message"),
+    [
+        (np.zeros((2, 3, 1), np.float32), None, "same number of dimensions, .* 2 and 3"),
+        (np.zeros((2, 3), np.int32), None, "same data type, .* float32 and int32"),
+        (np.zeros((2, 3, 1), np.float32), types.FLOAT, "same number of dimensions"),
+    ],
+)
+def test_decoders_numpy_samples_must_match_the_first_one(second, cast, message) -> None:
+    first = _npy(np.zeros((2, 3), np.float32))
+    batches = iter([[first], [_npy(second)]])
+
+    @pipeline_def(batch_size=1, num_threads=1, device_id=None)
+    def pipe():
+        return fn.decoders.numpy(fn.external_source(source=lambda: next(batches)), dtype=cast)
+
+    built = pipe()
+    built.build()
+    built.run()  # the first iteration sets the reference
+    with pytest.raises(OperatorError, match=message):
+        built.run()
+
+
+def test_decoders_numpy_takes_other_types_when_converting() -> None:
+    data = [_npy(np.ones((2, 3), np.float32)), _npy(np.ones((2, 3), np.int32))]
+    ((decoded, _),) = build(lambda: fn.decoders.numpy(feed(data), dtype=types.FLOAT))
+    assert all(d.dtype == np.float32 and d.tolist() == [[1.0] * 3] * 2 for d in decoded)
 
 
 def test_check_operator(tmp_path: Path) -> None:

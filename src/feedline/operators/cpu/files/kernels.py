@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import mmap
+import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -64,7 +65,8 @@ def decode_npy(data: np.ndarray) -> np.ndarray:
     """The array serialized in ``data`` (``.npy`` format 1.0), C-contiguous.
 
     Raises:
-        ValueError: bad magic string, another format version, or an unsupported type.
+        ValueError: bad magic string, another format version, a size other than the header
+            announces (DALI's message), or an unsupported type.
     """
     raw = data.tobytes()
     if raw[:6] != _NPY_MAGIC:
@@ -73,6 +75,18 @@ def decode_npy(data: np.ndarray) -> np.ndarray:
         )
     if raw[6:8] != b"\x01\x00":
         raise ValueError(f"only .npy format version 1.0 is supported, got {raw[6:8]!r}")
+    stream = io.BytesIO(raw)
+    try:
+        np.lib.format.read_magic(stream)
+        shape, _, dtype = np.lib.format.read_array_header_1_0(stream)
+    except ValueError as exc:
+        raise ValueError(f"cannot decode the .npy header: {exc}") from exc
+    expected = stream.tell() + int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if expected != len(raw):
+        raise ValueError(
+            f"Expected data numpy size {expected} bytes does not match the actual size "
+            f"{len(raw)} bytes."
+        )
     try:
         array = np.lib.format.read_array(io.BytesIO(raw), allow_pickle=False)
     except ValueError as exc:
@@ -83,7 +97,16 @@ def decode_npy(data: np.ndarray) -> np.ndarray:
 
 
 class NumpyDecodeKernel(SampleKernel):
-    """``decoders.numpy``: ``.npy`` bytes in, the array out."""
+    """``decoders.numpy``: ``.npy`` bytes in, the array out.
+
+    As in DALI, every sample the operator decodes must have the number of dimensions of the
+    first one, and (without ``dtype``) its element type.
+    """
+
+    def setup(self) -> None:
+        """Nothing decoded yet: no reference sample."""
+        self._first: tuple[int, np.dtype] | None = None
+        self._lock = threading.Lock()
 
     def output_layouts(self, input_layouts: tuple[str, ...]) -> tuple[str, ...]:
         """No layout."""
@@ -93,6 +116,28 @@ class NumpyDecodeKernel(SampleKernel):
         self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
     ) -> np.ndarray:
         array = decode_npy(inputs[0])
+        self._check_like_first(array, args["dtype"] is None)
         if args["dtype"] is not None:
             array = array.astype(to_numpy_dtype(args["dtype"]))
         return array
+
+    def _check_like_first(self, array: np.ndarray, same_type: bool) -> None:
+        """Refuse a sample whose dimensions (or type) differ from the first one's.
+
+        Raises:
+            ValueError: in DALI's words.
+        """
+        with self._lock:
+            if self._first is None:
+                self._first = (array.ndim, array.dtype)
+            ndim, dtype = self._first
+        if array.ndim != ndim:
+            raise ValueError(
+                "All samples in the dataset must have the same number of dimensions, but got "
+                f"differing sample dimensions: {ndim} and {array.ndim}"
+            )
+        if same_type and array.dtype != dtype:
+            raise ValueError(
+                "All samples in the dataset must have the same data type, but got differing "
+                f"types: {dtype} and {array.dtype}"
+            )

@@ -12,6 +12,7 @@ __all__ = [
     "CROP_WINDOW_ARGS",
     "DALI_DECODER_ARGS",
     "DALI_DECODER_CACHE_ARGS",
+    "DECODER_DEPTH_ARGS",
     "DECODE_ARGS",
     "DECODE_DOC",
     "ENCODED",
@@ -96,7 +97,8 @@ DECODE_ARGS = (
         "dtype",
         "dtype",
         DataType.UINT8,
-        "UINT8, UINT16 (v * 257 for 8-bit files) or FLOAT (v / 255, i.e. in [0, 1]).",
+        "UINT8, INT8, UINT16, INT16, UINT32, INT32 or FLOAT, rescaled to the type's range "
+        "(v * max / 255 for 8-bit files, in float32; FLOAT in [0, 1]).",
     ),
     MAX_PIXELS_ARG,
     MAX_DECODED_BYTES_ARG,
@@ -202,6 +204,24 @@ CROP_VOLUME_ARGS = (
         choices=("error", "pad", "trim_to_shape"),
     ),
     ArgSpec("fill_values", "float_vec", (0.0,), "Padding value, one or one per channel."),
+)
+#: ``decoders.image_crop``'s depth arguments: DALI lists them, images are 2-D, so they are
+#: accepted and have no effect (``crop_d`` only together with ``crop_h`` and ``crop_w``).
+DECODER_DEPTH_ARGS = (
+    ArgSpec(
+        "crop_d",
+        "float",
+        None,
+        "Window depth of volumes: no effect on 2-D images, allowed only with crop_h and crop_w.",
+        tensor=True,
+    ),
+    ArgSpec(
+        "crop_pos_z",
+        "float",
+        0.5,
+        "Depth position of volumes: no effect on 2-D images.",
+        tensor=True,
+    ),
 )
 RESAMPLED_DTYPE = ArgSpec("dtype", "dtype", None, "Output type: the input's (default) or FLOAT.")
 RANDOM_WINDOW_ARGS = (

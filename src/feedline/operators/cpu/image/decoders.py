@@ -3,8 +3,9 @@
 
 The codec of each sample is chosen by its first bytes among the codecs registered through
 ``feedline_register_codecs`` (highest priority wins). Decoded images are ``HWC`` with the EXIF
-orientation applied. ``dtype`` rescales to the type's range: ``UINT16 = v * 257`` and
-``FLOAT = v / 255`` for 8-bit files.
+orientation applied. ``dtype`` rescales to the type's range as DALI does: the value times the
+ratio of the two types' maxima, both taken as float32, multiplied in float32 and, for integer
+outputs, rounded half away from zero and saturated (``UINT16 = v * 257`` for 8-bit files).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import numpy as np
 from feedline.core.kernel import SampleContext, SampleKernel
 from feedline.core.registry import load_object
 from feedline.core.types import DataType, ImageType, to_numpy_dtype
+from feedline.operators.cpu.common.errors import ArgumentError
 from feedline.operators.cpu.image.codecs import MAX_DECODED_BYTES, MAX_IMAGE_PIXELS
 from feedline.operators.cpu.image.crop import crop_window
 from feedline.operators.cpu.image.limits import check_decoded_bytes, check_image_size
@@ -32,14 +34,25 @@ __all__ = [
     "DecodeSliceKernel",
     "DecoderKernel",
     "PeekImageShapeKernel",
+    "check_depth_args",
     "check_window_inside",
     "convert_depth",
     "encoded_bytes",
+    "image_crop_window",
     "roi_from_window",
     "slice_region",
 ]
 
-_DEPTHS = {DataType.UINT8: np.uint8, DataType.UINT16: np.uint16, DataType.FLOAT: np.float32}
+#: The output types the decoders produce (DALI's list), by their numpy types.
+_DEPTHS = {
+    DataType.UINT8: np.uint8,
+    DataType.INT8: np.int8,
+    DataType.UINT16: np.uint16,
+    DataType.INT16: np.int16,
+    DataType.UINT32: np.uint32,
+    DataType.INT32: np.int32,
+    DataType.FLOAT: np.float32,
+}
 
 
 def encoded_bytes(op: str, data: np.ndarray) -> np.ndarray:
@@ -62,16 +75,23 @@ def encoded_bytes(op: str, data: np.ndarray) -> np.ndarray:
 
 
 def convert_depth(image: np.ndarray, dtype: DataType) -> np.ndarray:
-    """Convert a decoded 8- or 16-bit image to ``dtype``, rescaled to the type's range."""
+    """Convert a decoded 8- or 16-bit image to ``dtype``, rescaled to the type's range.
+
+    As DALI's decoders: ``v * (float32(out_max) / float32(in_max))`` computed in float32 (the
+    maximum of FLOAT is 1), then for integer types rounded half away from zero and saturated.
+    """
     target = np.dtype(_DEPTHS[dtype])
     if image.dtype == target:
         return image
-    full = 255.0 if image.dtype == np.uint8 else 65535.0
-    if target == np.float32:
-        return image.astype(np.float32) / np.float32(full)
-    if target == np.uint16:
+    if target == np.uint16 and image.dtype == np.uint8:
         return image.astype(np.uint16) * np.uint16(257)
-    return ((image.astype(np.uint32) * 2 + 257) // 514).astype(np.uint8)
+    in_max = np.float32(np.iinfo(image.dtype).max)
+    out_max = np.float32(1.0 if target.kind == "f" else np.iinfo(target).max)
+    scaled = image.astype(np.float32) * (out_max / in_max)
+    if target.kind == "f":
+        return scaled
+    rounded = np.floor(scaled.astype(np.float64) + 0.5)
+    return np.clip(rounded, 0, float(np.iinfo(target).max)).astype(target)
 
 
 class CodecKernel(SampleKernel):
@@ -209,9 +229,18 @@ class DecoderKernel(CodecKernel):
         args: Mapping[str, Any],
         roi: tuple[int, int, int, int] | None = None,
     ) -> np.ndarray:
-        """Decode one encoded sample (optionally only ``roi``) in the requested type."""
+        """Decode one encoded sample (optionally only ``roi``) in the requested type.
+
+        Raises:
+            ValueError: the codec cannot decode it, as DALI says: "Failed to decode ...".
+        """
         data = encoded_bytes(self.decoder_name, data)
-        image = self.codec(data).decode(data, ImageType(args["output_type"]), roi)
+        try:
+            image = self.codec(data).decode(data, ImageType(args["output_type"]), roi)
+        except ValueError as exc:
+            if type(exc) is not ValueError:  # a limit's own error type stays as it is
+                raise
+            raise ValueError(f"{self.decoder_name}: Failed to decode the sample: {exc}") from exc
         if image.size == 0:
             raise ValueError(
                 f"{self.decoder_name}: the decoded image is empty (shape {image.shape})"
@@ -261,13 +290,58 @@ class DecodeCropKernel(DecoderKernel):
 
     op = "decoders.image_crop"
 
+    def setup(self) -> None:
+        """Check ``crop_d`` as DALI does: only with ``crop_h`` and ``crop_w``."""
+        super().setup()
+        check_depth_args(self.op, {*self.args_given(), *self.ctx.tensor_args})
+
+    def args_given(self) -> set[str]:
+        """The static arguments given a value."""
+        return {name for name, value in self.args.items() if value is not None}
+
     def run_sample(
         self, inputs: tuple[np.ndarray, ...], args: Mapping[str, Any], sample: SampleContext
     ) -> np.ndarray:
         """Read the header, place the window, decode the window."""
         height, width, _ = self.image_shape(inputs[0])
-        window = crop_window(self.op, "HW", (height, width), args)
+        window = image_crop_window(self.op, (height, width), args)
         return self.decode(inputs[0], args, roi_from_window(window, height, width))
+
+
+def check_depth_args(op: str, given: set[str]) -> None:
+    """Refuse ``crop_d`` without both ``crop_h`` and ``crop_w``, in DALI's words.
+
+    Raises:
+        ArgumentError: (a ValueError and a RuntimeError, as DALI raises) ``crop_d`` is given
+            alone or with ``crop``.
+    """
+    if "crop_d" in given and not {"crop_h", "crop_w"} <= given:
+        raise ArgumentError(
+            f"{op}: `crop_d` argument must be provided together with `crop_w` and `crop_h`"
+        )
+
+
+def image_crop_window(
+    op: str, shape: tuple[int, int], args: Mapping[str, Any]
+) -> dict[int, tuple[int, int]]:
+    """``decoders.image_crop``'s window ``{axis: (start, size)}`` on an image of ``shape``
+    (H, W). As in DALI, a three-value ``crop`` (D, H, W) crops H and W, and the depth
+    arguments have no effect on 2-D images.
+
+    Raises:
+        ValueError: bad window arguments (a ``crop`` of other than 2 or 3 values, in DALI's
+            words).
+    """
+    crop = args.get("crop")
+    if crop is not None:
+        values = tuple(crop)
+        if len(values) not in (2, 3):
+            raise ValueError(
+                f"{op}: `crop` argument should have 2 or 3 elements depending on the input "
+                f"data shape, got {len(values)}"
+            )
+        args = {**args, "crop": values[-2:]}
+    return crop_window(op, "HW", shape, args)
 
 
 class DecodeRandomCropKernel(DecoderKernel):

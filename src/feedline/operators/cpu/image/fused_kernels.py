@@ -30,6 +30,7 @@ from feedline.operators.cpu.image.crop import crop_window
 from feedline.operators.cpu.image.decoders import (
     DecoderKernel,
     encoded_bytes,
+    image_crop_window,
     roi_from_window,
     slice_region,
 )
@@ -285,7 +286,7 @@ class FusedDecodeCropResizeKernel(_FusedWindowResizeKernel):
 
     def window(self, inputs: Inputs, args: Args, shape: Shape, sample: SampleContext) -> Window:
         """The fixed window, placed as ``decoders.image_crop`` places it."""
-        crop = crop_window("decoders.image_crop", "HW", shape[:2], args)
+        crop = image_crop_window("decoders.image_crop", shape[:2], args)
         y0, x0, y1, x1 = roi_from_window(crop, shape[0], shape[1])
         return y0, x0, y1 - y0, x1 - x0
 

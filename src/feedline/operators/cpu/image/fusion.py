@@ -107,6 +107,14 @@ def _crop_fusable(op: OpNode) -> bool:
     )
 
 
+def _uses_depth(decoder: OpNode) -> bool:
+    """Whether ``decoders.image_crop`` is given ``crop_d`` or a per-sample ``crop_pos_z`` (no
+    effect on images, but checked by its own kernel, which fusion would replace)."""
+    return decoder.args.get("crop_d") is not None or any(
+        k in decoder.arg_inputs for k in ("crop_d", "crop_pos_z")
+    )
+
+
 def _slice_fusable(decoder: OpNode) -> bool:
     """Whether every window of a ``decoders.image_slice`` is a region of the image or an error:
     no padding (``out_of_bounds_policy`` ``error`` or ``trim_to_shape``), no channel slicing."""
@@ -200,6 +208,8 @@ def fuse_decoders(ops: Sequence[OpNode], outputs: Sequence[DataNode]) -> list[Op
             if follower.args.get("save_attrs"):
                 continue
             if decoder.schema.name == "decoders.image_slice" and not _slice_fusable(decoder):
+                continue
+            if decoder.schema.name == "decoders.image_crop" and _uses_depth(decoder):
                 continue
             fused, window_args = _WINDOW_DECODERS[decoder.schema.name]
             window = {k: decoder.args[k] for k in window_args if k in decoder.args}

@@ -28,6 +28,7 @@ from feedline.operators.cpu.image.arg_schemas import (
     DALI_DECODER_CACHE_ARGS,
     DECODE_ARGS,
     DECODE_DOC,
+    DECODER_DEPTH_ARGS,
     ENCODED,
     GPU_DECODING,
     INTERP_ARGS,
@@ -68,7 +69,7 @@ DECODERS_IMAGE_CROP = OpSchema(
     "Decodes a fixed window of each image (``crop`` conventions).\n\nThe window is placed from "
     "the header's size; codecs that support it decode only the window.\n\n" + DECODE_DOC,
     inputs=ENCODED,
-    args=(*DECODE_ARGS, *DALI_DECODER_ARGS, GPU_DECODING, *CROP_WINDOW_ARGS),
+    args=(*DECODE_ARGS, *DALI_DECODER_ARGS, GPU_DECODING, *CROP_WINDOW_ARGS, *DECODER_DEPTH_ARGS),
     removed=REMOVED_DECODER_ARGS,
     random=False,
 )

@@ -1,26 +1,34 @@
 """The ``decoders.video`` kernel: decode in-memory videos with PyAV and pick frames as DALI does.
 
-Frame selection (per sample): ``frames`` lists indices (any order, repeats allowed; each must
-exist); otherwise indices run from ``start_frame`` (default 0) by ``stride`` (default 1) up to
-``end_frame`` (exclusive) or for ``sequence_length`` frames, else to the end of the video.
-Indices past the end are handled by ``pad_mode``: ``none`` drops them, ``constant`` adds frames
-of ``fill_value``, ``edge``/``repeat`` repeats the last frame, ``reflect_1001``/``symmetric``
-mirrors the frames read including the last (``ABC → ABCCBA``), ``reflect_101``/``reflect``
-without it (``ABC → ABCBA``). Only the frames up to the last one needed are decoded.
+Frame selection (per sample): ``frames`` lists indices (any order, repeats allowed); otherwise
+indices run from ``start_frame`` (default 0) by ``stride`` (default 1) up to ``end_frame``
+(exclusive) or for ``sequence_length`` frames, else to the end of the video. As in DALI, an index
+past the video's last frame is handled by ``pad_mode`` on the video's own frames: ``none`` drops
+it (an error for ``frames``), ``constant`` gives a frame of ``fill_value``, ``edge``/``repeat``
+the video's last frame, ``reflect_1001``/``symmetric`` mirrors the video including its last frame
+(``ABC → ABCCBA``), ``reflect_101``/``reflect`` without it (``ABC → ABCBA``). Only the frames up
+to the last one needed are decoded.
 """
 
 from __future__ import annotations
 
 import io
 import itertools
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 import numpy as np
 
 from feedline.core.kernel import SampleContext, SampleKernel
+from feedline.operators.cpu.common.errors import ArgumentError
 
-__all__ = ["VideoDecoderKernel", "decode_frames", "iter_frames", "select_frames"]
+__all__ = [
+    "VideoDecoderKernel",
+    "check_selection_args",
+    "decode_frames",
+    "iter_frames",
+    "select_frames",
+]
 
 
 def _optional_int(value: Any) -> int | None:
@@ -41,15 +49,15 @@ def select_frames(args: Mapping[str, Any]) -> tuple[list[int] | None, int, int, 
     stride = _optional_int(args.get("stride"))
     end = _optional_int(args.get("end_frame"))
     length = _optional_int(args.get("sequence_length"))
+    check_selection_args({name for name, value in args.items() if value is not None})
     if frames is not None:
-        if any(v is not None for v in (start, stride, end, length)):
+        indices = [int(f) for f in np.asarray(frames).ravel()]
+        negative = [f for f in indices if f < 0]
+        if negative:
             raise ValueError(
-                "decoders.video: 'frames' cannot be combined with start_frame, stride, "
-                "end_frame or sequence_length"
+                f"decoders.video: frame indices must be non-negative, got {negative[0]}"
             )
-        return [int(f) for f in np.asarray(frames).ravel()], 0, 1, None
-    if end is not None and length is not None:
-        raise ValueError("decoders.video: 'end_frame' and 'sequence_length' are mutually exclusive")
+        return indices, 0, 1, None
     start = 0 if start is None else start
     stride = 1 if stride is None else stride
     if start < 0 or stride < 1:
@@ -61,6 +69,24 @@ def select_frames(args: Mapping[str, Any]) -> tuple[list[int] | None, int, int, 
             raise ValueError(f"decoders.video: sequence_length ({length}) must be positive")
         return None, start, stride, start + stride * length
     return None, start, stride, end
+
+
+def check_selection_args(given: set[str]) -> None:
+    """Refuse the combinations of selection arguments DALI refuses, in its words.
+
+    Raises:
+        ArgumentError: (a ValueError and a RuntimeError, as DALI raises) ``frames`` with a
+            range argument, or ``sequence_length`` with ``end_frame``.
+    """
+    if "frames" in given and given & {"start_frame", "sequence_length", "stride", "end_frame"}:
+        raise ArgumentError(
+            "decoders.video: Cannot specify both `frames` and any of `start_frame`, "
+            "`sequence_length`, `stride`, `end_frame` arguments"
+        )
+    if {"sequence_length", "end_frame"} <= given:
+        raise ArgumentError(
+            "decoders.video: Cannot specify both `sequence_length` and `end_frame` arguments"
+        )
 
 
 def iter_frames(encoded: np.ndarray) -> Iterator[np.ndarray]:
@@ -94,22 +120,36 @@ def decode_frames(encoded: np.ndarray, last: int | None) -> list[np.ndarray]:
         frames.close()
 
 
-def _pad(frames: list[np.ndarray], wanted: int, mode: str, fill: np.ndarray) -> list[np.ndarray]:
-    missing = wanted - len(frames)
-    if missing <= 0 or mode == "none" or not frames:
-        return frames
+def padded_index(index: int, count: int, mode: str) -> int | None:
+    """The video frame that stands for ``index`` in a video of ``count`` frames under
+    ``pad_mode`` ``mode`` (None: a ``constant`` frame)."""
+    if index < count:
+        return index
     if mode == "constant":
-        return frames + [np.broadcast_to(fill, frames[0].shape)] * missing
+        return None
     if mode in ("edge", "repeat"):
-        return frames + [frames[-1]] * missing
-    n = len(frames)
+        return count - 1
     if mode in ("reflect_1001", "symmetric"):
-        period = 2 * n
-        order = [p % period if p % period < n else period - 1 - p % period for p in range(wanted)]
-    else:
-        period = max(2 * n - 2, 1)
-        order = [p % period if p % period < n else period - p % period for p in range(wanted)]
-    return [frames[i] for i in order]
+        period = 2 * count
+        wrapped = index % period
+        return wrapped if wrapped < count else period - 1 - wrapped
+    if count < 2:
+        return count - 1
+    period = 2 * count - 2
+    wrapped = index % period
+    return wrapped if wrapped < count else period - wrapped
+
+
+def _pick(
+    decoded: list[np.ndarray], indices: Iterable[int], mode: str, fill: np.ndarray
+) -> list[np.ndarray]:
+    """The frames for ``indices``, those past the end padded under ``mode``."""
+    padding = np.broadcast_to(fill, decoded[0].shape)
+    picked = []
+    for index in indices:
+        frame = padded_index(index, len(decoded), mode)
+        picked.append(padding if frame is None else decoded[frame])
+    return picked
 
 
 class VideoDecoderKernel(SampleKernel):
@@ -129,6 +169,8 @@ class VideoDecoderKernel(SampleKernel):
                 f"decoders.video: fill_value {fill.tolist()} needs 1 or 3 values in [0, 255]"
             )
         self._fill = fill.astype(np.uint8)
+        given = {name for name, value in self.args.items() if value is not None}
+        check_selection_args(given | set(self.ctx.tensor_args))
 
     def output_layouts(self, input_layouts: tuple[str, ...]) -> tuple[str, ...]:
         """Sequences of frames: ``FHWC``."""
@@ -149,20 +191,22 @@ class VideoDecoderKernel(SampleKernel):
         decoded = decode_frames(encoded, last)
         if not decoded:
             raise ValueError("decoders.video: the video has no frames")
+        mode = self.args["pad_mode"]
         if frames is not None:
-            bad = [f for f in frames if not 0 <= f < len(decoded)]
+            bad = [f for f in frames if mode == "none" and f >= len(decoded)]
             if bad:
                 raise ValueError(
                     f"decoders.video: frame {bad[0]} does not exist (the video has "
                     f"{len(decoded)} frames)"
                 )
-            return np.stack([decoded[f] for f in frames])
+            return np.stack(_pick(decoded, frames, mode, self._fill))
         stop = len(decoded) if stop is None else stop
         indices = range(start, stop, stride)
-        picked = [decoded[i] for i in indices if i < len(decoded)]
-        if not picked:
+        if start >= len(decoded):
             raise ValueError(
                 f"decoders.video: start_frame {start} is past the end of the video "
                 f"({len(decoded)} frames)"
             )
-        return np.stack(_pad(picked, len(indices), self.args["pad_mode"], self._fill))
+        if mode == "none":
+            indices = range(start, min(stop, len(decoded)), stride)
+        return np.stack(_pick(decoded, indices, mode, self._fill))
