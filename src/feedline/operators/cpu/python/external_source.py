@@ -10,11 +10,17 @@ from typing import Any
 
 import numpy as np
 
-from feedline.core.buffers import BufferPool, Slab
+from feedline.core.buffers import BufferPool
 from feedline.core.kernel import Batch, Kernel
-from feedline.core.tensor import TensorCPU, TensorListCPU
+from feedline.core.tensor import TensorListCPU
 from feedline.core.types import BatchInfo, DataType, SampleInfo, from_numpy_dtype
 from feedline.operators.cpu.python.schemas import CYCLE_MODES, classify_source
+from feedline.operators.cpu.python.source_data import (
+    as_samples,
+    check_layout_ndims,
+    data_layout,
+    type_name,
+)
 
 __all__ = ["ExternalSourceKernel"]
 
@@ -25,75 +31,6 @@ def _per_output(value: Any, count: int, what: str, name: str) -> list[Any]:
             raise ValueError(f"{what}: {name} has {len(value)} entries for {count} outputs")
         return list(value)
     return [value] * count
-
-
-def _as_samples(data: Any, no_copy: bool, buffers: BufferPool) -> list[np.ndarray] | np.ndarray:
-    if isinstance(data, TensorListCPU):
-        return data.raw_array() if data.is_dense_tensor() else data.samples()
-    if isinstance(data, np.ndarray):
-        return data if no_copy else _copied([data], buffers, stacked=False)
-    if isinstance(data, list | tuple):
-        arrays = [np.asarray(x.raw_array() if isinstance(x, TensorCPU) else x) for x in data]
-        return arrays if no_copy else _copied(arrays, buffers)
-    if hasattr(data, "__dlpack__") or hasattr(data, "__array__"):
-        array = np.from_dlpack(data) if hasattr(data, "__dlpack__") else np.asarray(data)
-        return array if no_copy else _copied([array], buffers, stacked=False)
-    raise TypeError(f"unsupported batch type {type(data).__name__}")
-
-
-def _copied(
-    arrays: list[np.ndarray], buffers: BufferPool, stacked: bool = True
-) -> list[np.ndarray] | np.ndarray:
-    """A copy of the samples ``arrays`` (of the one batch array, when not ``stacked``) made in
-    one pass into memory recycled from ``buffers`` once an earlier batch's is no longer
-    referenced (a fresh array costs a page fault per page on its first write): samples of one
-    shape and dtype go into one batch array, others are carved from one block."""
-    first = arrays[0] if arrays else None
-    if first is None or any(a.shape != first.shape or a.dtype != first.dtype for a in arrays):
-        slab = Slab(buffers, sum(Slab.room(a.shape, a.dtype) for a in arrays))
-        copies = [slab.empty(a.shape, a.dtype) for a in arrays]
-        for copy, array in zip(copies, arrays, strict=True):
-            np.copyto(copy, array)
-        return copies
-    shape = (len(arrays), *first.shape) if stacked else first.shape
-    out = buffers.empty(shape, first.dtype)
-    if stacked:
-        np.stack(arrays, out=out)
-    else:
-        np.copyto(out, first)
-    # a view keeps the dtype's metadata (enum-typed data)
-    return out.view(first.dtype) if first.dtype.metadata else out
-
-
-def _data_layout(data: Any) -> str:
-    """The layout a batch carries itself (a TensorList, or a list of Tensors), else ``""``.
-
-    DALI keeps it when ``external_source`` is given no ``layout``.
-    """
-    if isinstance(data, TensorListCPU):
-        return data.layout()
-    if isinstance(data, list | tuple) and data and isinstance(data[0], TensorCPU):
-        return data[0].layout()
-    return ""
-
-
-def _type_name(dtype: DataType) -> str:
-    """DALI's lower-case type name in messages (``float``, ``uint8``)."""
-    return dtype.name.lower()
-
-
-def _check_layout_ndims(layouts: list[Any], ndims: list[Any]) -> None:
-    """A layout given together with ``ndim`` must have ``ndim`` letters (DALI's check).
-
-    Raises:
-        RuntimeError: they disagree, quoting both.
-    """
-    for layout, ndim in zip(layouts, ndims, strict=True):
-        if layout and ndim is not None and len(layout) != ndim:
-            raise RuntimeError(
-                "Number of dimensions in the provided layout does not match the ndim argument. "
-                f'The arguments provided:\n ndim = {ndim},\n layout: "{layout}".'
-            )
 
 
 class ExternalSourceKernel(Kernel):
@@ -126,7 +63,7 @@ class ExternalSourceKernel(Kernel):
         self._fed_signal = threading.Condition()
         self._aborted = False
         self._previous: list[tuple[DataType, int, str] | None] = [None] * count
-        _check_layout_ndims(self._layouts, self._ndims)
+        check_layout_ndims(self._layouts, self._ndims)
         self._last_fed: list[TensorListCPU] | None = None
         self._iteration = 0
         self._scheduled = 0  # parallel: the next iteration to hand to the workers
@@ -461,9 +398,9 @@ class ExternalSourceKernel(Kernel):
     def _to_batch(self, data: Any, index: int, layout: str | None) -> TensorListCPU:
         what = self._what if self._num_outputs is None else f"{self._what} output {index}"
         if not layout:
-            layout = _data_layout(data)
+            layout = data_layout(data)
         try:
-            samples = _as_samples(data, self._no_copy, self._buffers)
+            samples = as_samples(data, self._no_copy, self._buffers)
         except (TypeError, ValueError) as exc:
             raise TypeError(f"{what}: {exc}") from None
         size = len(samples)
@@ -491,8 +428,8 @@ class ExternalSourceKernel(Kernel):
         expected_dtype, expected_ndim = self._dtypes[index], self._ndims[index]
         if expected_dtype is not None and tl.dtype != expected_dtype:
             raise RuntimeError(
-                f"{what}: ExternalSource expected data of type {_type_name(expected_dtype)} and "
-                f"got: {_type_name(tl.dtype)}"
+                f"{what}: ExternalSource expected data of type {type_name(expected_dtype)} and "
+                f"got: {type_name(tl.dtype)}"
             )
         if expected_ndim is not None and tl.ndim != expected_ndim:
             raise RuntimeError(
@@ -526,8 +463,8 @@ class ExternalSourceKernel(Kernel):
         if old_type != new_type:
             raise RuntimeError(
                 f"{what}: Type of the data fed to the external source has changed from the "
-                f"previous iteration. Type in the previous iteration was {_type_name(old_type)} "
-                f"and the current type is {_type_name(new_type)}."
+                f"previous iteration. Type in the previous iteration was {type_name(old_type)} "
+                f"and the current type is {type_name(new_type)}."
             )
         if old_ndim != new_ndim:
             raise RuntimeError(
