@@ -1,4 +1,8 @@
-"""The ``decoders.audio`` kernel: decode audio files with libsndfile (``soundfile``)."""
+"""The ``decoders.audio`` kernel: decode audio files with libsndfile (``soundfile``).
+
+Plain 16-bit PCM WAV data in memory skips libsndfile (:func:`~.wav.read_pcm16_wav`), converted
+to the requested type as libsndfile converts it (``x / 32768`` for float, ``x << 16`` for int32).
+"""
 
 from __future__ import annotations
 
@@ -17,10 +21,12 @@ from feedline.operators.cpu.audio.resampling import (
     resampled_length,
     sinc_window,
 )
+from feedline.operators.cpu.audio.wav import read_pcm16_wav
 
 __all__ = ["AudioDecoderKernel", "decode_audio", "import_soundfile"]
 
 _OUTPUT_TYPES = (DataType.INT16, DataType.INT32, DataType.FLOAT)
+_OUTPUT_NUMPY_TYPES = (np.dtype(np.int16), np.dtype(np.int32), np.dtype(np.float32))
 
 
 def import_soundfile() -> Any:
@@ -63,21 +69,14 @@ def decode_audio(
     Raises:
         ValueError: the data cannot be decoded.
     """
-    soundfile = import_soundfile()
-    as_file = isinstance(data, io.IOBase | str)
-    source = data if as_file else io.BytesIO(memoryview(data).tobytes())
     convert = downmix or sample_rate > 0
-    read_type = "float32" if convert else np.dtype(dtype).name
-    try:
-        with soundfile.SoundFile(source) as audio_file:
-            rate = float(audio_file.samplerate)
-            start = min(int(offset * rate), audio_file.frames) if offset > 0 else 0
-            count = int(duration * rate) if duration > 0 else -1
-            if start:
-                audio_file.seek(start)
-            samples = audio_file.read(count, dtype=read_type, always_2d=True)
-    except (RuntimeError, soundfile.LibsndfileError, TypeError) as exc:
-        raise ValueError(f"cannot decode the audio: {exc}") from None
+    read_type = np.dtype(np.float32) if convert else np.dtype(dtype)
+    direct = read_type in _OUTPUT_NUMPY_TYPES and not isinstance(data, io.IOBase | str)
+    pcm = read_pcm16_wav(memoryview(data).cast("B")) if direct else None
+    if pcm is None:
+        samples, rate = _read_soundfile(data, read_type, offset, duration)
+    else:
+        samples, rate = _convert_pcm16(pcm[0], float(pcm[1]), read_type, offset, duration)
     if not convert:
         return samples, rate
     if downmix:
@@ -87,6 +86,45 @@ def decode_audio(
         n_out = resampled_length(len(samples), rate, sample_rate)
         samples = resample(samples, rate, sample_rate, sinc_window(lobes), n_out)
     return convert_normalized(samples, np.dtype(dtype)), rate
+
+
+def _read_soundfile(
+    data: bytes | np.ndarray | io.IOBase | str, read_type: np.dtype, offset: float, duration: float
+) -> tuple[np.ndarray, float]:
+    """``(frames, channels)`` samples of ``read_type`` and the rate, read with libsndfile."""
+    soundfile = import_soundfile()
+    as_file = isinstance(data, io.IOBase | str)
+    source = data if as_file else io.BytesIO(memoryview(data).tobytes())
+    try:
+        with soundfile.SoundFile(source) as audio_file:
+            rate = float(audio_file.samplerate)
+            start = min(int(offset * rate), audio_file.frames) if offset > 0 else 0
+            count = int(duration * rate) if duration > 0 else -1
+            if start:
+                audio_file.seek(start)
+            samples = audio_file.read(count, dtype=read_type.name, always_2d=True)
+    except (RuntimeError, soundfile.LibsndfileError, TypeError) as exc:
+        raise ValueError(f"cannot decode the audio: {exc}") from None
+    return samples, rate
+
+
+def _convert_pcm16(
+    pcm: np.ndarray, rate: float, read_type: np.dtype, offset: float, duration: float
+) -> tuple[np.ndarray, float]:
+    """The ``offset``/``duration`` cut of 16-bit PCM frames in ``read_type`` (a new array),
+    with libsndfile's conversions."""
+    start = min(int(offset * rate), len(pcm)) if offset > 0 else 0
+    stop = start + int(duration * rate) if duration > 0 else len(pcm)
+    pcm = pcm[start:stop]
+    if read_type == np.float32:
+        samples = pcm.astype(np.float32)
+        samples *= np.float32(1 / 32768)
+    elif read_type == np.int32:
+        samples = pcm.astype(np.int32)
+        samples <<= 16
+    else:
+        samples = pcm.astype(np.int16)
+    return samples, rate
 
 
 class AudioDecoderKernel(SampleKernel):
