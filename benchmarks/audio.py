@@ -28,6 +28,19 @@ spectrogram's framing and magnitude around SciPy's FFT, about half of the chain)
 decoder (libsndfile through soundfile's Python virtual-file callbacks, about 0.2 ms per clip),
 both outside the executor. With resampling feedline needs less CPU per clip than DALI.
 
+Then (issue 29) 16-bit PCM WAV was parsed directly instead of through soundfile and the
+spectrogram's magnitude lost its strided transposed sum. Same script right before and after
+(``--rounds 2 --no-video``, load average 5-8; two runs after)::
+
+    configuration           before                            after
+    16 kHz                  1083 vs 1654 (0.65x), 0.90 vs 0.74  1522 vs 1771 (0.86x), 0.62 vs 0.77
+                                                                1241 vs 1300 (0.95x), 0.74 vs 0.88
+    44.1 kHz -> 16 kHz       477 vs  502 (0.95x), 2.03 vs 2.56   591 vs  349 (1.69x), 1.84 vs 2.72
+                                                                 361 vs  274 (1.32x), 1.76 vs 2.74
+
+feedline now spends less CPU per clip than DALI on both rows; on 16 kHz clips its samples/s
+are still a little below DALI's on this shared machine.
+
 Usage: ``python benchmarks/audio.py [--batch-size 32] [--threads 2] [--clips 96]
 [--seconds 4] [--rounds 2] [--video-batch 4] [--no-video] [--dali-python PATH]``
 """

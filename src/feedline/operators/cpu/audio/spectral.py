@@ -6,8 +6,8 @@ Spectrogram windows are written, windowed, straight into a zero-padded ``nfft``-
 buffer that the FFT reads whole: asking pocketfft to pad (``n=nfft``) costs it about three times
 as long as the transform itself. That buffer is kept per thread (:class:`FrameBuffer`) and only
 grows, so a spectrogram allocates no fresh pages for it (page faults on a new half-megabyte
-buffer per sample cost as much as the FFT); the power is written in the output layout
-directly.
+buffer per sample cost as much as the FFT). The power is ``np.abs`` squared in place, put in
+the output layout by one contiguous transposing copy.
 """
 
 from __future__ import annotations
