@@ -5,8 +5,9 @@ A codec is any object (or class, instantiated once without arguments) with
 * ``shape(data) -> (height, width, channels)``: the decoded shape from the header only, EXIF
   orientation applied (``channels`` is the file's own channel count);
 * ``decode(data, output_type, roi=None) -> np.ndarray``: an ``HWC`` ``uint8`` (or ``uint16`` for
-  16-bit files) image in ``output_type`` (:class:`~feedline.core.types.ImageType`) with the EXIF
-  orientation applied. ``roi = (y0, x0, y1, x1)`` (in oriented coordinates, inside the image)
+  16-bit files, grey or colour) image in ``output_type``
+  (:class:`~feedline.core.types.ImageType`) with the EXIF orientation applied.
+  ``roi = (y0, x0, y1, x1)`` (in oriented coordinates, inside the image)
   asks for that region only; a codec that cannot decode less simply crops. The JPEG codec
   decodes only the region with libjpeg-turbo when feedline's region decoder could be built (it
   needs libjpeg's headers, e.g. Debian's ``libjpeg-dev``); the pixels are the same.
@@ -16,7 +17,8 @@ they claim; :class:`ImageCodec` is a convenient base class. Built in: JPEG (simp
 libjpeg-turbo decoder, when installed, else Pillow), WebP (Pillow's libwebp straight into the
 output, :mod:`~feedline.operators.cpu.image.webp`) and Pillow for PNG, BMP, TIFF, PNM and GIF
 (first frame), decoded into the output's own buffer
-(:mod:`~feedline.operators.cpu.image.pillow_pixels`).
+(:mod:`~feedline.operators.cpu.image.pillow_pixels`), except 16-bit colour PNG and TIFF, which
+OpenCV decodes at full depth (:mod:`~feedline.operators.cpu.image.deep_colour`).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from feedline.operators.cpu.image.bindings import (
     decode_jpeg_region,
     decode_jpeg_resampled,
 )
+from feedline.operators.cpu.image.deep_colour import decode_deep_colour, is_deep_colour
 from feedline.operators.cpu.image.limits import (
     check_decoded_bytes,
     check_image_size,
@@ -242,6 +245,8 @@ class PillowCodec(ImageCodec):
         except (OSError, SyntaxError, ValueError, struct.error) as exc:
             raise ValueError(f"unrecognised or corrupt image data: {exc}") from None
         channels, depth = _stored_channels(image)
+        if is_deep_colour(image, data):
+            depth = 2
         self.check_size(image.height, image.width, channels, depth)
         return image
 
@@ -277,6 +282,9 @@ class PillowCodec(ImageCodec):
         """Decode with Pillow into the output's own buffer (:class:`PixelTarget`), then orient
         and crop."""
         image = self._open(data)
+        if is_deep_colour(image, data):
+            pixels = decode_deep_colour(data, image.format, output_type)
+            return _crop(apply_orientation(pixels, self._orientation(image)), roi)
         if image.format == "JPEG" and output_type in (ImageType.GRAY, ImageType.YCbCr):
             image.draft("L" if output_type == ImageType.GRAY else "YCbCr", image.size)
         target = PixelTarget(image, output_type)
