@@ -18,7 +18,9 @@ libjpeg-turbo decoder, when installed, else Pillow), WebP (Pillow's libwebp stra
 output, :mod:`~feedline.operators.cpu.image.webp`) and Pillow for PNG, BMP, TIFF, PNM and GIF
 (first frame), decoded into the output's own buffer
 (:mod:`~feedline.operators.cpu.image.pillow_pixels`), except 16-bit colour PNG and TIFF, which
-OpenCV decodes at full depth (:mod:`~feedline.operators.cpu.image.deep_colour`).
+OpenCV decodes at full depth (:mod:`~feedline.operators.cpu.image.deep_colour`), and TIFF
+with more than four channels, which tifffile decodes
+(:mod:`~feedline.operators.cpu.image.many_channels`).
 """
 
 from __future__ import annotations
@@ -42,6 +44,11 @@ from feedline.operators.cpu.image.limits import (
     check_decoded_bytes,
     check_image_size,
     check_jpeg_entropy,
+)
+from feedline.operators.cpu.image.many_channels import (
+    TiffHeader,
+    decode_many_channels,
+    many_channel_tiff,
 )
 from feedline.operators.cpu.image.pillow_pixels import EncodedFile, PixelTarget, pil_to_array
 from feedline.operators.cpu.image.windows import Source
@@ -260,8 +267,21 @@ class PillowCodec(ImageCodec):
             return 1
         return value if isinstance(value, int) and 1 <= value <= 8 else 1
 
+    def _many_channels(self, data: Any) -> TiffHeader | None:
+        """The header of a TIFF with more than four channels (None for other files), checked
+        against the size limits."""
+        header = many_channel_tiff(data)
+        if header is not None:
+            depth = 2 if header.bits > 8 else 1
+            self.check_size(header.height, header.width, header.samples, depth)
+        return header
+
     def shape(self, data: Any) -> tuple[int, int, int]:
         """Shape from the header (no pixel decoding)."""
+        tiff = self._many_channels(data)
+        if tiff is not None:
+            orientation = tiff.orientation if self.adjust_orientation else 1
+            return (*_swap_for(orientation, tiff.height, tiff.width), tiff.samples)
         image = self._open(data)
         width, height = image.size
         channels = {"L": 1, "1": 1, "LA": 2, "RGBA": 4, "PA": 4}.get(image.mode, 3)
@@ -281,6 +301,11 @@ class PillowCodec(ImageCodec):
     def decode(self, data: Any, output_type: ImageType, roi: Roi | None = None) -> np.ndarray:
         """Decode with Pillow into the output's own buffer (:class:`PixelTarget`), then orient
         and crop."""
+        tiff = self._many_channels(data)
+        if tiff is not None:
+            orientation = tiff.orientation if self.adjust_orientation else 1
+            pixels = decode_many_channels(data, output_type)
+            return _crop(apply_orientation(pixels, orientation), roi)
         image = self._open(data)
         if is_deep_colour(image, data):
             pixels = decode_deep_colour(data, image.format, output_type)

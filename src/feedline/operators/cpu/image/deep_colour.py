@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from feedline.core.types import ImageType
+from feedline.operators.cpu.image.many_channels import bt601_grey
 
 __all__ = ["decode_deep_colour", "is_deep_colour"]
 
@@ -26,8 +27,6 @@ _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _PNG_COLOUR_TYPES = (2, 6)
 _TIFF_BITS_PER_SAMPLE = 258
 _TIFF_SAMPLES_PER_PIXEL = 277
-#: Grey weights of R, G and B (ITU-R BT.601).
-_GREY_WEIGHTS = (np.float32(0.299), np.float32(0.587), np.float32(0.114))
 
 
 def is_deep_colour(image: Any, data: Any) -> bool:
@@ -80,10 +79,7 @@ def decode_deep_colour(data: Any, file_format: str, output_type: ImageType) -> n
         return grey[:, :, np.newaxis]
     stored = _decoded(data, cv2.IMREAD_UNCHANGED)  # B, G, R[, A]
     if output_type == ImageType.GRAY:
-        blue, green, red = (stored[:, :, index].astype(np.float32) for index in range(3))
-        weighted = _GREY_WEIGHTS[0] * red + _GREY_WEIGHTS[1] * green + _GREY_WEIGHTS[2] * blue
-        rounded = np.floor(weighted.astype(np.float64) + 0.5)
-        return np.clip(rounded, 0, 65535).astype(np.uint16)[:, :, np.newaxis]
+        return bt601_grey(stored[:, :, 2::-1])
     if output_type == ImageType.BGR:
         return np.ascontiguousarray(stored[:, :, :3])
     order = [2, 1, 0]
