@@ -5,8 +5,9 @@ A codec is any object (or class, instantiated once without arguments) with
 * ``shape(data) -> (height, width, channels)``: the decoded shape from the header only, EXIF
   orientation applied (``channels`` is the file's own channel count);
 * ``decode(data, output_type, roi=None) -> np.ndarray``: an ``HWC`` ``uint8`` (or ``uint16`` for
-  16-bit files) image in ``output_type`` (:class:`~feedline.core.types.ImageType`) with the EXIF
-  orientation applied. ``roi = (y0, x0, y1, x1)`` (in oriented coordinates, inside the image)
+  16-bit files, grey or colour) image in ``output_type``
+  (:class:`~feedline.core.types.ImageType`) with the EXIF orientation applied.
+  ``roi = (y0, x0, y1, x1)`` (in oriented coordinates, inside the image)
   asks for that region only; a codec that cannot decode less simply crops. The JPEG codec
   decodes only the region with libjpeg-turbo when feedline's region decoder could be built (it
   needs libjpeg's headers, e.g. Debian's ``libjpeg-dev``); the pixels are the same.
@@ -16,7 +17,10 @@ they claim; :class:`ImageCodec` is a convenient base class. Built in: JPEG (simp
 libjpeg-turbo decoder, when installed, else Pillow), WebP (Pillow's libwebp straight into the
 output, :mod:`~feedline.operators.cpu.image.webp`) and Pillow for PNG, BMP, TIFF, PNM and GIF
 (first frame), decoded into the output's own buffer
-(:mod:`~feedline.operators.cpu.image.pillow_pixels`).
+(:mod:`~feedline.operators.cpu.image.pillow_pixels`), except 16-bit colour PNG and TIFF, which
+OpenCV decodes at full depth (:mod:`~feedline.operators.cpu.image.deep_colour`), and TIFF
+with more than four channels, which tifffile decodes
+(:mod:`~feedline.operators.cpu.image.many_channels`).
 """
 
 from __future__ import annotations
@@ -35,10 +39,16 @@ from feedline.operators.cpu.image.bindings import (
     decode_jpeg_region,
     decode_jpeg_resampled,
 )
+from feedline.operators.cpu.image.deep_colour import decode_deep_colour, is_deep_colour
 from feedline.operators.cpu.image.limits import (
     check_decoded_bytes,
     check_image_size,
     check_jpeg_entropy,
+)
+from feedline.operators.cpu.image.many_channels import (
+    TiffHeader,
+    decode_many_channels,
+    many_channel_tiff,
 )
 from feedline.operators.cpu.image.pillow_pixels import EncodedFile, PixelTarget, pil_to_array
 from feedline.operators.cpu.image.windows import Source
@@ -242,6 +252,8 @@ class PillowCodec(ImageCodec):
         except (OSError, SyntaxError, ValueError, struct.error) as exc:
             raise ValueError(f"unrecognised or corrupt image data: {exc}") from None
         channels, depth = _stored_channels(image)
+        if is_deep_colour(image, data):
+            depth = 2
         self.check_size(image.height, image.width, channels, depth)
         return image
 
@@ -255,8 +267,21 @@ class PillowCodec(ImageCodec):
             return 1
         return value if isinstance(value, int) and 1 <= value <= 8 else 1
 
+    def _many_channels(self, data: Any) -> TiffHeader | None:
+        """The header of a TIFF with more than four channels (None for other files), checked
+        against the size limits."""
+        header = many_channel_tiff(data)
+        if header is not None:
+            depth = 2 if header.bits > 8 else 1
+            self.check_size(header.height, header.width, header.samples, depth)
+        return header
+
     def shape(self, data: Any) -> tuple[int, int, int]:
         """Shape from the header (no pixel decoding)."""
+        tiff = self._many_channels(data)
+        if tiff is not None:
+            orientation = tiff.orientation if self.adjust_orientation else 1
+            return (*_swap_for(orientation, tiff.height, tiff.width), tiff.samples)
         image = self._open(data)
         width, height = image.size
         channels = {"L": 1, "1": 1, "LA": 2, "RGBA": 4, "PA": 4}.get(image.mode, 3)
@@ -276,7 +301,15 @@ class PillowCodec(ImageCodec):
     def decode(self, data: Any, output_type: ImageType, roi: Roi | None = None) -> np.ndarray:
         """Decode with Pillow into the output's own buffer (:class:`PixelTarget`), then orient
         and crop."""
+        tiff = self._many_channels(data)
+        if tiff is not None:
+            orientation = tiff.orientation if self.adjust_orientation else 1
+            pixels = decode_many_channels(data, output_type)
+            return _crop(apply_orientation(pixels, orientation), roi)
         image = self._open(data)
+        if is_deep_colour(image, data):
+            pixels = decode_deep_colour(data, image.format, output_type)
+            return _crop(apply_orientation(pixels, self._orientation(image)), roi)
         if image.format == "JPEG" and output_type in (ImageType.GRAY, ImageType.YCbCr):
             image.draft("L" if output_type == ImageType.GRAY else "YCbCr", image.size)
         target = PixelTarget(image, output_type)

@@ -74,9 +74,10 @@ class EncodedFile(io.RawIOBase):
 
     def readinto(self, buffer: Any) -> int:
         """Copy the next bytes into ``buffer``; how many (0 at the end)."""
+        target = memoryview(buffer).cast("B")  # its length in bytes, whatever its item type
         start = min(self._position, len(self._view))
-        count = min(len(buffer), len(self._view) - start)
-        memoryview(buffer).cast("B")[:count] = self._view[start : start + count]
+        count = min(len(target), len(self._view) - start)
+        target[:count] = self._view[start : start + count]
         self._position += count
         return count
 
