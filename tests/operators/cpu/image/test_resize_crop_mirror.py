@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from feedline import OperatorError, fn
@@ -21,7 +21,8 @@ IMAGES = [RNG.random((37, 53, 3), np.float32) * 255, RNG.random((60, 41, 3), np.
 
 
 def _centre_window(extent: int, size: int, pos: float) -> slice:
-    start = int(np.floor(pos * (extent - size) + 0.5))
+    # DALI holds the position in single precision: 0.9 * 5 is 4.4999998, which rounds to 4
+    start = int(np.floor(float(np.float32(pos)) * (extent - size) + 0.5))
     return slice(start, start + size)
 
 
@@ -37,6 +38,7 @@ def _resized(images: list[np.ndarray], **resize_args: Any) -> list[np.ndarray]:
     pos_y=st.floats(0, 1),
     mirror=st.integers(0, 3),
 )
+@example(crop_h=27, crop_w=1, pos_x=0.0, pos_y=0.9, mirror=0)  # a float32 rounding tie
 @settings(max_examples=15, deadline=None)
 def test_equals_resize_then_crop_then_flip(
     crop_h: int, crop_w: int, pos_x: float, pos_y: float, mirror: int
