@@ -14,7 +14,8 @@ several (e.g. ``/usr/local/cuda-12.9/bin/nvcc`` for ``feedline-cuda12``); defaul
 first-use build finds (``FEEDLINE_NVCC``, ``nvcc`` on ``PATH``, ``$CUDA_HOME``,
 ``/usr/local/cuda``). It must be a CUDA toolkit's nvcc: PyPI's ``nvidia-cuda-nvcc-cu12`` carries
 only ptxas, libnvvm and libdevice (no nvcc driver, cudafe++, cicc, fatbinary or nvlink), which
-cannot compile the kernels' host code. Before packaging, the library is checked: every
+cannot compile the kernels' host code; ``tools/debian_cuda12_toolkit.sh`` unpacks Debian's CUDA
+12.4 toolkit into a folder instead. Before packaging, the library is checked: every
 launcher the header declares is exported (``nm -D``), and ``cuobjdump`` lists an ELF for every
 requested architecture and the PTX. The wheel is tagged ``py3-none-linux_<arch>`` and repaired
 by ``auditwheel`` (a manylinux tag); its path is printed last.
@@ -111,7 +112,8 @@ def checked_nvcc(given: Path) -> str:
     if path.name != "nvcc" or not path.is_file() or not os.access(path, os.X_OK):
         raise SystemExit(
             f"--nvcc {given}: not an executable nvcc; name a CUDA toolkit's bin/nvcc (PyPI's "
-            "nvidia-cuda-nvcc-cu12 has ptxas but no nvcc: install the CUDA 12 toolkit)"
+            "nvidia-cuda-nvcc-cu12 has ptxas but no nvcc: install the CUDA 12 toolkit, or on "
+            "Debian or Ubuntu unpack one with tools/debian_cuda12_toolkit.sh)"
         )
     return str(path)
 
