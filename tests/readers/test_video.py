@@ -16,7 +16,7 @@ from feedline.core.plugins import PluginSystem, use_plugin_system
 from feedline.operators.cpu.image import schemas as image_plugin
 from feedline.readers.video_index import sequence_starts
 from feedline.testing import check_reader
-from tests.readers.video_data import frame_levels, write_video
+from tests.readers.video_data import frame_levels, write_variable_rate_video, write_video
 
 av = pytest.importorskip("av", reason="the video readers need PyAV (feedline[video])")
 
@@ -198,6 +198,19 @@ def test_corrupt_and_truncated_videos_are_named(tmp_path: Path, videos: dict[str
     cut.write_bytes(whole[: len(whole) // 2])
     with pytest.raises((ValueError, OperatorError), match=r"cut\.mp4"):
         read("readers.video", 1, filenames=[str(cut)], sequence_length=2)
+
+
+def test_variable_frame_rate(tmp_path: Path) -> None:
+    path = write_variable_rate_video(tmp_path / "uneven.mp4", [0, 100, 200, 250, 300, 450])
+    with pytest.raises((ValueError, OperatorError), match=r"uneven\.mp4.*skip_vfr_check"):
+        read("readers.video", 1, filenames=[path], sequence_length=6)
+    (legacy,) = read("readers.video", 1, filenames=[path], sequence_length=6, skip_vfr_check=True)
+    # experimental.readers.video has no such check (nor the argument), as in DALI
+    (frames,) = read("experimental.readers.video", 1, filenames=[path], sequence_length=6)
+    assert frame_levels(legacy[0]) == frame_levels(frames[0]) == list(range(6))
+    with pytest.raises((TypeError, OperatorError), match="skip_vfr_check"):
+        read("experimental.readers.video", 1, filenames=[path], sequence_length=6,
+             skip_vfr_check=True)  # fmt: skip
 
 
 @pytest.mark.parametrize(

@@ -149,7 +149,9 @@ class VideoReader(Reader):
         clips = []
         for number, entry in enumerate(files):
             info = probe_video(entry.path)
-            if info.variable_rate and not args.get("skip_vfr_check", False):
+            # Only the legacy readers check the frame rate (experimental.readers.video, as
+            # DALI's, reads variable-rate videos by their timestamps and has no such argument).
+            if info.variable_rate and not self._experimental and not args["skip_vfr_check"]:
                 raise ValueError(
                     f"{name}: {entry.path!r} has a variable frame rate; pass "
                     "skip_vfr_check=True to read it anyway"
