@@ -102,6 +102,12 @@ def _refuses_missing_devices() -> None:
         pytest.raises(ValueError, match=r"no 'gpu' kernel registered \(available: cpu\)"),
     ):
         fn.flip(fn.constant(idata=[1]), device="gpu")
+    # a RuntimeError too, as DALI raises for an operator without the device's implementation
+    with (
+        Pipeline(batch_size=1, num_threads=1, device_id=0),
+        pytest.raises(RuntimeError, match=r"no 'gpu' kernel registered"),
+    ):
+        fn.flip(fn.constant(idata=[1]), device="gpu")
     with (
         Pipeline(batch_size=1, num_threads=1, device_id=0),
         pytest.raises(ValueError, match=r"decoders.image.*no 'mixed' kernel"),

@@ -14,6 +14,7 @@ __all__ = [
     "PipelineError",
     "PluginError",
     "SkippedSample",
+    "UnsupportedDeviceError",
     "callback_error",
 ]
 
@@ -26,6 +27,12 @@ class DevicePlacementError(PipelineError, ValueError):
     """An operator was given an input on a device it cannot read (a GPU operator a CPU batch,
     a CPU operator a GPU batch). A RuntimeError, as DALI raises, and a ValueError, as feedline
     raised before."""
+
+
+class UnsupportedDeviceError(PipelineError, ValueError):
+    """An operator was asked for a device it has no kernel for (``device="mixed"`` or
+    ``"gpu"`` where no plugin provides one). A RuntimeError, as DALI raises, and a ValueError,
+    as feedline raised before."""
 
 
 class PluginError(RuntimeError):

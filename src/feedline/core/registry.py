@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
+from feedline.core.errors import UnsupportedDeviceError
 from feedline.core.schema import OpSchema
 
 __all__ = [
@@ -92,10 +93,11 @@ class OperatorEntry:
         return self.schema.docstring({k.device: k.owner for k in self.kernel_entries})
 
     def check_device(self, device: str) -> None:
-        """Raise ValueError, naming the available devices, if ``device`` has no kernel."""
+        """Raise :class:`UnsupportedDeviceError`, naming the available devices, if ``device``
+        has no kernel."""
         if device not in self.kernels:
             available = ", ".join(self.devices) or "none"
-            raise ValueError(
+            raise UnsupportedDeviceError(
                 f"operator {self.schema.name!r} has no {device!r} kernel registered "
                 f"(available: {available})"
             )
