@@ -14,13 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from feedline.core.tensor import (
-    BatchAccessors,
-    TensorAccessors,
-    TensorCPU,
-    TensorListCPU,
-    check_layout,
-)
+from feedline.core.tensor import TensorCPU, TensorListCPU
+from feedline.core.tensor_accessors import BatchAccessors, TensorAccessors, check_layout
 from feedline.core.types import from_numpy_dtype
 
 __all__ = ["TensorGPU", "TensorListGPU", "cupy_module"]
