@@ -43,10 +43,11 @@ from feedline.core.execution.errors_policy import (
     guard,
     substitute,
 )
+from feedline.core.execution.plan import externally_needed, make_plan, overlap_position
 from feedline.core.execution.threads import Job, ThreadPool
 from feedline.core.graph import DataNode, OpNode
 from feedline.core.host_memory import keep_freed_memory
-from feedline.core.kernel import Batch, Kernel, SampleKernel
+from feedline.core.kernel import Batch, Kernel
 from feedline.core.tensor import TensorListCPU
 
 __all__ = ["EndOfData", "Executor", "IterationResult", "OpStats"]
@@ -100,23 +101,6 @@ class _Progress:
     position: int = 0
     running: tuple[ChainRun, Job[dict[Key, Any]]] | None = None
     failure: Exception | None = None
-
-
-def _reads_batch_of(op: OpNode, chain: Chain, batches: dict[Key, Key | None]) -> bool:
-    """Whether everything ``op`` reads from outside ``chain`` is of the batch the chain's
-    first step reads (so ``op`` may run in the chain, on the same samples). An operator that
-    reads nothing makes the iteration's batch, so it joins only a chain of that batch (not one
-    in a branch of a conditional)."""
-    first, _ = chain.steps[0]
-    reference = next(iter(first.upstream()), None)
-    batch = None if reference is None else batches.get((id(reference.source), reference.index))
-    if not op.upstream():
-        return batch is None
-    return all(
-        batches.get((id(n.source), n.index)) == batch
-        for n in op.upstream()
-        if id(n.source) not in chain.members
-    )
 
 
 _LIVE_EXECUTORS: weakref.WeakSet[Executor] = weakref.WeakSet()
@@ -177,9 +161,9 @@ class Executor:
         self.stats = {op.name: OpStats(op.device.upper()) for op in self.ops}
         self._stats_lock = threading.Lock()
         self._requested = requested
-        self._plan = self._make_plan()
-        self._needed = self._externally_needed()
-        self._overlap_at = self._overlap_position()
+        self._plan = make_plan(self.ops, self.kernels)
+        self._needed = externally_needed(self._plan, self.ops, self.outputs)
+        self._overlap_at = overlap_position(self._plan)
         self._overlapped: _Progress | None = None
         self.errors = errors
         policies = policies or {}
@@ -199,96 +183,6 @@ class Executor:
             (p for p, s in enumerate(self._plan) if isinstance(s, Chain) or s.upstream()),
             len(self._plan),
         )
-
-    def _is_chained(self, op: OpNode) -> bool:
-        return isinstance(self.kernels[id(op)], SampleKernel) and op.device == "cpu"
-
-    def _make_plan(self) -> list[OpNode | Chain]:
-        """Sources first (they read nothing, and only they can end the epoch, so no iteration
-        runs further operators in vain), then chains and batch operators in graph order.
-
-        Among the sources, those fed from outside (``external_source``) come first: as in
-        DALI, their batch sets the iteration's batch size (variable batch size), which the
-        other sources (constants, generators) then produce.
-        """
-        sources = {id(op) for op in self.ops if not op.upstream() and not self._is_chained(op)}
-
-        def rank(op: OpNode) -> tuple[bool, bool]:
-            kernel = self.kernels[id(op)]
-            fed = kernel.fetches_input or callable(getattr(kernel, "feed", None))
-            return id(op) not in sources, not fed
-
-        ordered = sorted(self.ops, key=rank)  # stable: graph order
-        batches = self._batches()
-        plan: list[OpNode | Chain] = []
-        for op in ordered:
-            kernel = self.kernels[id(op)]
-            if self._is_chained(op):
-                last = plan[-1] if plan and isinstance(plan[-1], Chain) else None
-                if last is not None and not _reads_batch_of(op, last, batches):
-                    last = None
-                if kernel.serial:
-                    # Ahead of the open chain when it does not read from it, which keeps that
-                    # chain whole (e.g. decode → crop → [coin_flip] → crop_mirror_normalize).
-                    ahead = (
-                        last is not None
-                        and not last.serial
-                        and all(id(n.source) not in last.members for n in op.upstream())
-                    )
-                    position = len(plan) - 1 if ahead else len(plan)
-                    plan.insert(position, Chain([(op, kernel)], serial=True))
-                elif last is not None and not last.serial:
-                    last.append(op, kernel)
-                else:
-                    plan.append(Chain([(op, kernel)]))
-            else:
-                plan.append(op)
-        return plan
-
-    def _batches(self) -> dict[Key, Key | None]:
-        """Which batch each output belongs to: the iteration's (None), or the output of a
-        kernel that resizes batches (the branch of a conditional) that it matches sample for
-        sample. Per-sample operators of different batches cannot run in one chain."""
-        batches: dict[Key, Key | None] = {}
-        for op in self.ops:
-            kernel = self.kernels[id(op)]
-            if kernel.resizes_batch:
-                for index in range(len(op.outputs)):
-                    batches[(id(op), index)] = (id(op), index)
-                continue
-            like = op.arg_inputs.get(kernel.batch_like) if kernel.batch_like else None
-            reference = like if like is not None else next(iter(op.upstream()), None)
-            batch = None
-            if reference is not None:
-                batch = batches.get((id(reference.source), reference.index))
-            for index in range(len(op.outputs)):
-                batches[(id(op), index)] = batch
-        return batches
-
-    def _externally_needed(self) -> set[Key]:
-        """Chain outputs that must become TensorLists (read outside their chain or outputs)."""
-        chain_of = {}
-        for step in self._plan:
-            if isinstance(step, Chain):
-                for op, _ in step.steps:
-                    chain_of[id(op)] = step
-        needed = {(id(n.source), n.index) for n in self.outputs}
-        for op in self.ops:
-            for node in op.inputs:
-                src_chain = chain_of.get(id(node.source))
-                if src_chain is None or id(op) not in src_chain.members:
-                    needed.add((id(node.source), node.index))
-            for node in op.arg_inputs.values():
-                needed.add((id(node.source), node.index))
-        return needed
-
-    def _overlap_position(self) -> int | None:
-        """The plan step whose samples may overlap the next iteration: the last pooled chain.
-        Only sources can end the epoch and they come first, so nothing after it can."""
-        pooled = [
-            p for p, step in enumerate(self._plan) if isinstance(step, Chain) and not step.serial
-        ]
-        return pooled[-1] if pooled else None
 
     def run_iteration(
         self,
