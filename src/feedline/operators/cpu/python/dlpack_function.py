@@ -16,12 +16,8 @@ import numpy as np
 from feedline.core.host_memory import to_dlpack
 from feedline.core.kernel import Batch, Kernel, KernelContext, SampleContext, SampleKernel
 from feedline.core.tensor import TensorListCPU
-from feedline.operators.cpu.python.function import (
-    PythonFunctionSetup,
-    as_output,
-    batch_results,
-    split_outputs,
-)
+from feedline.operators.cpu.python.function import PythonFunctionSetup
+from feedline.operators.cpu.python.outputs import as_output, batch_results, split_outputs
 
 __all__ = [
     "DLTensorFunctionBatchKernel",

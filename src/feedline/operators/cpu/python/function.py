@@ -46,7 +46,8 @@ import numpy as np
 from feedline.core.kernel import Batch, Kernel, KernelContext, SampleContext, SampleKernel
 from feedline.core.schema import REQUIRED, ArgSpec, InputSpec, OpSchema
 from feedline.core.tensor import TensorListCPU
-from feedline.core.types import DataType, ImageType, InterpType, from_numpy_dtype
+from feedline.core.types import DataType, ImageType, InterpType
+from feedline.operators.cpu.python.outputs import as_output, batch_results, split_outputs
 from feedline.operators.cpu.python.schemas import python_function_outputs
 
 __all__ = [
@@ -54,12 +55,9 @@ __all__ = [
     "PythonFunctionKernel",
     "PythonFunctionSetup",
     "PythonOperator",
-    "as_output",
-    "batch_results",
     "function_name",
     "operator",
     "python_function_kernel",
-    "split_outputs",
 ]
 
 _RESERVED = ("rng", "sample")
@@ -91,77 +89,6 @@ def _read_only(array: np.ndarray) -> np.ndarray:
 
 def _private_copy(array: np.ndarray) -> np.ndarray:
     return np.array(array, copy=True)
-
-
-def as_output(value: Any, who: str, index: int, layout: str) -> np.ndarray:
-    """One returned value as a contiguous array of a supported type with ``layout``'s number
-    of dimensions (errors name ``who`` and output ``index``)."""
-    array = np.asarray(value)
-    try:
-        from_numpy_dtype(array.dtype)
-    except TypeError:
-        raise TypeError(
-            f"{who}: output {index} has unsupported type {array.dtype} "
-            f"({type(value).__name__}); return numeric or bool NumPy arrays"
-        ) from None
-    if layout and len(layout) != array.ndim:
-        raise ValueError(
-            f"{who}: output {index} has {array.ndim} dimensions but its layout {layout!r} "
-            f"has {len(layout)}"
-        )
-    return np.require(array, requirements="C")  # ascontiguousarray would make 0-D arrays 1-D
-
-
-def split_outputs(result: Any, count: int, who: str) -> tuple[Any, ...]:
-    """The function's return value as a tuple of ``count`` outputs.
-
-    Raises:
-        TypeError: a value with ``num_outputs=0``, or not a tuple with more than one output
-            (DALI's rule: a list is one output's batch in batch mode, so it is refused here).
-        ValueError: a tuple of another length than ``count`` (DALI's type and wording).
-    """
-    if count == 0:
-        if result is not None and not (isinstance(result, tuple) and not result):
-            raise TypeError(f"{who} returned {type(result).__name__} but num_outputs is 0")
-        return ()
-    if count == 1:
-        if isinstance(result, tuple) and len(result) == 1:
-            return result
-        return (result,)
-    if not isinstance(result, tuple):
-        raise TypeError(
-            f"{who}: the output from a multi-output Python function operator must be a tuple, "
-            f"got: {type(result).__name__}"
-        )
-    if len(result) != count:
-        raise ValueError(
-            f"{who}: Unexpected number of outputs from Python function operator - got "
-            f"{len(result)}, expected {count}"
-        )
-    return result
-
-
-def _batch_output(value: Any, size: int, who: str, index: int, layout: str) -> list[np.ndarray]:
-    if isinstance(value, np.ndarray):
-        if value.ndim == 0 or value.shape[0] != size:
-            raise ValueError(
-                f"{who}: output {index} must hold {size} samples (outer dimension), got shape "
-                f"{value.shape}"
-            )
-        samples = list(value)
-    elif isinstance(value, list | tuple):
-        if len(value) != size:
-            raise ValueError(f"{who}: output {index} has {len(value)} samples, expected {size}")
-        samples = list(value)
-    else:
-        raise TypeError(
-            f"{who}: in batch mode output {index} must be a list of arrays or an array with the "
-            f"batch as outer dimension, got {type(value).__name__}"
-        )
-    arrays = [as_output(s, who, index, layout) for s in samples]
-    if len({(a.dtype, a.ndim) for a in arrays}) > 1:
-        raise TypeError(f"{who}: the samples of output {index} differ in dtype or ndim")
-    return arrays
 
 
 def function_name(function: Callable[..., Any]) -> str:
@@ -210,19 +137,6 @@ class PythonFunctionBatchKernel(PythonFunctionSetup):
         lists = [[_private_copy(a) for a in tl.samples()] for tl in batch.inputs]
         result = self.args["function"](*lists)
         return batch_results(result, batch, self.num_outputs, self.layouts, self.who)
-
-
-def batch_results(
-    result: Any, batch: Batch, count: int, layouts: Sequence[str], who: str
-) -> list[TensorListCPU]:
-    """The return value of a batch-mode function as ``count`` output batches."""
-    infos = batch.inputs[0].source_infos() if batch.inputs else None
-    return [
-        TensorListCPU.from_samples(
-            _batch_output(value, batch.size, who, i, layouts[i]), layouts[i], infos
-        )
-        for i, value in enumerate(split_outputs(result, count, who))
-    ]
 
 
 def python_function_kernel(ctx: KernelContext) -> Kernel:
