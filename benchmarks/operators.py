@@ -13,6 +13,11 @@ figure.
 DALI runs under ``--dali-python`` (default: ``$DALI_PYTHON``, else this interpreter); its rows
 are left out when that interpreter cannot import ``nvidia.dali``.
 
+The image-processing operators (``laplacian``, ``experimental.filter`` 3x3 and 7x7,
+``warp_perspective``, ``equalize``, ``clahe``, ``water``, ``jpeg_compression_distortion``) and
+the ``rand_augment`` ImageNet pipeline are timed beside DALI's by
+``benchmarks/image_operators.py``, in images per second on 224x224 and full-size photos.
+
 Cases (``CASES``):
 
 * ``reductions``: 64 HWC uint8 images (224 x 224 x 3): per-channel ``mean`` and ``std_dev``
