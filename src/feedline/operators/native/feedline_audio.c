@@ -58,17 +58,29 @@ int fl_spectrogram_plan(int nfft, float *twiddles, int32_t *reverse) {
     return 0;
 }
 
-/* Where sample p of the padded signal comes from: mirrored about the edges without repeating
- * them (numpy's "reflect", periodic for pads longer than the signal; a one-sample signal
- * repeats), or -1 for a zero. */
-static int64_t padded_index(int64_t p, int64_t length, int reflect) {
-    if (p >= 0 && p < length) return p;
-    if (!reflect || length == 0) return -1;
-    if (length == 1) return 0;
+/* Window `start`..start + window_length - 1 of the padded signal into `edge`: mirrored about
+ * the signal's ends without repeating them (numpy's "reflect": periodic, period
+ * 2 (length - 1), for pads longer than the signal; a one-sample signal repeats), or zeros. */
+static void fill_edge(const float *signal, int64_t length, int reflect, int64_t start,
+                      int window_length, float *edge) {
     const int64_t period = 2 * (length - 1);
-    int64_t q = p % period;
-    if (q < 0) q += period;
-    return q < length ? q : period - q;
+    for (int t = 0; t < window_length; ++t) {
+        int64_t p = start + t;
+        if (p < 0 || p >= length) {
+            if (!reflect || length == 0) {
+                edge[t] = 0.0f;
+                continue;
+            }
+            if (length == 1) {
+                p = 0;
+            } else {
+                if (p < -period || p >= period) p %= period; /* rare: pads beyond one period */
+                if (p < 0) p = -p;
+                if (p >= length) p = period - p;
+            }
+        }
+        edge[t] = signal[p];
+    }
 }
 
 #if defined(__has_builtin)
@@ -263,20 +275,18 @@ int fl_spectrogram_f32(const float *signal, int64_t length, const float *window,
     for (int64_t first = 0; first < count; first += LANES) {
         const int valid = count - first < LANES ? (int)(count - first) : LANES;
         const float *frames[LANES];
-        for (int l = 0; l < LANES; ++l) {
-            /* Lanes past the last window repeat the block's first one; they are not stored. */
-            const int64_t start = (first + (l < valid ? l : 0)) * step - offset;
+        for (int l = 0; l < valid; ++l) {
+            const int64_t start = (first + l) * step - offset;
             if (start >= 0 && start + window_length <= length) {
                 frames[l] = signal + start;
-                continue;
+            } else {
+                float *edge = edges + (size_t)l * window_length;
+                fill_edge(signal, length, reflect, start, window_length, edge);
+                frames[l] = edge;
             }
-            float *edge = edges + (size_t)l * window_length;
-            for (int t = 0; t < window_length; ++t) {
-                const int64_t source = padded_index(start + t, length, reflect);
-                edge[t] = source < 0 ? 0.0f : signal[source];
-            }
-            frames[l] = edge;
         }
+        /* Lanes past the last window repeat the first one; they are not stored. */
+        for (int l = valid; l < LANES; ++l) frames[l] = frames[0];
         load_frames(frames, window, window_length, m, reverse, re, im);
         complex_fft(re, im, m, twiddles, twiddles + m / 2);
         real_power(re, im, m, twiddles + m, twiddles + 2 * m, spectrum);
