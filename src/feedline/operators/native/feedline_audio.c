@@ -1,4 +1,5 @@
-/* feedline's compiled spectrogram: framing, window, real FFT and power in one call.
+/* feedline's compiled speech front end: the spectrogram (framing, window, real FFT and power in
+ * one call), pre-emphasis and the mel filter bank's sparse product.
  *
  * The windows of a signal are transformed LANES at a time, each SIMD lane holding one window
  * (GCC/Clang vector extensions, so the same code builds for any target: 8 lanes in an AVX
@@ -13,6 +14,9 @@
  * Twiddles are computed in double precision and stored as float by fl_spectrogram_plan into
  * arrays the caller keeps; fl_spectrogram_f32 only reads them and allocates its own scratch, so
  * calls are re-entrant and run in parallel (cffi releases the GIL around them).
+ *
+ * The file also holds preemphasis_filter's and mel_filter_bank's loops (fl_preemphasis_f32,
+ * fl_sparse_rows_f32), one GIL-free call per sample each.
  */
 #include <math.h>
 #include <stddef.h>
@@ -274,7 +278,7 @@ int fl_spectrogram_f32(const float *signal, int64_t length, const float *window,
     const int64_t offset = centered ? window_length / 2 : 0;
     for (int64_t first = 0; first < count; first += LANES) {
         const int valid = count - first < LANES ? (int)(count - first) : LANES;
-        const float *frames[LANES];
+        const float *frames[LANES] = {0};
         for (int l = 0; l < valid; ++l) {
             const int64_t start = (first + l) * step - offset;
             if (start >= 0 && start + window_length <= length) {
@@ -295,4 +299,24 @@ int fl_spectrogram_f32(const float *signal, int64_t length, const float *window,
     free(work);
     free(edges);
     return 0;
+}
+
+void fl_preemphasis_f32(const float *signal, int64_t length, float coeff, float before,
+                        float *out) {
+    if (length <= 0) return;
+    out[0] = signal[0] - coeff * before;
+    for (int64_t t = 1; t < length; ++t) out[t] = signal[t] - coeff * signal[t - 1];
+}
+
+void fl_sparse_rows_f32(const float *rows, int64_t columns, int filters, const int32_t *offsets,
+                        const int32_t *indices, const float *weights, float *out) {
+    for (int f = 0; f < filters; ++f) {
+        float *target = out + (int64_t)f * columns;
+        memset(target, 0, (size_t)columns * sizeof *target);
+        for (int32_t i = offsets[f]; i < offsets[f + 1]; ++i) {
+            const float *row = rows + (int64_t)indices[i] * columns;
+            const float weight = weights[i];
+            for (int64_t c = 0; c < columns; ++c) target[c] += weight * row[c];
+        }
+    }
 }

@@ -56,3 +56,15 @@ int fl_spectrogram_f32(const float *signal, int64_t length, const float *window,
                        int window_length, int64_t step, int nfft, int centered, int reflect,
                        int power, int frequency_major, const float *twiddles,
                        const int32_t *reverse, int64_t count, float *out);
+
+/* preemphasis_filter on float32: out[t] = signal[t] - coeff * signal[t - 1], with `before` as
+ * signal[-1] (float32 arithmetic, as NumPy's). */
+void fl_preemphasis_f32(const float *signal, int64_t length, float coeff, float before,
+                        float *out);
+
+/* mel_filter_bank: a CSR matrix (`offsets`, `indices`, `weights`) of `filters` rows times the
+ * row-major `rows` (each `columns` wide), into `out`: row f is the sum over i in
+ * offsets[f]..offsets[f + 1] - 1 of weights[i] times row indices[i], accumulated in that order in
+ * float32 (as SciPy's sparse product does). */
+void fl_sparse_rows_f32(const float *rows, int64_t columns, int filters, const int32_t *offsets,
+                        const int32_t *indices, const float *weights, float *out);

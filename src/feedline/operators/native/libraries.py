@@ -2,8 +2,8 @@
 
 ``feedline_cpu`` holds the resampler and the normaliser (``feedline_cpu.c``),
 ``ssd_random_crop``'s and ``multi_paste``'s kernels (``feedline_crops.c``) and
-``coord_transform``'s point map (``feedline_points.c``) and the spectrogram
-(``feedline_audio.c``); ``feedline_jpeg``
+``coord_transform``'s point map (``feedline_points.c``) and the speech front end's
+spectrogram, pre-emphasis and mel filter bank (``feedline_audio.c``); ``feedline_jpeg``
 (``feedline_jpeg.c`` with ``feedline_cpu.c``) decodes JPEG regions with libjpeg(-turbo) and
 resamples/normalises them on the fly. Their Python bindings are the image family's
 :mod:`feedline.operators.cpu.image.bindings`, the crops family's
@@ -26,7 +26,7 @@ _HERE = Path(__file__).resolve().parent
 _SLOWER = "about 2.2x slower (ResNet-50 train pipeline)"
 
 #: Resampling and normalisation of 8-bit images; the SSD window search, region pasting and
-#: the affine map of points; the spectrogram.
+#: the affine map of points; the spectrogram, pre-emphasis and mel filter bank.
 CPU_LIBRARY = NativeLibrary(
     "feedline_cpu",
     [

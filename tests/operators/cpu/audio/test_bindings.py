@@ -1,9 +1,10 @@
-"""The compiled spectrogram (``feedline_audio.c``) against a float64 NumPy spectrogram and the
-SciPy path, and the conditions under which the operator takes it."""
+"""The compiled speech kernels (``feedline_audio.c``): the spectrogram against a float64 NumPy
+spectrogram and the SciPy path, pre-emphasis and the mel filter bank's product against the
+NumPy/SciPy paths (bit for bit), and the conditions under which the operators take them."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import pytest
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 
 from feedline.core.native.library import native_enabled
 from feedline.core.plugins import PluginSystem
-from feedline.operators.cpu.audio import bindings, spectral
+from feedline.operators.cpu.audio import bindings, levels, mel, spectral
 from feedline.operators.cpu.audio.spectral import hann_window, stft, stft_scipy, windows
 from feedline.operators.native.libraries import CPU_LIBRARY
 from tests.operators.cpu.audio.signals import noise, run_audio, use_audio
@@ -150,3 +151,73 @@ def test_batches_agree_across_threads(threads: int) -> None:
     window = hann_window(400)
     for signal, out in zip(signals, outs, strict=True):
         _close(out, float64_spectrogram(signal, window, 100, 1024, True, True, 1))
+
+
+def _numpy_preemphasis(
+    monkeypatch: pytest.MonkeyPatch, x: np.ndarray, coeff: float, border: str
+) -> np.ndarray:
+    with monkeypatch.context() as patch:
+        patch.setattr(levels, "preemphasis_f32", lambda *args: None)
+        return levels.preemphasis(x, coeff, border)
+
+
+@compiled
+@settings(max_examples=60, deadline=None)
+@given(
+    n=st.one_of(st.sampled_from([0, 1, 2]), st.integers(3, 5000)),
+    coeff=st.floats(-2, 2, width=32),
+    border=st.sampled_from(["zero", "clamp", "reflect"]),
+)
+def test_compiled_preemphasis_is_numpys_bit_for_bit(n: int, coeff: float, border: str) -> None:
+    x = noise(n, seed=n)
+    with pytest.MonkeyPatch.context() as patch:
+        expected = _numpy_preemphasis(patch, x, coeff, border)
+    out = levels.preemphasis(x, coeff, border)
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(out, expected)
+
+
+@compiled
+@settings(max_examples=40, deadline=None)
+@given(
+    nfft=st.sampled_from([64, 256, 512, 1024]),
+    nfilter=st.integers(1, 80),
+    frames=st.integers(0, 300),
+    normalize=st.booleans(),
+    formula=st.sampled_from(["slaney", "htk"]),
+)
+def test_compiled_filter_bank_is_scipys_sparse_product(
+    nfft: int, nfilter: int, frames: int, normalize: bool, formula: str
+) -> None:
+    scipy_sparse = pytest.importorskip("scipy.sparse")
+    bank = mel.mel_filters(nfft // 2 + 1, nfilter, 16000.0, 0.0, 8000.0, normalize, formula)
+    bins = nfft // 2 + 1
+    spectrum = np.abs(noise(bins * frames, seed=frames)).reshape(bins, frames) ** 2
+    out = bindings.sparse_rows_f32(bindings.SparseRows(bank), spectrum)
+    expected = np.asarray(scipy_sparse.csr_matrix(bank.astype(np.float32)) @ spectrum)
+    assert out is not None and out.dtype == np.float32
+    np.testing.assert_array_equal(out, expected)
+    assert bindings.sparse_rows_f32(bindings.SparseRows(bank), spectrum[1:]) is None
+
+
+@compiled
+def test_the_front_end_operators_run_compiled(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = {"preemphasis": 0, "mel": 0}
+
+    def counting(name: str, function: Callable[..., np.ndarray | None]) -> Callable:
+        def counted(*args: object) -> np.ndarray | None:
+            result = function(*args)
+            calls[name] += result is not None
+            return result
+
+        return counted
+
+    monkeypatch.setattr(levels, "preemphasis_f32", counting("preemphasis", levels.preemphasis_f32))
+    monkeypatch.setattr(mel, "sparse_rows_f32", counting("mel", mel.sparse_rows_f32))
+    x = noise(3000, seed=4)
+    (((emphasized,), _),) = run_audio("preemphasis_filter", [x])
+    spectrum = float64_spectrogram(x, hann_window(400), 160, 512, True, True, 2).T
+    (((bands,), _),) = run_audio("mel_filter_bank", [spectrum.astype(np.float32)], in_layout="ft")
+    assert calls["preemphasis"] >= 1 and calls["mel"] >= 1
+    np.testing.assert_allclose(emphasized[1:], x[1:] - 0.97 * x[:-1], rtol=1e-6, atol=1e-7)
+    assert bands.shape == (128, spectrum.shape[1])

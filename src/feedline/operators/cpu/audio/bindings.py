@@ -1,9 +1,11 @@
-"""Python binding of the audio family's compiled spectrogram (``feedline_audio.c``).
+"""Python bindings of the audio family's compiled kernels (``feedline_audio.c``).
 
-It lives in the compiled CPU library (:data:`~feedline.operators.native.CPU_LIBRARY`), built on
-first use; cffi releases the GIL around the call. :func:`spectrogram_f32` returns None where
-that library is unavailable (or disabled with ``FEEDLINE_NATIVE=0``) or ``nfft`` is not a power
-of two; the caller then takes its SciPy path, which computes the same values.
+They live in the compiled CPU library (:data:`~feedline.operators.native.CPU_LIBRARY`), built on
+first use; cffi releases the GIL around each call. Each function returns None where that
+library is unavailable (or disabled with ``FEEDLINE_NATIVE=0``) or the arguments do not suit it
+(:func:`spectrogram_f32`: ``nfft`` not a power of two); the caller then takes its NumPy/SciPy
+path, which computes the same values (:func:`preemphasis_f32` and :func:`sparse_rows_f32`
+bit for bit).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import numpy as np
 
 from feedline.operators.native.libraries import CPU_LIBRARY
 
-__all__ = ["spectrogram_f32"]
+__all__ = ["SparseRows", "preemphasis_f32", "sparse_rows_f32", "spectrogram_f32"]
 
 
 @functools.cache
@@ -79,3 +81,60 @@ def spectrogram_f32(
         ffi.from_buffer("float[]", out),
     )
     return out if status == 0 else None
+
+
+def preemphasis_f32(signal: np.ndarray, coeff: float, before: float) -> np.ndarray | None:
+    """``out[t] = signal[t] - coeff * signal[t - 1]`` over a flat float32 signal, ``before``
+    standing for ``signal[-1]``, in float32; None without the library."""
+    loaded = CPU_LIBRARY.try_load()
+    if loaded is None:
+        return None
+    ffi, lib = loaded
+    signal = np.ascontiguousarray(signal, np.float32)
+    out = np.empty_like(signal)
+    if signal.size:
+        lib.fl_preemphasis_f32(
+            ffi.from_buffer("float[]", signal),
+            signal.size,
+            coeff,
+            before,
+            ffi.from_buffer("float[]", out),
+        )
+    return out
+
+
+class SparseRows:
+    """A float32 matrix in compressed sparse rows, as :func:`sparse_rows_f32` takes it: row
+    ``f``'s non-zero values ``weights[offsets[f]:offsets[f + 1]]`` in the columns ``indices``
+    of the same range (ascending)."""
+
+    def __init__(self, dense: np.ndarray) -> None:
+        values = np.asarray(dense, np.float32)
+        rows, columns = np.nonzero(values)
+        self.shape = values.shape
+        self.offsets = np.searchsorted(rows, np.arange(len(values) + 1)).astype(np.int32)
+        self.indices = columns.astype(np.int32)
+        self.weights = np.ascontiguousarray(values[rows, columns])
+
+
+def sparse_rows_f32(matrix: SparseRows, data: np.ndarray) -> np.ndarray | None:
+    """``matrix @ data`` for a 2-D float32 ``data`` (``(matrix.shape[1], n)``), accumulated in
+    float32 in column order as SciPy's sparse product; None without the library (or when the
+    shapes do not match)."""
+    loaded = CPU_LIBRARY.try_load()
+    if loaded is None or data.ndim != 2 or data.shape[0] != matrix.shape[1]:
+        return None
+    ffi, lib = loaded
+    data = np.ascontiguousarray(data, np.float32)
+    out = np.empty((matrix.shape[0], data.shape[1]), np.float32)
+    if out.size:
+        lib.fl_sparse_rows_f32(
+            ffi.from_buffer("float[]", data),
+            data.shape[1],
+            matrix.shape[0],
+            ffi.from_buffer("int32_t[]", matrix.offsets),
+            ffi.from_buffer("int32_t[]", matrix.indices),
+            ffi.from_buffer("float[]", matrix.weights),
+            ffi.from_buffer("float[]", out),
+        )
+    return out
