@@ -1,7 +1,7 @@
 """The compiled CPU libraries, built from the C sources beside this module.
 
 ``feedline_cpu`` holds the resampler and the normaliser (``feedline_cpu.c``),
-``ssd_random_crop``'s and ``multi_paste``'s kernels (``feedline_crops.c``) and
+``ssd_random_crop``'s and ``multi_paste``'s kernels (``feedline_crops.c``),
 ``coord_transform``'s point map (``feedline_points.c``) and the speech front end's
 spectrogram, pre-emphasis and mel filter bank (``feedline_audio.c``); ``feedline_jpeg``
 (``feedline_jpeg.c`` with ``feedline_cpu.c``) decodes JPEG regions with libjpeg(-turbo) and
