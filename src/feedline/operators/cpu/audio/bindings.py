@@ -3,9 +3,9 @@
 They live in the compiled CPU library (:data:`~feedline.operators.native.CPU_LIBRARY`), built on
 first use; cffi releases the GIL around each call. Each function returns None where that
 library is unavailable (or disabled with ``FEEDLINE_NATIVE=0``) or the arguments do not suit it
-(:func:`spectrogram_f32`: ``nfft`` not a power of two); the caller then takes its NumPy/SciPy
-path, which computes the same values (:func:`preemphasis_f32` and :func:`sparse_rows_f32`
-bit for bit).
+(:func:`spectrogram_f32`: ``nfft`` not a power of two, or above :data:`MAX_NFFT`); the caller
+then takes its NumPy/SciPy path, which computes the same values (:func:`preemphasis_f32` and
+:func:`sparse_rows_f32` bit for bit).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import numpy as np
 
 from feedline.operators.native.libraries import CPU_LIBRARY
 
-__all__ = ["SparseRows", "preemphasis_f32", "sparse_rows_f32", "spectrogram_f32"]
+__all__ = ["MAX_NFFT", "SparseRows", "preemphasis_f32", "sparse_rows_f32", "spectrogram_f32"]
 
 
 @functools.cache
@@ -35,8 +35,12 @@ def _plan(nfft: int) -> tuple[np.ndarray, np.ndarray]:
     return twiddles, reverse
 
 
+#: The largest ``nfft`` the compiled spectrogram takes (its sizes are C ``int``s).
+MAX_NFFT = 1 << 24
+
+
 def _fits(nfft: int, window: np.ndarray) -> bool:
-    return nfft >= 2 and nfft & (nfft - 1) == 0 and 1 <= len(window) <= nfft
+    return 2 <= nfft <= MAX_NFFT and nfft & (nfft - 1) == 0 and 1 <= len(window) <= nfft
 
 
 def spectrogram_f32(
