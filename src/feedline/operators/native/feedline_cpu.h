@@ -42,3 +42,29 @@ void fl_paste_regions(int outputs, const int64_t *canvases, const int64_t *first
  * matrix (one for all when `shared`), into float32 `out`. */
 void fl_affine_points_f32(const float *points, int64_t samples, int64_t count, int in_dim,
                           const double *affines, int shared, int out_dim, float *out);
+
+/* feedline_audio.c: spectrogram. fl_spectrogram_plan fills, for a power-of-two nfft = 2m,
+ * `twiddles` (3m floats) and `reverse` (m ints); -1 for another nfft. fl_spectrogram_f32
+ * writes the power (power 2) or magnitude (1) of `count` windows of `window_length` samples,
+ * `step` apart (window f centred on f * step when `centered`, else starting there), padded
+ * outside the signal by reflection (`reflect`, numpy's "reflect") or zeros, each zero-padded
+ * to nfft: into `out`, (m + 1, count) when `frequency_major`, else (count, m + 1). Returns 0,
+ * or -1 (bad arguments, no memory) having written nothing. */
+int fl_spectrogram_plan(int nfft, float *twiddles, int32_t *reverse);
+
+int fl_spectrogram_f32(const float *signal, int64_t length, const float *window,
+                       int window_length, int64_t step, int nfft, int centered, int reflect,
+                       int power, int frequency_major, const float *twiddles,
+                       const int32_t *reverse, int64_t count, float *out);
+
+/* preemphasis_filter on float32: out[t] = signal[t] - coeff * signal[t - 1], with `before` as
+ * signal[-1] (float32 arithmetic, as NumPy's). */
+void fl_preemphasis_f32(const float *signal, int64_t length, float coeff, float before,
+                        float *out);
+
+/* mel_filter_bank: a CSR matrix (`offsets`, `indices`, `weights`) of `filters` rows times the
+ * row-major `rows` (each `columns` wide), into `out`: row f is the sum over i in
+ * offsets[f]..offsets[f + 1] - 1 of weights[i] times row indices[i], accumulated in that order in
+ * float32 (as SciPy's sparse product does). */
+void fl_sparse_rows_f32(const float *rows, int64_t columns, int filters, const int32_t *offsets,
+                        const int32_t *indices, const float *weights, float *out);

@@ -9,6 +9,7 @@ import numpy as np
 
 from feedline.core.kernel import SampleContext, SampleKernel
 from feedline.core.types import to_numpy_dtype
+from feedline.operators.cpu.audio.bindings import preemphasis_f32
 from feedline.operators.cpu.common.tensors import saturate_cast
 
 __all__ = [
@@ -64,15 +65,20 @@ class ToDecibelsKernel(SampleKernel):
 
 def preemphasis(signal: np.ndarray, coeff: float, border: str) -> np.ndarray:
     """``y[t] = x[t] - coeff * x[t - 1]`` over the flattened signal (float32 for float32
-    signals, else float64)."""
+    signals, in the compiled CPU library where it loads; else float64 with NumPy)."""
     work = np.float32 if signal.dtype == np.float32 else np.float64
     flat = signal.reshape(-1).astype(work, copy=False)
     coeff = work(coeff)
-    out = np.empty_like(flat)
     if flat.size == 0:
-        return out.reshape(signal.shape)
-    before = {"zero": 0.0, "clamp": flat[0], "reflect": flat[1] if flat.size > 1 else flat[0]}
-    out[0] = flat[0] - coeff * before[border]
+        return np.empty_like(flat).reshape(signal.shape)
+    edge = {"zero": 0.0, "clamp": flat[0], "reflect": flat[1] if flat.size > 1 else flat[0]}
+    before = work(edge[border])
+    if work is np.float32:
+        compiled = preemphasis_f32(flat, float(coeff), float(before))
+        if compiled is not None:
+            return compiled.reshape(signal.shape)
+    out = np.empty_like(flat)
+    out[0] = flat[0] - coeff * before
     np.multiply(flat[:-1], -coeff, out=out[1:])  # -c·x[t-1] + x[t] rounds as x[t] - c·x[t-1]
     out[1:] += flat[1:]
     return out.reshape(signal.shape)

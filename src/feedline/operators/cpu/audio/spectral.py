@@ -1,13 +1,20 @@
 """The ``spectrogram`` and ``power_spectrum`` kernels.
 
-Transforms run in single precision (as DALI's) with ``scipy.fft`` when SciPy is installed (the
-``audio`` extra pulls it in), else with NumPy's FFT in double precision (several times slower).
-Spectrogram windows are written, windowed, straight into a zero-padded ``nfft``-wide float32
-buffer that the FFT reads whole: asking pocketfft to pad (``n=nfft``) costs it about three times
-as long as the transform itself. That buffer is kept per thread (:class:`FrameBuffer`) and only
+A spectrogram whose ``nfft`` is a power of two runs in the compiled CPU library
+(:mod:`~feedline.operators.cpu.audio.bindings`, ``feedline_audio.c``): one call per signal, without
+the GIL, cuts the windows (padding them as :func:`_pad` does), applies the window, transforms
+several windows at once in the SIMD lanes of a radix-2 real FFT in single precision, and writes
+the power or magnitude straight into the requested layout. Other sizes, and machines where the
+library is unavailable (or ``FEEDLINE_NATIVE=0``), take :func:`stft_scipy`.
+
+There, transforms run in single precision (as DALI's) with ``scipy.fft`` when SciPy is installed
+(the ``audio`` extra pulls it in), else with NumPy's FFT in double precision (several times
+slower). Windows are written, windowed, straight into a zero-padded ``nfft``-wide float32 buffer
+that the FFT reads whole: asking pocketfft to pad (``n=nfft``) costs it about three times as
+long as the transform itself. That buffer is kept per thread (:class:`FrameBuffer`) and only
 grows, so a spectrogram allocates no fresh pages for it (page faults on a new half-megabyte
 buffer per sample cost as much as the FFT). The power is ``np.abs`` squared in place, put in
-the output layout by one contiguous transposing copy.
+the output layout by one contiguous transposing copy. ``power_spectrum`` always takes SciPy.
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from feedline.core.kernel import SampleContext, SampleKernel
+from feedline.operators.cpu.audio.bindings import spectrogram_f32
 
 __all__ = [
     "FrameBuffer",
@@ -28,6 +36,8 @@ __all__ = [
     "hann_window",
     "power_spectrum",
     "stft",
+    "stft_scipy",
+    "windows",
 ]
 
 
@@ -99,6 +109,14 @@ class FrameBuffer(threading.local):
         return self.rows[:count]
 
 
+def windows(samples: int, length: int, step: int, centered: bool) -> int:
+    """How many windows a spectrogram of ``samples`` has: one centred on every multiple of
+    ``step`` up to the signal's length, else every window that fits in the signal."""
+    if centered:
+        return samples // step + 1
+    return max((samples - length) // step + 1, 0)
+
+
 def stft(
     signal: np.ndarray,
     window: np.ndarray,
@@ -110,18 +128,38 @@ def stft(
     frequency_major: bool = False,
     buffer: FrameBuffer | None = None,
 ) -> np.ndarray:
-    """The ``(windows, nfft // 2 + 1)`` power/magnitude spectrogram of a 1-D signal
-    (``(nfft // 2 + 1, windows)`` with ``frequency_major``), its windows padded with zeros to
+    """The ``(windows, nfft // 2 + 1)`` power/magnitude spectrogram of a 1-D float32 signal
+    (``(nfft // 2 + 1, windows)`` with ``frequency_major``): the compiled kernel's where it
+    runs, else :func:`stft_scipy`'s (with ``buffer``)."""
+    count = windows(len(signal), len(window), step, centered)
+    compiled = spectrogram_f32(
+        signal, window, step, nfft, count, centered, reflect, power, frequency_major
+    )
+    if compiled is not None:
+        return compiled
+    return stft_scipy(signal, window, step, nfft, centered, reflect, power, frequency_major, buffer)
+
+
+def stft_scipy(
+    signal: np.ndarray,
+    window: np.ndarray,
+    step: int,
+    nfft: int,
+    centered: bool = True,
+    reflect: bool = True,
+    power: int = 2,
+    frequency_major: bool = False,
+    buffer: FrameBuffer | None = None,
+) -> np.ndarray:
+    """:func:`stft` with SciPy's FFT (NumPy's without SciPy), its windows padded with zeros to
     ``nfft`` in ``buffer`` (a new array without)."""
     length = len(window)
+    count = windows(len(signal), length, step, centered)
     if centered:
-        count = len(signal) // step + 1
         half = length // 2
         # Enough padding for the last window, which starts at (count - 1) * step - half.
         tail = max((count - 1) * step - half + length - len(signal), 0)
         signal = _pad(signal, half, tail, reflect)
-    else:
-        count = max((len(signal) - length) // step + 1, 0)
     stride = signal.strides[0]
     frames = as_strided(signal, (count, length), (step * stride, stride), writeable=False)
     if buffer is None or buffer.nfft != nfft:
