@@ -42,3 +42,12 @@ void fl_paste_regions(int outputs, const int64_t *canvases, const int64_t *first
  * matrix (one for all when `shared`), into float32 `out`. */
 void fl_affine_points_f32(const float *points, int64_t samples, int64_t count, int in_dim,
                           const double *affines, int shared, int out_dim, float *out);
+
+/* feedline_histogram.c: equalize. `planes` planes of height x width pixels of `channels`
+ * (1 to 512) interleaved uint8 channels, each row's pixels contiguous; strides in bytes.
+ * Every channel of every plane gets OpenCV's equalizeHist of that channel alone, into `dst`
+ * (which may be `src`). Returns 0, or -1 for bad sizes (a plane of more than 2^31 - 1 pixels)
+ * and -2 when memory runs out. */
+int fl_equalize_u8(const uint8_t *src, ptrdiff_t src_plane, ptrdiff_t src_row, uint8_t *dst,
+                   ptrdiff_t dst_plane, ptrdiff_t dst_row, int64_t planes, int64_t height,
+                   int64_t width, int channels);
