@@ -56,9 +56,16 @@ up to 2x the img/s at a lower CPU time per image).
 as JPEG (size "full" only). Measured 2026-11-28 (``--rounds 2 --seconds 3``, 2 threads, batch
 32, same shared VM at a load average of 12-13): 74 vs 45 img/s, 1.63x (CPU per image 1.58x).
 
-The kernels call the same OpenCV functions as DALI's CPU operators (warpPerspective, CLAHE,
-equalizeHist, imencode/imdecode), writing into the batch's buffer. A compiled equalization tried
-on the way was slower than OpenCV's and was dropped.
+``equalize`` with its compiled kernel (one call per image computing OpenCV's equalizeHist of
+every channel bit for bit, instead of split, three equalizeHist and merge), measured 2026-11-28
+(``--rounds 2 --seconds 2``, 2 threads, batch 32) at a load average of 1.5 and of 3.5, feedline /
+DALI CPU us per image and the img/s ratio, 224x224 / full size: 133 / 175 and 1.34x, 985 / 1330
+and 1.36x (load 1.5); 124 / 159 and 1.28x, 909 / 1253 and 1.41x (load 3.5). The OpenCV path it
+replaces (still taken with ``FEEDLINE_NATIVE=0``) measured at load 2.3: 228 / 211 and 1.14x,
+1477 / 1324 and 0.99x.
+
+The other kernels call the same OpenCV functions as DALI's CPU operators (warpPerspective,
+CLAHE, imencode/imdecode), writing into the batch's buffer.
 
 Usage: ``python benchmarks/image_operators.py [--ops laplacian rand_augment_imagenet]
 [--sizes 224 full] [--threads 2] [--batch 32] [--rounds 2] [--seconds 3]``
