@@ -64,6 +64,17 @@ and 1.36x (load 1.5); 124 / 159 and 1.28x, 909 / 1253 and 1.41x (load 3.5). The 
 replaces (still taken with ``FEEDLINE_NATIVE=0``) measured at load 2.3: 228 / 211 and 1.14x,
 1477 / 1324 and 0.99x.
 
+``filter`` of uint8 with its compiled kernel (OpenCV's filter2D bit for bit, 0.7-0.75x of its
+CPU time single-threaded), same day and settings, feedline / DALI CPU us per image and the img/s
+ratio, 3x3 224x224 / full size, then 7x7: at load 3.0, 134 / 203 and 1.36x, 830 / 923 and
+1.26x; 358 / 552 and 0.85x, 2687 / 3733 and 1.31x. With ``FEEDLINE_NATIVE=0`` (filter2D, as
+before) at load 3.2: 169 / 162 and 0.76x, 941 / 942 and 0.99x; 498 / 504 and 0.83x, 3865 / 3694.
+A run of equalize, filter and warp_perspective together at load 4 gave CPU ratios (DALI's over
+feedline's) of 1.25 / 1.63 (equalize), 1.06 / 1.25 (filter 3x3), 1.30 / 1.33 (filter 7x7) and
+1.01 / 0.84 (warp_perspective, unchanged: OpenCV's warpPerspective itself is the cost, 310 us
+per 224x224 image in two bare threads, 30-37 us of pipeline work around it; OpenCV's own thread
+count made no difference), with img/s ratios between 0.5x and 1.7x that followed the load.
+
 The other kernels call the same OpenCV functions as DALI's CPU operators (warpPerspective,
 CLAHE, imencode/imdecode), writing into the batch's buffer.
 
