@@ -26,7 +26,7 @@
 #if defined(__AVX2__) && defined(__FMA__)
 #include <immintrin.h>
 
-enum { BLOCK = 32 };
+enum { BLOCK = 64, STORE = 32 };
 
 #define INLINE static inline __attribute__((always_inline))
 
@@ -39,36 +39,36 @@ INLINE void store_u8(__m256 a0, __m256 a1, __m256 a2, __m256 a3, uint8_t *out, i
                             _mm256_packs_epi32(_mm256_cvtps_epi32(a2), _mm256_cvtps_epi32(a3)));
     const __m256i bytes =
         _mm256_permutevar8x32_epi32(words, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-    if (count == BLOCK) {
+    if (count == STORE) {
         _mm256_storeu_si256((__m256i *)out, bytes);
     } else {
-        uint8_t staged[BLOCK];
+        uint8_t staged[STORE];
         _mm256_storeu_si256((__m256i *)staged, bytes);
         memcpy(out, staged, (size_t)count);
     }
 }
 
-/* Output values [x, end) of a row from the `nz` taps' source pointers and weights; blocks of
- * 32 values (the last one partial: the rows have 32 floats of slack). */
+/* Output values [x, end) of a row from the `nz` taps' source pointers and weights, in blocks
+ * of 64 (8 independent sums of 8 lanes hide the multiply-add latency; the last block may be
+ * partial: the rows have 64 floats of slack). */
 #define DEFINE_ROW(name, ADD)                                                                   \
     static void name(const float *const *taps, const float *weights, int nz, int x, int end, \
                      uint8_t *out) {                                                        \
         for (; x < end; x += BLOCK) {                                                       \
             const float *p = taps[0] + x;                                                   \
             const __m256 w0 = _mm256_set1_ps(weights[0]);                                   \
-            __m256 a0 = _mm256_mul_ps(_mm256_loadu_ps(p), w0);                              \
-            __m256 a1 = _mm256_mul_ps(_mm256_loadu_ps(p + 8), w0);                          \
-            __m256 a2 = _mm256_mul_ps(_mm256_loadu_ps(p + 16), w0);                         \
-            __m256 a3 = _mm256_mul_ps(_mm256_loadu_ps(p + 24), w0);                         \
+            __m256 a[8];                                                                    \
+            for (int i = 0; i < 8; ++i) a[i] = _mm256_mul_ps(_mm256_loadu_ps(p + 8 * i), w0); \
             for (int k = 1; k < nz; ++k) {                                                  \
                 const float *q = taps[k] + x;                                               \
                 const __m256 w = _mm256_set1_ps(weights[k]);                                \
-                a0 = ADD(_mm256_loadu_ps(q), w, a0);                                        \
-                a1 = ADD(_mm256_loadu_ps(q + 8), w, a1);                                    \
-                a2 = ADD(_mm256_loadu_ps(q + 16), w, a2);                                   \
-                a3 = ADD(_mm256_loadu_ps(q + 24), w, a3);                                   \
+                for (int i = 0; i < 8; ++i) a[i] = ADD(_mm256_loadu_ps(q + 8 * i), w, a[i]); \
             }                                                                               \
-            store_u8(a0, a1, a2, a3, out + x, end - x < BLOCK ? end - x : BLOCK);           \
+            const int left = end - x;                                                       \
+            store_u8(a[0], a[1], a[2], a[3], out + x, left < STORE ? left : STORE);         \
+            if (left > STORE)                                                               \
+                store_u8(a[4], a[5], a[6], a[7], out + x + STORE,                           \
+                         left - STORE < STORE ? left - STORE : STORE);                      \
         }                                                                                   \
     }
 #define FUSED(v, w, a) _mm256_fmadd_ps((v), (w), (a))
