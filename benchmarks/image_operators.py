@@ -74,6 +74,10 @@ feedline's) of 1.25 / 1.63 (equalize), 1.06 / 1.25 (filter 3x3), 1.30 / 1.33 (fi
 1.01 / 0.84 (warp_perspective, unchanged: OpenCV's warpPerspective itself is the cost, 310 us
 per 224x224 image in two bare threads, 30-37 us of pipeline work around it; OpenCV's own thread
 count made no difference), with img/s ratios between 0.5x and 1.7x that followed the load.
+Another at load 2-3: CPU us 166 / 163 and img/s 0.94x, 908 / 1141 and 1.25x (filter 3x3);
+487 / 471 and 0.95x, 3657 / 3477 and 1.16x (warp_perspective); 162 / 212 and 1.18x, 935 / 1545
+and 1.63x (equalize). At 224x224 the filter kernel is about 65 of feedline's ~160 us per image;
+50-58 us are the pipeline's (measured with the kernel call replaced by nothing).
 
 The other kernels call the same OpenCV functions as DALI's CPU operators (warpPerspective,
 CLAHE, imencode/imdecode), writing into the batch's buffer.
