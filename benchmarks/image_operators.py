@@ -56,9 +56,31 @@ up to 2x the img/s at a lower CPU time per image).
 as JPEG (size "full" only). Measured 2026-11-28 (``--rounds 2 --seconds 3``, 2 threads, batch
 32, same shared VM at a load average of 12-13): 74 vs 45 img/s, 1.63x (CPU per image 1.58x).
 
-The kernels call the same OpenCV functions as DALI's CPU operators (warpPerspective, CLAHE,
-equalizeHist, imencode/imdecode), writing into the batch's buffer. A compiled equalization tried
-on the way was slower than OpenCV's and was dropped.
+``equalize`` with its compiled kernel (one call per image computing OpenCV's equalizeHist of
+every channel bit for bit, instead of split, three equalizeHist and merge), measured 2026-11-28
+(``--rounds 2 --seconds 2``, 2 threads, batch 32) at a load average of 1.5 and of 3.5, feedline /
+DALI CPU us per image and the img/s ratio, 224x224 / full size: 133 / 175 and 1.34x, 985 / 1330
+and 1.36x (load 1.5); 124 / 159 and 1.28x, 909 / 1253 and 1.41x (load 3.5). The OpenCV path it
+replaces (still taken with ``FEEDLINE_NATIVE=0``) measured at load 2.3: 228 / 211 and 1.14x,
+1477 / 1324 and 0.99x.
+
+``filter`` of uint8 with its compiled kernel (OpenCV's filter2D bit for bit, 0.7-0.75x of its
+CPU time single-threaded), same day and settings, feedline / DALI CPU us per image and the img/s
+ratio, 3x3 224x224 / full size, then 7x7: at load 3.0, 134 / 203 and 1.36x, 830 / 923 and
+1.26x; 358 / 552 and 0.85x, 2687 / 3733 and 1.31x. With ``FEEDLINE_NATIVE=0`` (filter2D, as
+before) at load 3.2: 169 / 162 and 0.76x, 941 / 942 and 0.99x; 498 / 504 and 0.83x, 3865 / 3694.
+A run of equalize, filter and warp_perspective together at load 4 gave CPU ratios (DALI's over
+feedline's) of 1.25 / 1.63 (equalize), 1.06 / 1.25 (filter 3x3), 1.30 / 1.33 (filter 7x7) and
+1.01 / 0.84 (warp_perspective, unchanged: OpenCV's warpPerspective itself is the cost, 310 us
+per 224x224 image in two bare threads, 30-37 us of pipeline work around it; OpenCV's own thread
+count made no difference), with img/s ratios between 0.5x and 1.7x that followed the load.
+Another at load 2-3: CPU us 166 / 163 and img/s 0.94x, 908 / 1141 and 1.25x (filter 3x3);
+487 / 471 and 0.95x, 3657 / 3477 and 1.16x (warp_perspective); 162 / 212 and 1.18x, 935 / 1545
+and 1.63x (equalize). At 224x224 the filter kernel is about 65 of feedline's ~160 us per image;
+50-58 us are the pipeline's (measured with the kernel call replaced by nothing).
+
+The other kernels call the same OpenCV functions as DALI's CPU operators (warpPerspective,
+CLAHE, imencode/imdecode), writing into the batch's buffer.
 
 Usage: ``python benchmarks/image_operators.py [--ops laplacian rand_augment_imagenet]
 [--sizes 224 full] [--threads 2] [--batch 32] [--rounds 2] [--seconds 3]``

@@ -4,6 +4,8 @@
 - ``feedline_crops.c``: ``ssd_random_crop``'s window search and box cropping, ``multi_paste``'s
   region copies;
 - ``feedline_points.c``: ``coord_transform``'s affine map of float32 points;
+- ``feedline_histogram.c``: ``equalize``'s per-channel histogram equalization;
+- ``feedline_filter.c``: ``filter``'s correlation of 8-bit images (AVX2 and FMA builds);
 - ``feedline_jpeg.c``: region-of-interest JPEG decoding with libjpeg(-turbo), resampled and
   normalised on the fly;
 - :mod:`~feedline.operators.native.libraries`: :data:`CPU_LIBRARY` and :data:`JPEG_LIBRARY`,

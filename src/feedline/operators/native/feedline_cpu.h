@@ -68,3 +68,22 @@ void fl_preemphasis_f32(const float *signal, int64_t length, float coeff, float 
  * float32 (as SciPy's sparse product does). */
 void fl_sparse_rows_f32(const float *rows, int64_t columns, int filters, const int32_t *offsets,
                         const int32_t *indices, const float *weights, float *out);
+/* feedline_histogram.c: equalize. `planes` planes of height x width pixels of `channels`
+ * (1 to 512) interleaved uint8 channels, each row's pixels contiguous; strides in bytes.
+ * Every channel of every plane gets OpenCV's equalizeHist of that channel alone, into `dst`
+ * (which may be `src`). Returns 0, or -1 for bad sizes (a plane of more than 2^31 - 1 pixels)
+ * and -2 when memory runs out. */
+int fl_equalize_u8(const uint8_t *src, ptrdiff_t src_plane, ptrdiff_t src_row, uint8_t *dst,
+                   ptrdiff_t dst_plane, ptrdiff_t dst_row, int64_t planes, int64_t height,
+                   int64_t width, int channels);
+
+/* feedline_filter.c: filter of uint8 into uint8 as OpenCV's filter2D computes it. `rows`
+ * (height + taps_h - 1) and `cols` (width + taps_w - 1) map the padded image's rows and
+ * columns to the source's (-1: `fill`); padded column j in [lead, lead + width) is source
+ * column j - lead. Row values before `tail_from` add their products with fused multiply-adds
+ * when `fused`, the others unfused. Returns 0; -1 for bad sizes, -2 when memory runs out, -3
+ * where the kernel is not built (it needs AVX2 and FMA). */
+int fl_filter_u8(const uint8_t *src, ptrdiff_t src_row, int height, int width, int channels,
+                 const int32_t *rows, const int32_t *cols, int lead, const float *taps,
+                 int taps_h, int taps_w, float fill, int fused, int tail_from, uint8_t *dst,
+                 ptrdiff_t dst_row);

@@ -1,4 +1,5 @@
-"""``filter`` and ``laplacian``: 2-D correlations computed in float32 with OpenCV, as DALI does.
+"""``filter`` and ``laplacian``: 2-D correlations computed in float32 with OpenCV, as DALI does
+(``filter`` of uint8 into uint8 with a compiled kernel that computes what OpenCV does).
 
 Both round integer outputs to nearest with halves to even and saturate (OpenCV's and DALI's
 conversion). ``laplacian`` also takes volumes (3 spatial axes), convolved with NumPy.
@@ -23,6 +24,7 @@ from feedline.operators.cpu.common.frames import (
 )
 from feedline.operators.cpu.common.opencv import import_cv2
 from feedline.operators.cpu.common.tensors import check_dtype
+from feedline.operators.cpu.filters.bindings import filter_u8
 
 __all__ = [
     "FilterKernel",
@@ -75,7 +77,14 @@ def correlate(
     """Correlate one ``HW``/``HWC`` plane with 2-D ``taps`` placed at ``anchor`` (row, column).
 
     ``dst`` (of the plane's shape and ``dtype``), when given, may receive the result directly.
+    uint8 planes filtered into uint8 run the compiled kernel of
+    :mod:`~feedline.operators.cpu.filters.bindings` where it is available: it gives what the
+    OpenCV calls below give, bit for bit.
     """
+    if plane.dtype == np.uint8 and dtype == np.uint8 and plane.ndim == 3:
+        out = np.empty(plane.shape, np.uint8) if dst is None else dst.reshape(plane.shape)
+        if filter_u8(plane, taps, anchor, BORDERS[border], fill, out):
+            return out
     cv2 = import_cv2("filter")
     rows, cols = taps.shape
     ay, ax = anchor

@@ -1,5 +1,10 @@
-"""``equalize`` and ``clahe`` with OpenCV's ``equalizeHist`` and ``createCLAHE``, as DALI's CPU
-operators run them."""
+"""``equalize`` and ``clahe``, as DALI's CPU operators compute them with OpenCV's
+``equalizeHist`` and ``createCLAHE``.
+
+``equalize`` runs the compiled kernel of :mod:`~feedline.operators.cpu.histogram.bindings`
+(all channels of a sample in two passes, one call), which gives OpenCV's results bit for bit;
+where the compiled library is unavailable it splits the channels, equalizes each with OpenCV
+and merges them, as DALI does."""
 
 from __future__ import annotations
 
@@ -13,22 +18,30 @@ from feedline.core.kernel import SampleContext, SampleKernel
 from feedline.operators.cpu.common.frames import split_images, to_planes
 from feedline.operators.cpu.common.opencv import import_cv2
 from feedline.operators.cpu.common.tensors import check_dtype, resolve_layout
+from feedline.operators.cpu.histogram.bindings import equalize_u8
 
 __all__ = ["ClaheKernel", "EqualizeKernel", "clahe", "equalize"]
 
 _MAX_CHANNELS = 512
+#: OpenCV's Python binding takes an ``(H, W, C)`` array as a C-channel image only up to this C.
+_MAX_SPLIT_CHANNELS = 255
 
 
 def equalize(planes: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
     """Equalize each channel of each plane of a uint8 ``(planes, H, W, C)`` array (into
-    ``out`` if given), as DALI does: split the channels, ``equalizeHist`` each, merge them."""
-    cv2 = import_cv2("equalize")
+    ``out`` if given), as DALI does with OpenCV: ``equalizeHist`` of each channel alone."""
     out = np.empty_like(planes) if out is None else out
+    if equalize_u8(planes, out):
+        return out
+    cv2 = import_cv2("equalize")
     for plane, target in zip(planes, out, strict=True):
         if plane.shape[2] == 1:
             cv2.equalizeHist(plane[:, :, 0], dst=target[:, :, 0])
-        else:
+        elif plane.shape[2] <= _MAX_SPLIT_CHANNELS:
             cv2.merge([cv2.equalizeHist(c) for c in cv2.split(plane)], dst=target)
+        else:
+            for c in range(plane.shape[2]):
+                target[:, :, c] = cv2.equalizeHist(np.ascontiguousarray(plane[:, :, c]))
     return out
 
 
