@@ -16,8 +16,17 @@ from feedline.core.kernel import Kernel
 __all__ = ["ReaderState", "parse_checkpoint"]
 
 
-def parse_checkpoint(checkpoint: str | Mapping[str, Any]) -> dict[str, Any]:
-    """A checkpoint given as JSON text or a dict, validated."""
+def parse_checkpoint(checkpoint: str | bytes | Mapping[str, Any]) -> dict[str, Any]:
+    """A checkpoint given as JSON text (``str``, or UTF-8 ``bytes`` as read from a file opened
+    in binary mode, DALI's way) or a dict, validated."""
+    if isinstance(checkpoint, bytes | bytearray | memoryview):
+        try:
+            checkpoint = bytes(checkpoint).decode("utf-8")
+        except UnicodeDecodeError:
+            raise ValueError(
+                "checkpoint is not UTF-8 JSON text (a checkpoint written by DALI cannot be "
+                "restored here)"
+            ) from None
     if isinstance(checkpoint, str):
         try:
             checkpoint = json.loads(checkpoint)
