@@ -94,3 +94,16 @@ def test_a_checkpoint_file_read_as_bytes_restores(files: Path, tmp_path: Path) -
 def test_bytes_that_are_not_utf8_are_refused_by_name(files: Path) -> None:
     with pytest.raises(ValueError, match="checkpoint is not UTF-8 JSON text"):
         unseeded(files, checkpoint=b"\x08\xff\xfe protobuf")
+
+
+def test_checkpoint_without_checkpointing_is_refused_in_dalis_words(files: Path) -> None:
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None)
+    def plain() -> Any:
+        return fn.random.coin_flip()
+
+    pipe = plain()
+    pipe.build()
+    with pytest.raises(
+        RuntimeError, match="Cannot save the checkpoint. The `enable_checkpointing`"
+    ):
+        pipe.checkpoint()

@@ -114,7 +114,10 @@ class ReaderState:
         """The checkpoint text, with ``iterator_data`` (a framework iterator's counters, as
         DALI's iterators store them) kept for the iterator that wraps the restored pipeline."""
         if not self._enable_checkpointing:
-            raise RuntimeError("checkpointing is disabled; pass enable_checkpointing=True")
+            raise RuntimeError(
+                "Cannot save the checkpoint. The `enable_checkpointing` was not specified when "
+                "creating the pipeline (pass enable_checkpointing=True)"
+            )
         return json.dumps(self.state_dict() | {"iterator_data": iterator_data})
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
