@@ -1,7 +1,7 @@
 """Properties of pipeline checkpoints: whatever the reader's sharding, shuffling and padding,
-the batch size, the prefetch depth and the moment of the checkpoint, a pipeline restored from it
-yields exactly the batches the original yields from there on, and its own checkpoints then agree
-with the original's."""
+the batch size, the executor's prefetching and the moment of the checkpoint, a pipeline restored
+from it yields exactly the batches the original yields from there on, and its own checkpoints
+then agree with the original's."""
 
 from __future__ import annotations
 
@@ -49,6 +49,8 @@ def setups(draw: st.DrawFn) -> dict[str, Any]:
     pipe = {
         "batch_size": draw(st.integers(1, 5)),
         "prefetch_queue_depth": draw(st.integers(1, 3)),
+        "exec_pipelined": draw(st.booleans()),
+        "exec_async": draw(st.booleans()),
         "seed": draw(st.one_of(st.none(), st.integers(0, 2**31 - 1))),
     }
     return {"reader": reader, "pipe": pipe}
