@@ -178,6 +178,22 @@ def test_the_numba_paths_reach_the_registered_operator() -> None:
         numba_function()
 
 
+def test_the_numba_package_reaches_its_function_paths_as_attributes() -> None:
+    # DALI's ``import nvidia.dali.plugin.numba as p; p.fn.experimental.numba_function(...)``,
+    # in a fresh interpreter so no earlier test has imported the submodules
+    script = textwrap.dedent(
+        """
+        import feedline.plugin.numba as plugin
+        print(plugin.fn.experimental.numba_function is plugin.fn.numba_function)
+        print(plugin.experimental.NumbaFunction is plugin.NumbaFunction)
+        """
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.split() == ["True", "True"]
+
+
 def test_operator_sub_namespaces_import_by_name() -> None:
     # DALI's ``import nvidia.dali.fn.transforms as T`` and ``import nvidia.dali.ops.transforms``
     script = textwrap.dedent(

@@ -81,6 +81,15 @@ def test_checkpoints_need_checkpointing(files: list[str]) -> None:
         GenericIterator([plain()], ["data"], reader_name="Reader").checkpoints()
 
 
+def test_pipelines_must_agree_on_checkpointing(files: list[str]) -> None:
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None)
+    def plain() -> Any:
+        return fn.readers.file(files=files, name="Reader", num_shards=2, shard_id=1)[1]
+
+    with pytest.raises(ValueError, match="same value for `enable_checkpointing`"):
+        GenericIterator([pipelines(files)[0], plain()], ["data"], reader_name="Reader")
+
+
 def test_a_plain_pipeline_checkpoint_restores_no_counters_and_warns(files: list[str]) -> None:
     original = pipelines(files)
     with pytest.warns(UserWarning, match="Iterator data was not saved in the checkpoint"):

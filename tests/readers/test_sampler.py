@@ -280,6 +280,8 @@ def test_same_seed_same_order_and_checkpoint_resume(params: dict[str, int], cut:
         want = a.next_batch()
         got = resumed.next_batch()
         assert (got.indices, got.epochs, got.padded) == (want.indices, want.epochs, want.padded)
+    # the resumed stream is the saved one: its states are the original's, seed included
+    assert resumed.state_dict() == a.state_dict()
 
 
 def general_batch(sampler: Sampler) -> tuple[list[int], list[int], list[bool]]:

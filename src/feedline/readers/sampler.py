@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -394,6 +394,10 @@ class Sampler:
             self._rng.bit_generator.state = state["rng"]
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"malformed reader state: {exc!r}") from exc
+        if isinstance(saved.get("seed"), int):
+            # the stream is the saved one now: later states name its seed, not this reader's
+            self.config = replace(self.config, seed=saved["seed"])
+            self._config_dict = asdict(self.config)
         self._segments, self._order_epoch, self._order = {}, -1, None
 
     def epoch_samples(self, epoch: int) -> list[int]:

@@ -77,3 +77,33 @@ def test_a_checkpoint_of_another_pipeline_is_refused(files: Path) -> None:
     state["seeds"]["no_such_operator"] = 1
     with pytest.raises(RuntimeError, match="'no_such_operator', absent from this pipeline"):
         unseeded(files, checkpoint=json.dumps(state)).build()
+
+
+def test_a_checkpoint_file_read_as_bytes_restores(files: Path, tmp_path: Path) -> None:
+    # DALI's recipe: checkpoint(filename), later open(filename, "rb").read() as checkpoint=
+    original = unseeded(files)
+    original.build()
+    batches(original, 2)
+    path = tmp_path / "saved.cpt"
+    original.checkpoint(str(path))
+    restored = unseeded(files, checkpoint=path.read_bytes())
+    assert batches(restored, 3) == batches(original, 3)
+    assert restored.is_restored_from_checkpoint
+
+
+def test_bytes_that_are_not_utf8_are_refused_by_name(files: Path) -> None:
+    with pytest.raises(ValueError, match="checkpoint is not UTF-8 JSON text"):
+        unseeded(files, checkpoint=b"\x08\xff\xfe protobuf")
+
+
+def test_checkpoint_without_checkpointing_is_refused_in_dalis_words(files: Path) -> None:
+    @pipeline_def(batch_size=2, num_threads=1, device_id=None)
+    def plain() -> Any:
+        return fn.random.coin_flip()
+
+    pipe = plain()
+    pipe.build()
+    with pytest.raises(
+        RuntimeError, match="Cannot save the checkpoint. The `enable_checkpointing`"
+    ):
+        pipe.checkpoint()

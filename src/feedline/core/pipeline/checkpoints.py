@@ -16,8 +16,17 @@ from feedline.core.kernel import Kernel
 __all__ = ["ReaderState", "parse_checkpoint"]
 
 
-def parse_checkpoint(checkpoint: str | Mapping[str, Any]) -> dict[str, Any]:
-    """A checkpoint given as JSON text or a dict, validated."""
+def parse_checkpoint(checkpoint: str | bytes | Mapping[str, Any]) -> dict[str, Any]:
+    """A checkpoint given as JSON text (``str``, or UTF-8 ``bytes`` as read from a file opened
+    in binary mode, DALI's way) or a dict, validated."""
+    if isinstance(checkpoint, bytes | bytearray | memoryview):
+        try:
+            checkpoint = bytes(checkpoint).decode("utf-8")
+        except UnicodeDecodeError:
+            raise ValueError(
+                "checkpoint is not UTF-8 JSON text (a checkpoint written by DALI cannot be "
+                "restored here)"
+            ) from None
     if isinstance(checkpoint, str):
         try:
             checkpoint = json.loads(checkpoint)
@@ -105,7 +114,10 @@ class ReaderState:
         """The checkpoint text, with ``iterator_data`` (a framework iterator's counters, as
         DALI's iterators store them) kept for the iterator that wraps the restored pipeline."""
         if not self._enable_checkpointing:
-            raise RuntimeError("checkpointing is disabled; pass enable_checkpointing=True")
+            raise RuntimeError(
+                "Cannot save the checkpoint. The `enable_checkpointing` was not specified when "
+                "creating the pipeline (pass enable_checkpointing=True)"
+            )
         return json.dumps(self.state_dict() | {"iterator_data": iterator_data})
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:

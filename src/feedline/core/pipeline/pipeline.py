@@ -92,7 +92,8 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
         output_dtype, output_ndim, output_layout: expected output properties, checked each
             iteration (one value for all outputs or a list with ``None`` wildcards).
         enable_checkpointing: allow :meth:`checkpoint`.
-        checkpoint: a checkpoint (from :meth:`checkpoint`) to resume from at build.
+        checkpoint: a checkpoint (from :meth:`checkpoint`: the text, or the UTF-8 bytes of a
+            checkpoint file read in binary mode) to resume from at build.
         exec_dynamic: accepted for DALI compatibility (the executor is always dynamic here).
         experimental_exec_dynamic: DALI's deprecated name of ``exec_dynamic`` (warns).
         stream_policy: DALI's :class:`StreamPolicy` for its CUDA executor; accepted and
@@ -126,7 +127,7 @@ class Pipeline(GraphDefinition, PipelineProperties, ReaderState):
         *,
         enable_memory_stats: bool = False,
         enable_checkpointing: bool = False,
-        checkpoint: str | Mapping[str, Any] | None = None,
+        checkpoint: str | bytes | Mapping[str, Any] | None = None,
         py_num_workers: int | None = 1,
         py_start_method: str = "fork",
         py_callback_pickler: Any = None,

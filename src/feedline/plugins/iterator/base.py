@@ -89,6 +89,10 @@ class BaseIterator(ResumableState):
                 f"{sizes}"
             )
         self.batch_size: int = sizes[0]
+        if len({bool(getattr(p, "enable_checkpointing", False)) for p in self._pipes}) > 1:
+            raise IteratorError(
+                "All wrapped pipelines must have the same value for `enable_checkpointing`."
+            )
         self._auto_reset = parse_auto_reset(auto_reset)
         self._policy = parse_policy(fill_last_batch, last_batch_policy)
         self._padded = bool(last_batch_padded)

@@ -153,9 +153,9 @@ def test_no_crop_passes_everything_through() -> None:
 @pytest.mark.parametrize(
     ("image", "boxes", "labels", "message"),
     [
-        (np.zeros((5, 5), np.uint8), _BOXES, _LABELS, "HWC"),
+        (np.zeros((5,), np.uint8), _BOXES, _LABELS, "HWC or HW"),
         (np.zeros((5, 5, 3), np.uint8), _BOXES.astype(np.float64), _LABELS, "float32"),
-        (np.zeros((5, 5, 3), np.uint8), _BOXES, _LABELS[:1], "one entry per box"),
+        (np.zeros((5, 5, 3), np.uint8), _BOXES, np.zeros((2, 1, 1), np.int32), "labels must"),
     ],
 )
 def test_errors(image: np.ndarray, boxes: np.ndarray, labels: np.ndarray, message: str) -> None:
@@ -164,6 +164,53 @@ def test_errors(image: np.ndarray, boxes: np.ndarray, labels: np.ndarray, messag
             lambda: tuple(
                 fn.ssd_random_crop(feed([image] * 2), feed([boxes] * 2), feed([labels] * 2))
             )
+        )
+
+
+#: Windows around the middle box always keep it: its IoU is irrelevant at the -1 option.
+_MIDDLE_BOX = np.array([[0.45, 0.45, 0.55, 0.55]], np.float32)
+
+
+def test_hw_image_is_cropped_like_one_channel() -> None:
+    ys, xs = np.mgrid[:30, :40]
+    image = (ys * 100 + xs).astype(np.int32)
+    images, boxes, _ = build(
+        lambda: tuple(
+            fn.ssd_random_crop(feed([image] * 16), feed([_MIDDLE_BOX] * 16), feed([[7]] * 16))
+        ),
+        batch_size=16,
+    )
+    assert any(crop.shape != image.shape for crop in images[0])
+    assert all(kept.shape == (1, 4) for kept in boxes[0])
+    for crop in images[0]:
+        assert crop.ndim == 2
+        top, left = divmod(int(crop[0, 0]), 100)
+        height, width = crop.shape
+        np.testing.assert_array_equal(crop, image[top : top + height, left : left + width])
+
+
+def test_missing_labels_pass_when_nothing_is_cropped() -> None:
+    # no box centre lies in [0, 1]: every sample ends with "no crop", which copies the inputs
+    far = np.array([[5.0, 5.0, 6.0, 6.0]] * 3, np.float32)
+    image = np.zeros((8, 8), np.uint8)
+    images, boxes, labels = build(
+        lambda: tuple(fn.ssd_random_crop(feed([image] * 4), feed([far] * 4), feed([[1]] * 4))),
+        batch_size=4,
+    )
+    assert all(i.shape == image.shape for i in images[0])
+    assert all(np.array_equal(b, far) for b in boxes[0])
+    assert all(lab.tolist() == [1] for lab in labels[0])
+
+
+def test_a_kept_box_without_label_is_an_error() -> None:
+    boxes = np.concatenate([np.zeros((1, 4), np.float32), _MIDDLE_BOX])
+    image = np.zeros((8, 8, 3), np.uint8)
+    with pytest.raises((OperatorError, ValueError), match="one entry per box .* keeps box 1"):
+        build(
+            lambda: tuple(
+                fn.ssd_random_crop(feed([image] * 16), feed([boxes] * 16), feed([[1]] * 16))
+            ),
+            batch_size=16,
         )
 
 

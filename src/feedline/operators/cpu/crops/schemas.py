@@ -78,11 +78,13 @@ SSD_RANDOM_CROP = OpSchema(
         "``[0.3, 1)`` with an aspect ratio in ``[0.5, 2]``, anchor uniform. A window is taken "
         "when all boxes meet the minimum IoU and at least one box centre lies inside it; the "
         "boxes whose centre lies inside are kept, mapped into the window and clipped to "
-        "``[0, 1]``, with their labels. Inputs: an HWC image, float32 ``[N, 4]`` boxes in "
-        "``ltrb`` form and ``N`` labels. Outputs: the cropped image, boxes and labels."
+        "``[0, 1]``, with their labels. Inputs: an HWC (or HW) image, float32 ``[N, 4]`` "
+        "boxes in ``ltrb`` form and ``N`` labels. Outputs: the cropped image, boxes and "
+        'labels. "No crop" passes all three through unchanged, as DALI does; a crop needs '
+        "a label for each box it keeps."
     ),
     inputs=(
-        InputSpec("input_0", "The image, HWC."),
+        InputSpec("input_0", "The image, HWC or HW."),
         InputSpec("input_1", "Relative boxes, float32 ``[N, 4]`` as ``[l, t, r, b]``."),
         InputSpec("input_2", "The labels, one per box (``[N]`` or ``[N, 1]``)."),
     ),

@@ -8,6 +8,11 @@ has at least the minimum IoU with it and at least one box centre lies inside it 
 included); otherwise the next round starts.
 The loop ends for sure, since "no crop" is picked with probability 1/7 each round.
 
+"No crop" passes the three inputs through unchanged, as DALI copies them without looking at
+them: an HW image or fewer labels than boxes are then fine. A crop takes the image's first two
+dimensions (HWC or HW) and one label per kept box; a kept box without a label is an error
+(DALI reads past the labels there).
+
 Each sample is searched on its own, from its own generator, on the thread pool (so results do
 not depend on the batch or the number of threads). The windows are tested by the compiled
 kernel of :mod:`.bindings` (about 2 us per sample), or by NumPy where it is unavailable.
@@ -118,7 +123,7 @@ def _tests(boxes: np.ndarray, windows: np.ndarray) -> tuple[np.ndarray, np.ndarr
 
 
 class SSDRandomCropKernel(SampleKernel):
-    """``ssd_random_crop``: crops an HWC image and its ``ltrb`` boxes and labels; the window
+    """``ssd_random_crop``: crops an HWC (or HW) image and its ``ltrb`` boxes and labels; the window
     test and box mapping are compiled (NumPy where the CPU library is unavailable)."""
 
     def setup(self) -> None:
@@ -148,6 +153,7 @@ class SSDRandomCropKernel(SampleKernel):
         if found is None:
             return image, boxes, labels
         window, inside = found
+        _check_labels_of_kept_boxes(labels, inside, sample.index)
         if self._kernels is not None:
             cropped, kept = self._kernels.crop_boxes(dense_boxes, inside, window)
         else:
@@ -160,16 +166,25 @@ class SSDRandomCropKernel(SampleKernel):
 
 def _check_sample(image: np.ndarray, boxes: np.ndarray, labels: np.ndarray, index: int) -> None:
     where = f"sample {index}"
-    if image.ndim != 3:
-        raise ValueError(f"the image must be HWC (3 dimensions), got shape {image.shape} ({where})")
+    if image.ndim not in (2, 3):
+        raise ValueError(
+            f"the image must be HWC or HW (3 or 2 dimensions), got shape {image.shape} ({where})"
+        )
     if boxes.dtype != np.float32 or boxes.ndim != 2 or boxes.shape[1] != 4:
         raise ValueError(
             f"boxes must be float32 [N, 4] in ltrb form, got {boxes.dtype} {boxes.shape} ({where})"
         )
-    if labels.shape[:1] != boxes.shape[:1] or labels.ndim not in (1, 2):
+    if labels.ndim not in (1, 2):
+        raise ValueError(f"labels must be [N] or [N, 1], got shape {labels.shape} ({where})")
+
+
+def _check_labels_of_kept_boxes(labels: np.ndarray, inside: np.ndarray, index: int) -> None:
+    """A crop keeps the labels of the boxes it keeps: each kept box needs one."""
+    kept = np.flatnonzero(inside)
+    if kept.size and kept[-1] >= labels.shape[0]:
         raise ValueError(
-            f"labels must have one entry per box ({boxes.shape[0]}), got shape {labels.shape} "
-            f"({where})"
+            f"labels must have one entry per box ({inside.size}) when a crop keeps box "
+            f"{int(kept[-1])}, got shape {labels.shape} (sample {index})"
         )
 
 

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 __all__ = ["numba_function"]
+
+
+def __getattr__(name: str) -> Any:
+    """``fn.experimental`` as an attribute once this package is imported, as in DALI."""
+    if name == "experimental":
+        return importlib.import_module(f"{__name__}.experimental")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def numba_function(*inputs: Any, **kwargs: Any) -> Any:
