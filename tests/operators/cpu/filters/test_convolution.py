@@ -121,6 +121,24 @@ def test_filter_errors_name_the_problem(
         run_op("filter", [image], "HW", [taps], **kwargs)
 
 
+def test_per_sample_anchors_are_placed_and_checked_sample_by_sample() -> None:
+    image = np.arange(49, dtype=np.uint8).reshape(7, 7)
+    taps = np.zeros((3, 3), np.float32)
+    taps[0, 0] = 1  # the output is the image shifted by the anchor
+    anchors = PerSample([np.array([0, 0], np.int32), np.array([2, 1], np.int32)])
+    outs, _ = run_op("filter", [image, image], "HW", [taps, taps], anchor=anchors,
+                     border="constant")  # fmt: skip
+    for out, (ay, ax) in zip(outs, [(0, 0), (2, 1)], strict=True):
+        expected = correlate_reference(image, taps, (ay, ax), "constant")
+        np.testing.assert_array_equal(out, expected)
+    bad = PerSample([np.array([1, 1], np.int32), np.array([1, 3], np.int32)])
+    for _ in range(2):  # the same message whether or not the valid anchor was seen before
+        with pytest.raises(OperatorError, match=r"Got anchor \{1, 3\} .* sample of idx 1\."):
+            run_op("filter", [image, image], "HW", [taps, taps], anchor=bad)
+    with pytest.raises(OperatorError, match='"anchor" expected shape 2 but got 3 values'):
+        run_op("filter", [image], "HW", [taps], anchor=[1, 1, 1])
+
+
 def test_filter_needs_two_spatial_axes_and_a_matching_fill_type() -> None:
     taps = np.ones((3, 3), np.float32)
     with pytest.raises(OperatorError, match="Got 3 spatial dimensions"):

@@ -8,7 +8,8 @@ conversion). ``laplacian`` also takes volumes (3 spatial axes), convolved with N
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from functools import lru_cache
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -82,7 +83,10 @@ def correlate(
     OpenCV calls below give, bit for bit.
     """
     if plane.dtype == np.uint8 and dtype == np.uint8 and plane.ndim == 3:
-        out = np.empty(plane.shape, np.uint8) if dst is None else dst.reshape(plane.shape)
+        if dst is None:
+            out = np.empty(plane.shape, np.uint8)
+        else:
+            out = dst if dst.shape == plane.shape else dst.reshape(plane.shape)
         if filter_u8(plane, taps, anchor, BORDERS[border], fill, out):
             return out
     cv2 = import_cv2("filter")
@@ -150,9 +154,9 @@ class FilterKernel(SampleKernel):
         if len(planes) == 1 and args["mode"] == "same":  # straight into the batch's buffer
             target = sample.output(image.shape, dtype)
             where = _anchor(op, args["anchor"], per_plane[0].shape, sample.index)
-            result = correlate(planes[0], per_plane[0], where, args["border"], fill, dtype,
-                               target.reshape(planes.shape[1:]))  # fmt: skip
-            if not np.shares_memory(result, target):
+            view = target.reshape(planes.shape[1:])
+            result = correlate(planes[0], per_plane[0], where, args["border"], fill, dtype, view)
+            if result is not view and not np.shares_memory(result, target):
                 target[...] = result.reshape(image.shape)
             return target
         results = []
@@ -206,18 +210,45 @@ def _fill_value(op: str, value: np.ndarray | None, dtype: np.dtype) -> float:
 
 
 def _anchor(op: str, anchor: Any, shape: tuple[int, ...], index: int) -> tuple[int, int]:
-    values = [int(v) for v in np.asarray(anchor).ravel()]
-    if len(values) == 1:
-        values *= 2
-    if len(values) != 2:
-        raise ValueError(f'{op}: Argument "anchor" expected shape 2 but got {len(values)} values')
-    if not all(-1 <= v < extent for v, extent in zip(values, shape, strict=True)):
-        raise ValueError(
-            f"{op}: Anchor must lie within the filter. Got anchor {{{values[0]}, {values[1]}}} "
-            f"with a filter of shape {shape[0]} x {shape[1]} for sample of idx {index}."
-        )
+    """The ``(row, column)`` of the filter's anchor (``-1``: the centre) for sample ``index``.
+
+    Raises:
+        ValueError: not 1 or 2 values, or a value outside the filter; the messages are DALI's.
+    """
+    key = anchor if isinstance(anchor, tuple) else tuple(np.ravel(anchor).tolist())
+    placed = _placed_anchor(key, shape)
+    if placed is None:
+        _reject_anchor(op, key, shape, index)
+    return placed
+
+
+@lru_cache(maxsize=256)  # a pure function of its arguments, asked once per sample
+def _placed_anchor(anchor: tuple[Any, ...], shape: tuple[int, ...]) -> tuple[int, int] | None:
+    """:func:`_anchor`'s result, or None where it raises."""
+    values = _anchor_values(anchor)
+    if len(values) != 2 or not _within(values, shape):
+        return None
     ay, ax = (extent // 2 if v == -1 else v for v, extent in zip(values, shape, strict=True))
     return ay, ax
+
+
+def _anchor_values(anchor: Any) -> list[int]:
+    values = [int(v) for v in np.asarray(anchor).ravel()]
+    return values * 2 if len(values) == 1 else values
+
+
+def _within(values: list[int], shape: tuple[int, ...]) -> bool:
+    return all(-1 <= v < extent for v, extent in zip(values, shape, strict=True))
+
+
+def _reject_anchor(op: str, anchor: Any, shape: tuple[int, ...], index: int) -> NoReturn:
+    values = _anchor_values(anchor)
+    if len(values) != 2:
+        raise ValueError(f'{op}: Argument "anchor" expected shape 2 but got {len(values)} values')
+    raise ValueError(
+        f"{op}: Anchor must lie within the filter. Got anchor {{{values[0]}, {values[1]}}} "
+        f"with a filter of shape {shape[0]} x {shape[1]} for sample of idx {index}."
+    )
 
 
 def binomial_window(size: int) -> np.ndarray:
