@@ -20,6 +20,7 @@ import numpy as np
 
 from feedline.operators.cpu.common.opencv import import_cv2
 from feedline.operators.native.libraries import CPU_LIBRARY
+from feedline.operators.native.pointers import byte_pointer
 
 __all__ = ["border_indices", "filter_u8", "opencv_arithmetic"]
 
@@ -112,7 +113,7 @@ def _run(
     rows, cols = _border_buffers(height, width, taps_h, taps_w, anchor, border)
     weights = np.ascontiguousarray(taps, dtype=np.float32)
     return lib.fl_filter_u8(
-        _bytes(ffi, plane),
+        byte_pointer(ffi, plane),
         plane.strides[0],
         height,
         width,
@@ -126,7 +127,7 @@ def _run(
         float(fill),
         int(fused),
         tail_from,
-        _bytes(ffi, out),
+        byte_pointer(ffi, out),
         out.strides[0],
     )
 
@@ -141,14 +142,6 @@ def _border_buffers(
     rows = border_indices(height, taps_h, anchor[0], border)
     cols = border_indices(width, taps_w, anchor[1], border)
     return ffi.from_buffer("int32_t[]", rows), ffi.from_buffer("int32_t[]", cols)
-
-
-def _bytes(ffi: Any, array: np.ndarray) -> Any:
-    """A ``uint8_t`` pointer to ``array``'s first byte (a contiguous array's buffer is cheaper
-    to take than its address)."""
-    if array.flags.c_contiguous:
-        return ffi.from_buffer("uint8_t[]", array)
-    return ffi.cast("uint8_t *", array.ctypes.data)
 
 
 @functools.cache
