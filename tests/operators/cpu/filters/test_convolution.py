@@ -208,6 +208,15 @@ def test_laplacian_of_an_impulse_is_its_kernel_and_normalisation_scales_it() -> 
     np.testing.assert_allclose(scaled[2:7, 2:7], 0.5 * np.outer(d, s)[::-1, ::-1])
 
 
+def test_laplacian_float_zeros_are_positive_and_windows_are_shared_unchanged() -> None:
+    negative_zeros = np.full((6, 7), -0.0, np.float32)
+    for _ in range(2):  # the second run reuses the cached windows
+        (out,), _ = run_op("laplacian", [negative_zeros], "HW", window_size=5)
+        assert out.dtype == np.float32 and not np.signbit(out).any()
+    np.testing.assert_array_equal(binomial_window(5), [1, 4, 6, 4, 1])
+    np.testing.assert_array_equal(derivative_window(5), [1, 0, -2, 0, 1])
+
+
 def test_laplacian_layouts_and_integer_outputs() -> None:
     rng = np.random.default_rng(4)
     image = rng.integers(0, 256, (6, 8, 3), dtype=np.uint8)

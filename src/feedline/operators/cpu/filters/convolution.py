@@ -58,12 +58,17 @@ def _cv_border(cv2: Any, border: str) -> int:
     }[BORDERS[border]]
 
 
-def _to_output(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """float32 results in ``dtype``: rounded half to even and saturated for integers."""
+def _to_output(values: np.ndarray, dtype: np.dtype, in_place: bool = False) -> np.ndarray:
+    """float32 results in ``dtype``: rounded half to even and saturated for integers
+    (``in_place``: ``values``, a scratch array, may be overwritten on the way)."""
     if dtype.kind == "f":
         return values.astype(dtype, copy=False)
     info = np.iinfo(dtype)
-    return np.clip(np.rint(values), info.min, info.max).astype(dtype)
+    if not in_place:
+        return np.clip(np.rint(values), info.min, info.max).astype(dtype)
+    np.rint(values, out=values)
+    np.clip(values, info.min, info.max, out=values)
+    return values.astype(dtype)
 
 
 def correlate(
@@ -300,20 +305,47 @@ def laplacian(
     windows: Sequence[int],
     smoothing: Sequence[int] | None,
     scales: Sequence[float],
+    exact_zeros: bool = True,
 ) -> np.ndarray:
     """The float32 Laplacian of ``image`` over its ``spatial`` axes (any other axes are
-    independent), one window size, smoothing size and scale per spatial axis."""
+    independent), one window size, smoothing size and scale per spatial axis.
+
+    ``exact_zeros=False`` may leave ``-0.0`` where the sum started from ``+0.0`` gives ``+0.0``
+    (one pass less, for results rounded to integers)."""
     work = image.astype(np.float32)
-    total = np.zeros(work.shape, np.float32)
-    for j in range(len(spatial)):
-        taps = []
-        for i in range(len(spatial)):
-            if i == j:
-                taps.append(derivative_window(windows[j]))
-            else:
-                taps.append(binomial_window(windows[j] if smoothing is None else smoothing[i]))
-        total += np.float32(scales[j]) * _separable(work, spatial, taps)
+    total = None
+    taps = _laplacian_taps(tuple(windows), None if smoothing is None else tuple(smoothing))
+    for scale, axis_taps in zip(scales, taps, strict=True):
+        term = _separable(work, spatial, axis_taps)  # a new array
+        if scale != 1:
+            term *= np.float32(scale)
+        if total is None:
+            total = term
+        else:
+            total += term
+    if exact_zeros:  # the sum as if started from +0.0: only a sum of -0.0s changes (to +0.0)
+        total += np.float32(0)
     return total
+
+
+@lru_cache(maxsize=64)  # a pure function of its arguments, asked once per sample
+def _laplacian_taps(
+    windows: tuple[int, ...], smoothing: tuple[int, ...] | None
+) -> tuple[tuple[np.ndarray, ...], ...]:
+    """For each derivative axis ``j``, the window of every spatial axis: the second derivative
+    along ``j``, smoothing along the others (read-only arrays)."""
+    taps = []
+    for j in range(len(windows)):
+        axes = []
+        for i in range(len(windows)):
+            if i == j:
+                window = derivative_window(windows[j])
+            else:
+                window = binomial_window(windows[j] if smoothing is None else smoothing[i])
+            window.flags.writeable = False
+            axes.append(window)
+        taps.append(tuple(axes))
+    return tuple(taps)
 
 
 def _separable(work: np.ndarray, spatial: Sequence[int], taps: Sequence[np.ndarray]) -> np.ndarray:
@@ -382,10 +414,11 @@ class LaplacianKernel(SampleKernel):
             scales = [float(v) for v in per_axis("scale")]
         spatial = tuple(range(ndim))
         planes = to_planes(image, split)
-        result = np.stack(
-            [laplacian(plane, spatial, windows, smoothing, scales) for plane in planes]
+        exact = dtype.kind == "f"
+        result = stack_planes(
+            [laplacian(plane, spatial, windows, smoothing, scales, exact) for plane in planes]
         )
-        return from_planes(_to_output(result, dtype), split, image.shape)
+        return from_planes(_to_output(result, dtype, in_place=True), split, image.shape)
 
 
 def _normalizing_scales(
