@@ -79,6 +79,30 @@ Another at load 2-3: CPU us 166 / 163 and img/s 0.94x, 908 / 1141 and 1.25x (fil
 and 1.63x (equalize). At 224x224 the filter kernel is about 65 of feedline's ~160 us per image;
 50-58 us are the pipeline's (measured with the kernel call replaced by nothing).
 
+Per-sample Python of the kernels cut (filter's anchor placed once per value, border buffers
+prepared once, arrays handed to the compiled kernels with ``ffi.from_buffer``; equalize's
+contiguous arrays skip the stride checks; warp_perspective's static ``fill_value``/``size``
+resolved once; laplacian's windows built once per size, its single plane not copied, its
+scaling, sum and rounding done in place, outputs bit for bit unchanged). Same day, load
+average 1.1-2.7, ``--rounds 3 --seconds 2``, 224x224, before and after in back-to-back runs
+(twice, in both orders), feedline CPU us per image and the CPU ratio (DALI's over feedline's):
+
+* ``run_sample`` alone (best of 5x2000 calls, one thread, steady): filter 3x3 74 -> 67 us,
+  equalize 95.5 -> 92.8 us, laplacian 337 -> ~190 us; with the compiled kernel or OpenCV
+  call stubbed out: filter 14.1 -> 7.0 us, equalize 12.1 -> 4.3 us, warp_perspective 6.8 ->
+  3.7 us (jpeg_compression_distortion 3.3 us, water 3.7 us: left as they are);
+* laplacian 535 -> 351 and 525 -> 341 us (ratio 3.8x -> 5.5x, 3.5x -> 6.7x);
+* filter 3x3 149 -> 115 and 128 -> 130 us (ratio 1.02x -> 1.70x, 1.19x -> 1.23x); filter 7x7
+  ratio 1.37x -> 1.61x, 1.36x -> 1.61x; equalize and warp_perspective within the noise
+  (1.27x -> 1.14x, 1.03x -> 1.28x; 0.89x -> 1.11x, 1.06x -> 1.02x): a few us per image is
+  below what separate processes on this host resolve.
+
+What is left of the ~20 us per image outside the kernels (filter 3x3 with ``run_sample``
+reduced to ``sample.output``, one thread: 17.5-20 us per image, 22-31 us with two) is mostly
+``external_source``'s copy of the batch into recycled memory (about 85% of those samples in a
+py-spy profile: 150 KB per image at memory bandwidth; DALI copies too); the executor's own
+loop (chain processing, output allocation, pool hand-offs) is about 3 us per image.
+
 The other kernels call the same OpenCV functions as DALI's CPU operators (warpPerspective,
 CLAHE, imencode/imdecode), writing into the batch's buffer.
 

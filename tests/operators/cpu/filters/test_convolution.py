@@ -121,6 +121,24 @@ def test_filter_errors_name_the_problem(
         run_op("filter", [image], "HW", [taps], **kwargs)
 
 
+def test_per_sample_anchors_are_placed_and_checked_sample_by_sample() -> None:
+    image = np.arange(49, dtype=np.uint8).reshape(7, 7)
+    taps = np.zeros((3, 3), np.float32)
+    taps[0, 0] = 1  # the output is the image shifted by the anchor
+    anchors = PerSample([np.array([0, 0], np.int32), np.array([2, 1], np.int32)])
+    outs, _ = run_op("filter", [image, image], "HW", [taps, taps], anchor=anchors,
+                     border="constant")  # fmt: skip
+    for out, (ay, ax) in zip(outs, [(0, 0), (2, 1)], strict=True):
+        expected = correlate_reference(image, taps, (ay, ax), "constant")
+        np.testing.assert_array_equal(out, expected)
+    bad = PerSample([np.array([1, 1], np.int32), np.array([1, 3], np.int32)])
+    for _ in range(2):  # the same message whether or not the valid anchor was seen before
+        with pytest.raises(OperatorError, match=r"Got anchor \{1, 3\} .* sample of idx 1\."):
+            run_op("filter", [image, image], "HW", [taps, taps], anchor=bad)
+    with pytest.raises(OperatorError, match='"anchor" expected shape 2 but got 3 values'):
+        run_op("filter", [image], "HW", [taps], anchor=[1, 1, 1])
+
+
 def test_filter_needs_two_spatial_axes_and_a_matching_fill_type() -> None:
     taps = np.ones((3, 3), np.float32)
     with pytest.raises(OperatorError, match="Got 3 spatial dimensions"):
@@ -188,6 +206,15 @@ def test_laplacian_of_an_impulse_is_its_kernel_and_normalisation_scales_it() -> 
     (scaled,), _ = run_op("laplacian", [impulse], "HW", window_size=5, dtype=types.FLOAT,
                           scale=[0.5, 0.0])  # fmt: skip
     np.testing.assert_allclose(scaled[2:7, 2:7], 0.5 * np.outer(d, s)[::-1, ::-1])
+
+
+def test_laplacian_float_zeros_are_positive_and_windows_are_shared_unchanged() -> None:
+    negative_zeros = np.full((6, 7), -0.0, np.float32)
+    for _ in range(2):  # the second run reuses the cached windows
+        (out,), _ = run_op("laplacian", [negative_zeros], "HW", window_size=5)
+        assert out.dtype == np.float32 and not np.signbit(out).any()
+    np.testing.assert_array_equal(binomial_window(5), [1, 4, 6, 4, 1])
+    np.testing.assert_array_equal(derivative_window(5), [1, 0, -2, 0, 1])
 
 
 def test_laplacian_layouts_and_integer_outputs() -> None:

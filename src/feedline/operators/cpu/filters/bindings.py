@@ -14,11 +14,13 @@ arrays do not suit it; the caller then calls OpenCV.
 from __future__ import annotations
 
 import functools
+from typing import Any
 
 import numpy as np
 
 from feedline.operators.cpu.common.opencv import import_cv2
 from feedline.operators.native.libraries import CPU_LIBRARY
+from feedline.operators.native.pointers import byte_pointer
 
 __all__ = ["border_indices", "filter_u8", "opencv_arithmetic"]
 
@@ -108,17 +110,16 @@ def _run(
     ffi, lib = CPU_LIBRARY.load()
     height, width, channels = plane.shape
     taps_h, taps_w = taps.shape
-    rows = border_indices(height, taps_h, anchor[0], border)
-    cols = border_indices(width, taps_w, anchor[1], border)
+    rows, cols = _border_buffers(height, width, taps_h, taps_w, anchor, border)
     weights = np.ascontiguousarray(taps, dtype=np.float32)
     return lib.fl_filter_u8(
-        ffi.cast("const uint8_t *", plane.ctypes.data),
+        byte_pointer(ffi, plane),
         plane.strides[0],
         height,
         width,
         channels,
-        ffi.from_buffer("int32_t[]", rows),
-        ffi.from_buffer("int32_t[]", cols),
+        rows,
+        cols,
         anchor[1],
         ffi.from_buffer("float[]", weights),
         taps_h,
@@ -126,9 +127,21 @@ def _run(
         float(fill),
         int(fused),
         tail_from,
-        ffi.cast("uint8_t *", out.ctypes.data),
+        byte_pointer(ffi, out),
         out.strides[0],
     )
+
+
+@functools.lru_cache(maxsize=256)
+def _border_buffers(
+    height: int, width: int, taps_h: int, taps_w: int, anchor: tuple[int, int], border: str
+) -> tuple[Any, Any]:
+    """The row and column :func:`border_indices` of a filter, as the kernel's ``int32_t``
+    arrays (prepared once per image size, filter size, anchor and border)."""
+    ffi, _ = CPU_LIBRARY.load()
+    rows = border_indices(height, taps_h, anchor[0], border)
+    cols = border_indices(width, taps_w, anchor[1], border)
+    return ffi.from_buffer("int32_t[]", rows), ffi.from_buffer("int32_t[]", cols)
 
 
 @functools.cache

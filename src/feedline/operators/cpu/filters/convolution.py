@@ -8,7 +8,8 @@ conversion). ``laplacian`` also takes volumes (3 spatial axes), convolved with N
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from functools import lru_cache
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -57,12 +58,17 @@ def _cv_border(cv2: Any, border: str) -> int:
     }[BORDERS[border]]
 
 
-def _to_output(values: np.ndarray, dtype: np.dtype) -> np.ndarray:
-    """float32 results in ``dtype``: rounded half to even and saturated for integers."""
+def _to_output(values: np.ndarray, dtype: np.dtype, in_place: bool = False) -> np.ndarray:
+    """float32 results in ``dtype``: rounded half to even and saturated for integers
+    (``in_place``: ``values``, a scratch array, may be overwritten on the way)."""
     if dtype.kind == "f":
         return values.astype(dtype, copy=False)
     info = np.iinfo(dtype)
-    return np.clip(np.rint(values), info.min, info.max).astype(dtype)
+    if not in_place:
+        return np.clip(np.rint(values), info.min, info.max).astype(dtype)
+    np.rint(values, out=values)
+    np.clip(values, info.min, info.max, out=values)
+    return values.astype(dtype)
 
 
 def correlate(
@@ -82,7 +88,10 @@ def correlate(
     OpenCV calls below give, bit for bit.
     """
     if plane.dtype == np.uint8 and dtype == np.uint8 and plane.ndim == 3:
-        out = np.empty(plane.shape, np.uint8) if dst is None else dst.reshape(plane.shape)
+        if dst is None:
+            out = np.empty(plane.shape, np.uint8)
+        else:
+            out = dst if dst.shape == plane.shape else dst.reshape(plane.shape)
         if filter_u8(plane, taps, anchor, BORDERS[border], fill, out):
             return out
     cv2 = import_cv2("filter")
@@ -150,9 +159,9 @@ class FilterKernel(SampleKernel):
         if len(planes) == 1 and args["mode"] == "same":  # straight into the batch's buffer
             target = sample.output(image.shape, dtype)
             where = _anchor(op, args["anchor"], per_plane[0].shape, sample.index)
-            result = correlate(planes[0], per_plane[0], where, args["border"], fill, dtype,
-                               target.reshape(planes.shape[1:]))  # fmt: skip
-            if not np.shares_memory(result, target):
+            view = target.reshape(planes.shape[1:])
+            result = correlate(planes[0], per_plane[0], where, args["border"], fill, dtype, view)
+            if result is not view and not np.shares_memory(result, target):
                 target[...] = result.reshape(image.shape)
             return target
         results = []
@@ -206,18 +215,45 @@ def _fill_value(op: str, value: np.ndarray | None, dtype: np.dtype) -> float:
 
 
 def _anchor(op: str, anchor: Any, shape: tuple[int, ...], index: int) -> tuple[int, int]:
-    values = [int(v) for v in np.asarray(anchor).ravel()]
-    if len(values) == 1:
-        values *= 2
-    if len(values) != 2:
-        raise ValueError(f'{op}: Argument "anchor" expected shape 2 but got {len(values)} values')
-    if not all(-1 <= v < extent for v, extent in zip(values, shape, strict=True)):
-        raise ValueError(
-            f"{op}: Anchor must lie within the filter. Got anchor {{{values[0]}, {values[1]}}} "
-            f"with a filter of shape {shape[0]} x {shape[1]} for sample of idx {index}."
-        )
+    """The ``(row, column)`` of the filter's anchor (``-1``: the centre) for sample ``index``.
+
+    Raises:
+        ValueError: not 1 or 2 values, or a value outside the filter; the messages are DALI's.
+    """
+    key = anchor if isinstance(anchor, tuple) else tuple(np.ravel(anchor).tolist())
+    placed = _placed_anchor(key, shape)
+    if placed is None:
+        _reject_anchor(op, key, shape, index)
+    return placed
+
+
+@lru_cache(maxsize=256)  # a pure function of its arguments, asked once per sample
+def _placed_anchor(anchor: tuple[Any, ...], shape: tuple[int, ...]) -> tuple[int, int] | None:
+    """:func:`_anchor`'s result, or None where it raises."""
+    values = _anchor_values(anchor)
+    if len(values) != 2 or not _within(values, shape):
+        return None
     ay, ax = (extent // 2 if v == -1 else v for v, extent in zip(values, shape, strict=True))
     return ay, ax
+
+
+def _anchor_values(anchor: Any) -> list[int]:
+    values = [int(v) for v in np.asarray(anchor).ravel()]
+    return values * 2 if len(values) == 1 else values
+
+
+def _within(values: list[int], shape: tuple[int, ...]) -> bool:
+    return all(-1 <= v < extent for v, extent in zip(values, shape, strict=True))
+
+
+def _reject_anchor(op: str, anchor: Any, shape: tuple[int, ...], index: int) -> NoReturn:
+    values = _anchor_values(anchor)
+    if len(values) != 2:
+        raise ValueError(f'{op}: Argument "anchor" expected shape 2 but got {len(values)} values')
+    raise ValueError(
+        f"{op}: Anchor must lie within the filter. Got anchor {{{values[0]}, {values[1]}}} "
+        f"with a filter of shape {shape[0]} x {shape[1]} for sample of idx {index}."
+    )
 
 
 def binomial_window(size: int) -> np.ndarray:
@@ -269,20 +305,47 @@ def laplacian(
     windows: Sequence[int],
     smoothing: Sequence[int] | None,
     scales: Sequence[float],
+    exact_zeros: bool = True,
 ) -> np.ndarray:
     """The float32 Laplacian of ``image`` over its ``spatial`` axes (any other axes are
-    independent), one window size, smoothing size and scale per spatial axis."""
+    independent), one window size, smoothing size and scale per spatial axis.
+
+    ``exact_zeros=False`` may leave ``-0.0`` where the sum started from ``+0.0`` gives ``+0.0``
+    (one pass less, for results rounded to integers)."""
     work = image.astype(np.float32)
-    total = np.zeros(work.shape, np.float32)
-    for j in range(len(spatial)):
-        taps = []
-        for i in range(len(spatial)):
-            if i == j:
-                taps.append(derivative_window(windows[j]))
-            else:
-                taps.append(binomial_window(windows[j] if smoothing is None else smoothing[i]))
-        total += np.float32(scales[j]) * _separable(work, spatial, taps)
+    total = None
+    taps = _laplacian_taps(tuple(windows), None if smoothing is None else tuple(smoothing))
+    for scale, axis_taps in zip(scales, taps, strict=True):
+        term = _separable(work, spatial, axis_taps)  # a new array
+        if scale != 1:
+            term *= np.float32(scale)
+        if total is None:
+            total = term
+        else:
+            total += term
+    if exact_zeros:  # the sum as if started from +0.0: only a sum of -0.0s changes (to +0.0)
+        total += np.float32(0)
     return total
+
+
+@lru_cache(maxsize=64)  # a pure function of its arguments, asked once per sample
+def _laplacian_taps(
+    windows: tuple[int, ...], smoothing: tuple[int, ...] | None
+) -> tuple[tuple[np.ndarray, ...], ...]:
+    """For each derivative axis ``j``, the window of every spatial axis: the second derivative
+    along ``j``, smoothing along the others (read-only arrays)."""
+    taps = []
+    for j in range(len(windows)):
+        axes = []
+        for i in range(len(windows)):
+            if i == j:
+                window = derivative_window(windows[j])
+            else:
+                window = binomial_window(windows[j] if smoothing is None else smoothing[i])
+            window.flags.writeable = False
+            axes.append(window)
+        taps.append(tuple(axes))
+    return tuple(taps)
 
 
 def _separable(work: np.ndarray, spatial: Sequence[int], taps: Sequence[np.ndarray]) -> np.ndarray:
@@ -351,10 +414,11 @@ class LaplacianKernel(SampleKernel):
             scales = [float(v) for v in per_axis("scale")]
         spatial = tuple(range(ndim))
         planes = to_planes(image, split)
-        result = np.stack(
-            [laplacian(plane, spatial, windows, smoothing, scales) for plane in planes]
+        exact = dtype.kind == "f"
+        result = stack_planes(
+            [laplacian(plane, spatial, windows, smoothing, scales, exact) for plane in planes]
         )
-        return from_planes(_to_output(result, dtype), split, image.shape)
+        return from_planes(_to_output(result, dtype, in_place=True), split, image.shape)
 
 
 def _normalizing_scales(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from feedline.operators.native.libraries import CPU_LIBRARY
+from feedline.operators.native.pointers import byte_pointer
 
 __all__ = ["equalize_u8"]
 
@@ -35,16 +36,16 @@ def equalize_u8(planes: np.ndarray, out: np.ndarray) -> bool:
         return False
     if not planes.size:
         return True
-    if not _rows_contiguous(out):
+    if not (out.flags.c_contiguous or _rows_contiguous(out)):
         return False
-    if not _rows_contiguous(planes):
+    if not (planes.flags.c_contiguous or _rows_contiguous(planes)):
         planes = np.ascontiguousarray(planes)
     ffi, lib = loaded
     status = lib.fl_equalize_u8(
-        ffi.cast("const uint8_t *", planes.ctypes.data),
+        byte_pointer(ffi, planes),
         planes.strides[0],
         planes.strides[1],
-        ffi.cast("uint8_t *", out.ctypes.data),
+        byte_pointer(ffi, out),
         out.strides[0],
         out.strides[1],
         count,

@@ -7,6 +7,7 @@ For ``pixel_origin="corner"`` the matrix ``M`` becomes ``T(-0.5) @ (M @ T(0.5))`
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -164,9 +165,8 @@ class WarpPerspectiveKernel(SampleKernel):
         fill = _fill(args["fill_value"], channels)
         size = _size(args["size"], planes.shape[1:3])
         if len(planes) == 1:  # straight into the batch's buffer
-            shape = from_planes(np.empty((1, *size, planes.shape[3]), np.uint8), split,
-                                image.shape).shape  # fmt: skip
-            target = sample.output(shape, image.dtype)
+            trailing = planes.shape[3:] if split.channel_last else ()
+            target = sample.output((*image.shape[: split.leading], *size, *trailing), image.dtype)
             _warp(planes[0], matrix, size, self._flags, self._border, fill, target)
             return target
         out = [_warp(plane, matrix, size, self._flags, self._border, fill) for plane in planes]
@@ -192,6 +192,12 @@ def _matrix(value: Any, from_input: bool) -> np.ndarray:
 
 
 def _fill(values: Any, channels: int) -> tuple[float, ...]:
+    if isinstance(values, tuple):  # a static argument: the same for every sample
+        return _static_fill(values, channels)
+    return _fill_values(values, channels)
+
+
+def _fill_values(values: Any, channels: int) -> tuple[float, ...]:
     values = [float(v) for v in np.ravel(values if values is not None else ())]
     if len(values) > 1:
         if channels < 0:
@@ -210,7 +216,16 @@ def _fill(values: Any, channels: int) -> tuple[float, ...]:
     return (value,) * 4
 
 
+_static_fill = lru_cache(maxsize=64)(_fill_values)
+
+
 def _size(value: Any, default: tuple[int, ...]) -> tuple[int, int]:
+    if isinstance(value, tuple):  # a static argument: the same for every sample
+        return _static_size(value, default)
+    return _size_values(value, default)
+
+
+def _size_values(value: Any, default: tuple[int, ...]) -> tuple[int, int]:
     values = np.ravel(value if value is not None else ())
     if len(values) == 0:
         return int(default[0]), int(default[1])
@@ -219,3 +234,6 @@ def _size(value: Any, default: tuple[int, ...]) -> tuple[int, int]:
     # DALI rounds half away from zero (roundf) and keeps at least one pixel.
     height, width = (max(int(np.trunc(float(v) + np.copysign(0.5, float(v)))), 1) for v in values)
     return height, width
+
+
+_static_size = lru_cache(maxsize=64)(_size_values)
