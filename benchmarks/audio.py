@@ -52,7 +52,26 @@ before and after (``--rounds 2 --no-video``, load average 2-4; two runs after)::
     44.1 kHz -> 16 kHz       520 vs  390 (1.33x), 1.88 vs 2.56  1061 vs  515 (2.06x), 1.55 vs 2.60
                                                                 1042 vs  736 (1.42x), 1.54 vs 2.47
 
-feedline now passes DALI's samples/s on both rows, with about half its CPU time per 16 kHz clip.
+Under that load feedline passed DALI's samples/s on both rows, with about half its CPU time per
+16 kHz clip. On a quiet machine it does not on the 16 kHz row: the same day, after pre-emphasis
+and the mel product were compiled too, at a load average of 1-2 (three runs, ``--rounds 2``;
+the first with the video row)::
+
+    configuration           feedline vs DALI samples/s, CPU ms per clip
+    16 kHz                  2269 vs 2424 (0.94x), 0.64 vs 0.75
+                            2453 vs 2652 (0.93x), 0.60 vs 0.72
+                            2601 vs 2734 (0.95x), 0.57 vs 0.70
+    44.1 kHz -> 16 kHz       971 vs  726 (1.34x), 1.74 vs 2.70
+                            1234 vs  785 (1.57x), 1.33 vs 2.50
+                            1239 vs  816 (1.52x), 1.32 vs 2.40
+    720p VP8 clips/s        15.5 vs 10.6 (1.46x), 117 vs 94 ms per clip
+
+feedline needs 15-20% less CPU per 16 kHz clip than DALI there but keeps only about 1.5 of the
+2 cores busy (DALI about 1.9): what is left per clip is many small steps that hold the GIL
+(reading and converting the PCM samples, the operators' Python around their compiled calls,
+``to_decibels``' NumPy passes, the executor's hand-offs), each a few microseconds, and the two
+worker threads, the reader's loader and the caller's thread take turns on it. A loaded machine
+hurts DALI's throughput more than feedline's, hence the 1.4-2.1x above.
 
 Usage: ``python benchmarks/audio.py [--batch-size 32] [--threads 2] [--clips 96]
 [--seconds 4] [--rounds 2] [--video-batch 4] [--no-video] [--dali-python PATH]``
