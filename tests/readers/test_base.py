@@ -193,6 +193,36 @@ def batch(iteration: int) -> Batch:
     return Batch([], {}, iteration, 0, 0, lambda f, n: [f(i) for i in range(n)])
 
 
+def _settled(count: int) -> None:
+    """Wait until the loader thread has made ``count`` loads and then made no more."""
+    deadline = time.monotonic() + 5
+    while len(LOADS) < count and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.05)
+
+
+def test_a_waited_for_batch_loads_on_every_thread() -> None:
+    reader = RangeReader(kernel_context(batch_size=8, threads=2, n=100, prefetch_queue_depth=1))
+    reader.setup()
+    assert values(reader.run(batch(0))[0]) == list(range(8))
+    reader.close()
+    first = {name for item, name in LOADS if item < 8}
+    assert len(first) == 2 and "feedline-R" in first  # nothing was ready: both threads load
+
+
+def test_while_the_loader_keeps_ahead_it_loads_alone() -> None:
+    reader = RangeReader(kernel_context(batch_size=8, threads=2, n=100, prefetch_queue_depth=1))
+    reader.setup()
+    reader.run(batch(0))
+    _settled(3 * 8)  # batch 1 waits in the queue, batch 2 for room in it
+    LOADS.clear()
+    assert values(reader.run(batch(1))[0]) == list(range(8, 16))
+    _settled(8)  # batch 3, prepared after a get() that found a batch ready
+    reader.close()
+    assert sorted(item for item, _ in LOADS) == list(range(24, 32))
+    assert {name for _, name in LOADS} == {"feedline-R"}
+
+
 def test_load_error_names_operator_sample_and_source_and_repeats_on_retry() -> None:
     reader = RangeReader(kernel_context(batch_size=4, fail_at=6, prefetch_queue_depth=2))
     reader.setup()

@@ -398,7 +398,9 @@ class Reader(Kernel):
 
     def _map_ranges(self, fn: Callable[[int, int], None], n: int) -> None:
         """Run ``fn(lo, hi)`` over contiguous chunks of ``range(n)``, in parallel if allowed."""
-        workers = min(self.ctx.num_threads, n) if self.parallel_load else 1
+        loader = self._loader
+        wanted = self.parallel_load and (loader is None or loader.behind)
+        workers = min(self.ctx.num_threads, n) if wanted else 1
         if workers <= 1:
             fn(0, n)
             return

@@ -55,6 +55,9 @@ class Prefetcher:
     def __init__(self, produce: Callable[[], Prepared | Failure], depth: int, name: str) -> None:
         self._produce = weakref.WeakMethod(produce)  # type: ignore[arg-type]
         self._queue: queue.Queue[Prepared | Failure] = queue.Queue(maxsize=depth)
+        self.behind = True
+        """Whether the last :meth:`get` found no batch ready (True until the first one): the
+        consumer waits for this thread, which should then load with every thread it may use."""
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, name=f"feedline-{name}", daemon=True)
         self._thread.start()
@@ -82,6 +85,7 @@ class Prefetcher:
                 return
 
     def get(self) -> Prepared | Failure:
+        self.behind = self._queue.empty()
         while True:
             try:
                 return self._queue.get(timeout=0.5)
