@@ -73,6 +73,14 @@ feedline needs 15-20% less CPU per 16 kHz clip than DALI there but keeps only ab
 worker threads, the reader's loader and the caller's thread take turns on it. A loaded machine
 hurts DALI's throughput more than feedline's, hence the 1.4-2.1x above.
 
+Then ``readers.nemo_asr`` (any reader with ``parallel_load``) stopped spreading its batches over
+the pool's threads while its loader thread keeps ahead alone. Same quiet machine, right after,
+16 kHz row: 2342 vs 2363 (0.99x), 2610 vs 2325 (1.12x), 2343 vs 2615 (0.90x), 2718 vs 2591
+(1.05x), with 0.54-0.65 against 0.71-0.82 CPU ms per clip (alternating with the code before it,
+which gave 0.95x and 0.92x); the 44.1 kHz row, whose reader resamples and so is behind, is
+unchanged (1.48x, 1.50x). So on a quiet machine the 16 kHz row is now at DALI's speed, not
+clearly above it.
+
 Usage: ``python benchmarks/audio.py [--batch-size 32] [--threads 2] [--clips 96]
 [--seconds 4] [--rounds 2] [--video-batch 4] [--no-video] [--dali-python PATH]``
 """
