@@ -1,11 +1,12 @@
-"""byte_pointer: the address of an array's first byte, whatever its layout."""
+"""byte_pointer: the address of an array's first byte, whatever its layout; rows_contiguous:
+whether a kernel may walk an image's rows with a row stride alone."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from feedline.operators.native.pointers import byte_pointer
+from feedline.operators.native.pointers import byte_pointer, rows_contiguous
 
 cffi = pytest.importorskip("cffi")
 
@@ -31,3 +32,13 @@ def test_reads_through_a_read_only_array() -> None:
     array.flags.writeable = False
     pointer = byte_pointer(ffi, array)
     assert [pointer[i] for i in range(5)] == [0, 1, 2, 3, 4]
+
+
+def test_rows_contiguous_needs_packed_pixels_within_each_row() -> None:
+    image = np.zeros((2, 6, 8, 3), np.uint8)
+    assert rows_contiguous(image) and rows_contiguous(image[0])
+    assert rows_contiguous(image[:, ::2])  # strided rows and planes: still packed rows
+    assert not rows_contiguous(image[:, :, ::2])  # every other pixel
+    assert not rows_contiguous(image[..., ::-1])  # channels reversed
+    assert not rows_contiguous(image[..., :1])  # one channel of three: pixels apart
+    assert rows_contiguous(image[:, :, ::8])  # rows of one pixel

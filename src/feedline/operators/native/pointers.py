@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["byte_pointer"]
+__all__ = ["byte_pointer", "rows_contiguous"]
 
 
 def byte_pointer(ffi: Any, array: np.ndarray) -> Any:
@@ -20,3 +20,11 @@ def byte_pointer(ffi: Any, array: np.ndarray) -> Any:
     if array.flags.c_contiguous:
         return ffi.from_buffer("uint8_t[]", array)
     return ffi.cast("uint8_t *", array.ctypes.data)
+
+
+def rows_contiguous(array: np.ndarray) -> bool:
+    """Whether each row of an image array (``(..., W, C)``, uint8) is ``W * C`` consecutive
+    bytes, so a kernel may walk it with a row stride alone."""
+    width, channels = array.shape[-2:]
+    packed_pixels = channels == 1 or array.strides[-1] == 1
+    return packed_pixels and (width == 1 or array.strides[-2] == channels)

@@ -20,7 +20,7 @@ import numpy as np
 
 from feedline.operators.cpu.common.opencv import import_cv2
 from feedline.operators.native.libraries import CPU_LIBRARY
-from feedline.operators.native.pointers import byte_pointer
+from feedline.operators.native.pointers import byte_pointer, rows_contiguous
 
 __all__ = ["border_indices", "filter_u8", "opencv_arithmetic"]
 
@@ -82,7 +82,7 @@ def filter_u8(
     if CPU_LIBRARY.try_load() is None:
         return False
     arithmetic = opencv_arithmetic()
-    if arithmetic is None or not (_rows_contiguous(plane) and _rows_contiguous(out)):
+    if arithmetic is None or not (rows_contiguous(plane) and rows_contiguous(out)):
         return False
     fused, tail_like_body = arithmetic
     _, width, channels = plane.shape
@@ -173,9 +173,3 @@ def _probe() -> tuple[np.ndarray, np.ndarray]:
     image = np.random.default_rng(3).integers(0, 256, (64, 67, 1), dtype=np.uint8)
     taps = np.array([[-1, 2, 1], [-3, 3, 3], [3, -3, -2]], np.float32) / np.float32(10)
     return image, taps
-
-
-def _rows_contiguous(array: np.ndarray) -> bool:
-    """Whether each row of an ``(H, W, C)`` array is ``W * C`` consecutive bytes."""
-    _, width, channels = array.shape
-    return (channels == 1 or array.strides[2] == 1) and (width == 1 or array.strides[1] == channels)

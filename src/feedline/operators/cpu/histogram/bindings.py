@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from feedline.operators.native.libraries import CPU_LIBRARY
-from feedline.operators.native.pointers import byte_pointer
+from feedline.operators.native.pointers import byte_pointer, rows_contiguous
 
 __all__ = ["equalize_u8"]
 
@@ -36,9 +36,9 @@ def equalize_u8(planes: np.ndarray, out: np.ndarray) -> bool:
         return False
     if not planes.size:
         return True
-    if not (out.flags.c_contiguous or _rows_contiguous(out)):
+    if not (out.flags.c_contiguous or rows_contiguous(out)):
         return False
-    if not (planes.flags.c_contiguous or _rows_contiguous(planes)):
+    if not (planes.flags.c_contiguous or rows_contiguous(planes)):
         planes = np.ascontiguousarray(planes)
     ffi, lib = loaded
     status = lib.fl_equalize_u8(
@@ -56,9 +56,3 @@ def equalize_u8(planes: np.ndarray, out: np.ndarray) -> bool:
     if status == -2:
         raise MemoryError("equalize: out of memory for the channels' histograms")
     return status == 0
-
-
-def _rows_contiguous(array: np.ndarray) -> bool:
-    """Whether each row of a ``(planes, H, W, C)`` array is ``W * C`` consecutive bytes."""
-    _, _, width, channels = array.shape
-    return (channels == 1 or array.strides[3] == 1) and (width == 1 or array.strides[2] == channels)
