@@ -320,3 +320,89 @@ void fl_sparse_rows_f32(const float *rows, int64_t columns, int filters, const i
         }
     }
 }
+
+/* log10 of a positive normal float, in double precision: x = 2^e m with m in [sqrt(1/2),
+ * sqrt(2)), ln m = 2 atanh(s) with s = (m - 1) / (m + 1) (|s| < 0.172, so the odd series to s^13
+ * leaves a relative error below 1e-12), then ln x / ln 10. Branch-free, so the loop calling it
+ * vectorizes; rounded to float, it gives the correctly rounded log10 but for values within
+ * 1e-12 of a halfway point. */
+static inline double log10_of_normal(float x) {
+    uint32_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    /* Rebase the exponent so that the mantissa lands in [sqrt(1/2), sqrt(2)). */
+    const uint32_t shifted = bits - 0x3f3504f3u;
+    const int32_t e = (int32_t)shifted >> 23;
+    const uint32_t mantissa_bits = bits - ((uint32_t)e << 23);
+    float m;
+    memcpy(&m, &mantissa_bits, sizeof m);
+    const double md = (double)m;
+    const double s = (md - 1.0) / (md + 1.0);
+    const double s2 = s * s;
+    const double series =
+        1.0 + s2 * (1.0 / 3 + s2 * (1.0 / 5 + s2 * (1.0 / 7 + s2 * (1.0 / 9 + s2 * (1.0 / 11 +
+        s2 * (1.0 / 13))))));
+    const double ln2 = 0.69314718055994530942;
+    const double log10_e = 0.43429448190325182765;
+    return ((double)e * ln2 + 2.0 * s * series) * log10_e;
+}
+
+/* The maximum of data[0..length) (length >= 1), NaN if any value is NaN: LANES running maxima
+ * (the vector extensions' select, as the compiler will not vectorize a NaN-propagating
+ * reduction by itself). */
+static float maximum_of(const float *data, int64_t length) {
+    typedef int32_t mask_t __attribute__((vector_size(LANES * sizeof(int32_t))));
+    float largest = data[0];
+    int nan = data[0] != data[0];
+    int64_t i = 0;
+    if (length >= LANES) {
+        lanes_t best;
+        memcpy(&best, data, sizeof best);
+        mask_t any_nan = best != best;
+        for (i = LANES; i + LANES <= length; i += LANES) {
+            lanes_t v;
+            memcpy(&v, data + i, sizeof v);
+            const mask_t above = v > best;
+            best = (lanes_t)((above & (mask_t)v) | (~above & (mask_t)best));
+            any_nan |= v != v;
+        }
+        for (int lane = 0; lane < LANES; ++lane) {
+            largest = best[lane] > largest ? best[lane] : largest;
+            nan |= any_nan[lane] != 0;
+        }
+    }
+    for (; i < length; ++i) {
+        largest = data[i] > largest ? data[i] : largest;
+        nan |= data[i] != data[i];
+    }
+    return nan ? NAN : largest;
+}
+
+void fl_to_decibels_f32(const float *data, int64_t length, float multiplier, int use_max,
+                        float reference, float floor, float *out) {
+    if (length <= 0) return;
+    if (use_max) reference = maximum_of(data, length);
+    /* The quotients first, each loop free of branches so that it vectorizes. */
+    if (reference > 0) {
+        for (int64_t i = 0; i < length; ++i) out[i] = data[i] / reference;
+    } else {
+        memset(out, 0, (size_t)length * sizeof *out);
+    }
+    uint32_t special = 0;
+    for (int64_t i = 0; i < length; ++i) {
+        const float q = out[i];
+        const float y = q < floor ? floor : q; /* NumPy's maximum: NaN stays */
+        uint32_t bits;
+        memcpy(&bits, &y, sizeof bits);
+        special |= bits - 0x00800000u >= 0x7f000000u; /* zero, subnormal, inf, NaN or negative */
+        out[i] = (float)log10_of_normal(y) * multiplier;
+    }
+    if (!special) return;
+    /* Rare values outside the normal range: recompute them with the C library's log10. */
+    for (int64_t i = 0; i < length; ++i) {
+        const float q = reference > 0 ? data[i] / reference : 0.0f;
+        const float y = q < floor ? floor : q;
+        uint32_t bits;
+        memcpy(&bits, &y, sizeof bits);
+        if (bits - 0x00800000u >= 0x7f000000u) out[i] = (float)log10((double)y) * multiplier;
+    }
+}

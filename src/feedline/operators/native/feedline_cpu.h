@@ -68,6 +68,14 @@ void fl_preemphasis_f32(const float *signal, int64_t length, float coeff, float 
  * float32 (as SciPy's sparse product does). */
 void fl_sparse_rows_f32(const float *rows, int64_t columns, int filters, const int32_t *offsets,
                         const int32_t *indices, const float *weights, float *out);
+
+/* to_decibels on float32: out[i] = multiplier * log10(max(data[i] / reference, floor)), each step
+ * rounded to float32 as NumPy's float32 arithmetic does (log10 correctly rounded but for rare
+ * halfway cases; NaN propagates through the division and the maximum). With `use_max` the
+ * reference is the maximum of the data (NaN if any value is NaN, 0 for no data); a reference
+ * that is not above 0 makes every quotient 0. */
+void fl_to_decibels_f32(const float *data, int64_t length, float multiplier, int use_max,
+                        float reference, float floor, float *out);
 /* feedline_histogram.c: equalize. `planes` planes of height x width pixels of `channels`
  * (1 to 512) interleaved uint8 channels, each row's pixels contiguous; strides in bytes.
  * Every channel of every plane gets OpenCV's equalizeHist of that channel alone, into `dst`

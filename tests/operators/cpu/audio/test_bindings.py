@@ -200,9 +200,79 @@ def test_compiled_filter_bank_is_scipys_sparse_product(
     assert bindings.sparse_rows_f32(bindings.SparseRows(bank), spectrum[1:]) is None
 
 
+def correctly_rounded_decibels(
+    data: np.ndarray, multiplier: float, reference: float | None, floor: float
+) -> np.ndarray:
+    """``to_decibels``' float32 steps, with the log10 taken in float64 and rounded once."""
+    values = data.astype(np.float32)
+    if reference is None:
+        reference = float(values.max()) if values.size else 0.0
+    if reference > 0:
+        with np.errstate(invalid="ignore", over="ignore"):
+            quotients = values / np.float32(reference)
+    else:
+        quotients = np.zeros_like(values)
+    kept = np.where(np.isnan(quotients), quotients, np.maximum(quotients, np.float32(floor)))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        logs = np.log10(kept.astype(np.float64)).astype(np.float32)
+    return logs * np.float32(multiplier)
+
+
+def same_or_both_nan(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return (a == b) | (np.isnan(a) & np.isnan(b))
+
+
+@compiled
+@settings(max_examples=60, deadline=None)
+@given(
+    n=st.one_of(st.sampled_from([0, 1, 7, 8, 9]), st.integers(10, 20000)),
+    multiplier=st.sampled_from([10.0, 20.0, -10.0, 1.0]),
+    reference=st.one_of(st.none(), st.floats(1e-6, 1e6), st.sampled_from([-1.0, 0.0])),
+    cutoff_db=st.sampled_from([-80.0, -200.0, -2000.0, 0.0]),
+    scale=st.floats(1e-30, 1e30),
+)
+def test_compiled_decibels_round_the_log_once(
+    n: int, multiplier: float, reference: float | None, cutoff_db: float, scale: float
+) -> None:
+    data = (np.abs(noise(n, seed=n)) * np.float32(scale)).astype(np.float32)
+    with np.errstate(over="ignore"):
+        floor = float(np.float32(10.0 ** (cutoff_db / multiplier)))
+    out = bindings.to_decibels_f32(data, multiplier, reference, floor)
+    expected = correctly_rounded_decibels(data, multiplier, reference, floor)
+    assert out is not None and out.dtype == np.float32 and out.shape == data.shape
+    # Exact but for quotients within 1e-12 of a float32 rounding boundary of their log10.
+    mismatched = ~same_or_both_nan(out, expected)
+    assert mismatched.sum() <= max(1, n // 100_000)
+    np.testing.assert_allclose(out[mismatched], expected[mismatched], rtol=2e-7)
+
+
+@compiled
+def test_compiled_decibels_take_every_float() -> None:
+    """One float in 97 of all positive float32 values, and the special ones."""
+    every = np.arange(0, 0x7F800001, 97, dtype=np.uint32).view(np.float32)
+    special = np.array([0.0, -0.0, 1e-45, 1e-40, np.inf, -np.inf, np.nan, -1.0], np.float32)
+    data = np.concatenate([every, special])
+    out = bindings.to_decibels_f32(data, 1.0, 1.0, 0.0)
+    expected = correctly_rounded_decibels(data, 1.0, 1.0, 0.0)
+    assert out is not None
+    assert (~same_or_both_nan(out, expected)).sum() <= 2
+    np.testing.assert_array_equal(out[-8:], expected[-8:])
+
+
+@compiled
+@pytest.mark.parametrize("poison", [np.nan, np.inf])
+def test_compiled_decibels_reference_follows_numpys_maximum(poison: float) -> None:
+    data = np.abs(noise(1000, seed=5))
+    data[417] = poison
+    out = bindings.to_decibels_f32(data, 10.0, None, 1e-8)
+    expected = correctly_rounded_decibels(data, 10.0, None, 1e-8)
+    assert out is not None
+    np.testing.assert_array_equal(same_or_both_nan(out, expected), True)
+
+
 @compiled
 def test_the_front_end_operators_run_compiled(monkeypatch: pytest.MonkeyPatch) -> None:
-    calls = {"preemphasis": 0, "mel": 0}
+    calls = {"preemphasis": 0, "mel": 0, "decibels": 0}
 
     def counting(name: str, function: Callable[..., np.ndarray | None]) -> Callable:
         def counted(*args: object) -> np.ndarray | None:
@@ -214,10 +284,15 @@ def test_the_front_end_operators_run_compiled(monkeypatch: pytest.MonkeyPatch) -
 
     monkeypatch.setattr(levels, "preemphasis_f32", counting("preemphasis", levels.preemphasis_f32))
     monkeypatch.setattr(mel, "sparse_rows_f32", counting("mel", mel.sparse_rows_f32))
+    monkeypatch.setattr(levels, "to_decibels_f32", counting("decibels", levels.to_decibels_f32))
     x = noise(3000, seed=4)
     (((emphasized,), _),) = run_audio("preemphasis_filter", [x])
     spectrum = float64_spectrogram(x, hann_window(400), 160, 512, True, True, 2).T
     (((bands,), _),) = run_audio("mel_filter_bank", [spectrum.astype(np.float32)], in_layout="ft")
-    assert calls["preemphasis"] >= 1 and calls["mel"] >= 1
+    (((decibels,), _),) = run_audio("to_decibels", [spectrum.astype(np.float32)], in_layout="ft")
+    assert calls["preemphasis"] >= 1 and calls["mel"] >= 1 and calls["decibels"] >= 1
+    np.testing.assert_allclose(
+        decibels, correctly_rounded_decibels(spectrum.astype(np.float32), 10.0, None, 1e-20)
+    )
     np.testing.assert_allclose(emphasized[1:], x[1:] - 0.97 * x[:-1], rtol=1e-6, atol=1e-7)
     assert bands.shape == (128, spectrum.shape[1])

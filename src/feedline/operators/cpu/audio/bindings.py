@@ -5,7 +5,7 @@ first use; cffi releases the GIL around each call. Each function returns None wh
 library is unavailable (or disabled with ``FEEDLINE_NATIVE=0``) or the arguments do not suit it
 (:func:`spectrogram_f32`: ``nfft`` not a power of two, or above :data:`MAX_NFFT`); the caller
 then takes its NumPy/SciPy path, which computes the same values (:func:`preemphasis_f32` and
-:func:`sparse_rows_f32` bit for bit).
+:func:`sparse_rows_f32` bit for bit, :func:`to_decibels_f32` with a correctly rounded log10).
 """
 
 from __future__ import annotations
@@ -17,7 +17,14 @@ import numpy as np
 
 from feedline.operators.native.libraries import CPU_LIBRARY
 
-__all__ = ["MAX_NFFT", "SparseRows", "preemphasis_f32", "sparse_rows_f32", "spectrogram_f32"]
+__all__ = [
+    "MAX_NFFT",
+    "SparseRows",
+    "preemphasis_f32",
+    "sparse_rows_f32",
+    "spectrogram_f32",
+    "to_decibels_f32",
+]
 
 
 @functools.cache
@@ -139,6 +146,30 @@ def sparse_rows_f32(matrix: SparseRows, data: np.ndarray) -> np.ndarray | None:
             ffi.from_buffer("int32_t[]", matrix.offsets),
             ffi.from_buffer("int32_t[]", matrix.indices),
             ffi.from_buffer("float[]", matrix.weights),
+            ffi.from_buffer("float[]", out),
+        )
+    return out
+
+
+def to_decibels_f32(
+    data: np.ndarray, multiplier: float, reference: float | None, floor: float
+) -> np.ndarray | None:
+    """``multiplier * log10(max(data / reference, floor))`` of float32 ``data`` in float32, the
+    reference being the data's maximum when None; None without the library."""
+    loaded = CPU_LIBRARY.try_load()
+    if loaded is None:
+        return None
+    ffi, lib = loaded
+    data = np.ascontiguousarray(data, np.float32)
+    out = np.empty_like(data)
+    if data.size:
+        lib.fl_to_decibels_f32(
+            ffi.from_buffer("float[]", data),
+            data.size,
+            multiplier,
+            int(reference is None),
+            0.0 if reference is None else reference,
+            floor,
             ffi.from_buffer("float[]", out),
         )
     return out

@@ -9,7 +9,7 @@ import numpy as np
 
 from feedline.core.kernel import SampleContext, SampleKernel
 from feedline.core.types import to_numpy_dtype
-from feedline.operators.cpu.audio.bindings import preemphasis_f32
+from feedline.operators.cpu.audio.bindings import preemphasis_f32, to_decibels_f32
 from feedline.operators.cpu.common.tensors import saturate_cast
 
 __all__ = [
@@ -28,16 +28,21 @@ def to_decibels(
     """``multiplier * log10(max(10 ** (cutoff_db / multiplier), data / reference))``; no
     ``reference`` means the maximum of ``data``.
 
-    Computed in float32, as DALI does, in one output buffer (each step in place): a float64
-    pass would double the memory traffic for no gain in the stored float32 result.
+    Computed in float32, as DALI does: in one compiled call where the CPU library loads, else
+    in one output buffer (each step in place); a float64 pass would double the memory traffic
+    for no gain in the stored float32 result.
     """
     values = np.asarray(data, np.float32)
+    floor = np.float32(10.0 ** (cutoff_db / multiplier))
+    compiled = to_decibels_f32(values, multiplier, reference, float(floor))
+    if compiled is not None:
+        return compiled
     if reference is None:
         reference = float(values.max()) if values.size else 0.0
     out = np.zeros(values.shape, np.float32)
     if reference > 0:
         np.divide(values, np.float32(reference), out=out)
-    np.maximum(out, np.float32(10.0 ** (cutoff_db / multiplier)), out=out)
+    np.maximum(out, floor, out=out)
     np.log10(out, out=out)
     out *= np.float32(multiplier)
     return out

@@ -171,7 +171,9 @@ class MelFilterBankKernel(SampleKernel):
         a = self.args
         key = (spectrum.shape[axis], a["nfilter"], a["sample_rate"], a["freq_low"], self._high,
                a["normalize"], a["mel_formula"])  # fmt: skip
-        moved = np.moveaxis(spectrum, axis, 0).astype(np.float32, copy=False)
+        moved = (spectrum if axis == 0 else np.moveaxis(spectrum, axis, 0)).astype(
+            np.float32, copy=False
+        )
         flat = moved.reshape(moved.shape[0], -1)
         product = sparse_rows_f32(_compiled_bank(*key), flat)
         if product is None:
@@ -180,7 +182,7 @@ class MelFilterBankKernel(SampleKernel):
                 return apply_rows(mel_filters(*key), spectrum, axis, _mel_bands(*key))
             product = np.asarray(sparse @ flat)
         out = product.reshape(-1, *moved.shape[1:])
-        return np.ascontiguousarray(np.moveaxis(out, 0, axis))
+        return out if axis == 0 else np.ascontiguousarray(np.moveaxis(out, 0, axis))
 
 
 @lru_cache(maxsize=32)
