@@ -62,8 +62,9 @@ READER_ARGS: tuple[ArgSpec, ...] = (
             "on its own thread (never changes the sample order)."),
     ArgSpec("read_ahead", "bool", False, "Populate each memory-mapped file completely when it is "
             "opened instead of on first access."),
-    ArgSpec("dont_use_mmap", "bool", False, "Read files with plain reads into new buffers instead "
-            "of memory-mapping them (mapped samples are read-only arrays)."),
+    ArgSpec("dont_use_mmap", "bool", False, "Read every file with plain reads into new, writable "
+            "buffers instead of memory-mapping it (files under 512 KiB are read, not mapped, "
+            "either way; without this option samples are read-only arrays)."),
     ArgSpec("bytes_per_sample_hint", "int_vec", (0,), "Expected output size per sample, per "
             "output (a hint; feedline sizes buffers exactly, so it has no visible effect)."),
     ArgSpec("tensor_init_bytes", "int", 1048576, "Expected bytes per sample (a hint; feedline "
