@@ -87,3 +87,13 @@ int fl_filter_u8(const uint8_t *src, ptrdiff_t src_row, int height, int width, i
                  const int32_t *rows, const int32_t *cols, int lead, const float *taps,
                  int taps_h, int taps_w, float fill, int fused, int tail_from, uint8_t *dst,
                  ptrdiff_t dst_row);
+
+/* feedline_clahe.c: clahe. OpenCV's createCLAHE(clip_limit, (tiles_x, tiles_y)).apply on
+ * channel `channel` (-1: each channel in turn) of a height x width image of `channels`
+ * interleaved uint8 channels (each row's pixels contiguous, row strides in bytes), into the
+ * same channel of `dst` (which may be `src`; its other channels are left as they are).
+ * Returns 0, -1 for bad arguments or sizes where OpenCV's int arithmetic would overflow, -2
+ * when memory runs out. */
+int fl_clahe_u8(const uint8_t *src, ptrdiff_t src_row, uint8_t *dst, ptrdiff_t dst_row,
+                int height, int width, int channels, int channel, int tiles_x, int tiles_y,
+                double clip_limit);

@@ -1,0 +1,249 @@
+/* feedline's compiled CLAHE kernel: OpenCV's contrast-limited adaptive histogram equalization
+ * (createCLAHE(clip, (tiles_x, tiles_y)).apply on 8-bit images), bit for bit, on one or all
+ * channels of a channel-interleaved uint8 image, in place or into another image.
+ *
+ * OpenCV's rules, followed step by step: when the image does not divide into the tile grid it
+ * is padded at the bottom and right by BORDER_REFLECT_101 to the next multiple of the grid on
+ * both axes (a whole extra row or column of tiles' worth where one axis already divides); each
+ * tile's histogram of that padded image is clipped at max(1, (int)(clip * tile_area / 256)),
+ * the clipped count is spread evenly with the residual added every max(256 / residual, 1)
+ * bins from bin 0; a tile's table is the running sum times 255.f / tile_area, rounded to
+ * nearest even; a pixel of the (unpadded) image blends the tables of its four nearest tiles
+ * with single-precision weights, ((t11 * xa1 + t12 * xa) * ya1 + (t21 * xa1 + t22 * xa) * ya),
+ * each product rounded on its own (the library builds with -ffp-contract=off), rounded to
+ * nearest even and saturated. Stateless and lock-free; cffi releases the GIL around each call.
+ */
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "feedline_cpu.h"
+
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
+
+enum { BINS = 256 };
+
+/* OpenCV's BORDER_REFLECT_101 source index of padded position p (>= 0) on an axis of
+ * `length`. */
+static int reflect_101(int p, int length) {
+    if (length == 1) return 0;
+    while (p >= length || p < 0) p = p < 0 ? -p : 2 * (length - 1) - p;
+    return p;
+}
+
+/* The histograms of one row of tiles of a channel's values `plane` (1 byte a pixel, rows
+ * `plane_row` bytes apart; `tiles_x` x BINS counts in `hist`, zeroed here): padded
+ * rows row0 .. row0 + tile_h - 1, padded columns 0 .. tiles_x * tile_w - 1. Even and odd
+ * columns count into two copies (the second at hist + tiles_x * BINS) that are summed at the
+ * end, so runs of equal values do not chain one increment to the next. */
+static void count_tile_row(const uint8_t *plane, ptrdiff_t plane_row, int height, int width,
+                           int row0, int tile_h, int tile_w, int tiles_x, uint32_t *hist) {
+    uint32_t *odd = hist + (size_t)tiles_x * BINS;
+    memset(hist, 0, sizeof(uint32_t) * 2 * (size_t)tiles_x * BINS);
+    for (int r = row0; r < row0 + tile_h; ++r) {
+        const uint8_t *row = plane + (ptrdiff_t)reflect_101(r, height) * plane_row;
+        for (int tx = 0; tx < tiles_x; ++tx) {
+            uint32_t *even_h = hist + (size_t)tx * BINS;
+            uint32_t *odd_h = odd + (size_t)tx * BINS;
+            const int start = tx * tile_w;
+            const int end = start + tile_w;
+            const int inside = end < width ? end : width;
+            int x = start;
+            for (; x + 1 < inside; x += 2) {
+                even_h[row[x]]++;
+                odd_h[row[x + 1]]++;
+            }
+            for (; x < inside; ++x) even_h[row[x]]++;
+            for (x = start > width ? start : width; x < end; ++x)
+                even_h[row[reflect_101(x, width)]]++;
+        }
+    }
+    for (size_t i = 0; i < (size_t)tiles_x * BINS; ++i) hist[i] += odd[i];
+}
+
+/* OpenCV's table of one tile from its histogram: clip at `limit` (> 0), spread the excess,
+ * then the running sum times `scale`, rounded to nearest even and saturated, as floats (the
+ * interpolation's operands). */
+static void tile_table(uint32_t *hist, int limit, float scale, float *table) {
+    int clipped = 0;
+    for (int i = 0; i < BINS; ++i) {
+        if ((int)hist[i] > limit) {
+            clipped += (int)hist[i] - limit;
+            hist[i] = (uint32_t)limit;
+        }
+    }
+    const int batch = clipped / BINS;
+    int residual = clipped - batch * BINS;
+    for (int i = 0; i < BINS; ++i) hist[i] += (uint32_t)batch;
+    if (residual != 0) {
+        const int step = BINS / residual > 1 ? BINS / residual : 1;
+        for (int i = 0; i < BINS && residual > 0; i += step, residual--) hist[i]++;
+    }
+    int sum = 0;
+    for (int i = 0; i < BINS; ++i) {
+        sum += (int)hist[i];
+        const long value = lrintf((float)sum * scale);
+        table[i] = (float)(value < 0 ? 0 : value > 255 ? 255 : value);
+    }
+}
+
+/* One output row: pixel x blends tables top[left[x] + v], top[right[x] + v], bottom[...] with
+ * weights xa1[x], xa[x] (columns) and ya1, ya (rows), v being the pixel's value. `values`
+ * holds the row's values of the channel, contiguous; `out` receives the results. */
+static void blend_row(const uint8_t *values, int width, const float *top, const float *bottom,
+                      const int32_t *left, const int32_t *right, const float *xa,
+                      const float *xa1, float ya, float ya1, uint8_t *out) {
+    int x = 0;
+#if defined(__AVX2__)
+    const __m256 vya = _mm256_set1_ps(ya), vya1 = _mm256_set1_ps(ya1);
+    for (; x + 8 <= width; x += 8) {
+        const __m256i v = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(values + x)));
+        const __m256i i1 = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(left + x)), v);
+        const __m256i i2 = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(right + x)), v);
+        const __m256 w1 = _mm256_loadu_ps(xa1 + x), w2 = _mm256_loadu_ps(xa + x);
+        const __m256 t1 = _mm256_add_ps(_mm256_mul_ps(_mm256_i32gather_ps(top, i1, 4), w1),
+                                        _mm256_mul_ps(_mm256_i32gather_ps(top, i2, 4), w2));
+        const __m256 t2 = _mm256_add_ps(_mm256_mul_ps(_mm256_i32gather_ps(bottom, i1, 4), w1),
+                                        _mm256_mul_ps(_mm256_i32gather_ps(bottom, i2, 4), w2));
+        const __m256 res = _mm256_add_ps(_mm256_mul_ps(t1, vya1), _mm256_mul_ps(t2, vya));
+        const __m256i n = _mm256_cvtps_epi32(res); /* nearest even; values lie in [0, 255] */
+        const __m128i n16 =
+            _mm_packs_epi32(_mm256_castsi256_si128(n), _mm256_extracti128_si256(n, 1));
+        _mm_storel_epi64((__m128i *)(out + x), _mm_packus_epi16(n16, n16));
+    }
+#endif
+    for (; x < width; ++x) {
+        const int v = values[x];
+        const float t1 = top[left[x] + v] * xa1[x] + top[right[x] + v] * xa[x];
+        const float t2 = bottom[left[x] + v] * xa1[x] + bottom[right[x] + v] * xa[x];
+        const long n = lrintf(t1 * ya1 + t2 * ya);
+        out[x] = (uint8_t)(n < 0 ? 0 : n > 255 ? 255 : n);
+    }
+}
+
+/* Copies channel values s[0], s[channels], ... of `width` pixels to `values` (or back, with
+ * `scatter`), inlined with constant `channels` for the common counts. */
+static inline __attribute__((always_inline)) void move_channel(uint8_t *strided, uint8_t *values,
+                                                               int width, int channels,
+                                                               int scatter) {
+    for (int x = 0; x < width; ++x) {
+        if (scatter)
+            strided[(ptrdiff_t)x * channels] = values[x];
+        else
+            values[x] = strided[(ptrdiff_t)x * channels];
+    }
+}
+
+static void gather_channel(const uint8_t *strided, uint8_t *values, int width, int channels) {
+    uint8_t *from = (uint8_t *)strided; /* only read */
+    switch (channels) {
+    case 3: move_channel(from, values, width, 3, 0); break;
+    case 4: move_channel(from, values, width, 4, 0); break;
+    default: move_channel(from, values, width, channels, 0); break;
+    }
+}
+
+static void scatter_channel(uint8_t *strided, uint8_t *values, int width, int channels) {
+    switch (channels) {
+    case 3: move_channel(strided, values, width, 3, 1); break;
+    case 4: move_channel(strided, values, width, 4, 1); break;
+    default: move_channel(strided, values, width, channels, 1); break;
+    }
+}
+
+/* CLAHE of one channel with the tables `tables` (tiles_y x tiles_x x BINS floats) already
+ * built, from `plane` (the channel's values, `plane_row` bytes a row, 1 byte a pixel) into
+ * the channel of `dst` (`channels` bytes a pixel). `results` holds width bytes; `left`,
+ * `right`, `xa`, `xa1` width values each. */
+static void blend_channel(const uint8_t *plane, ptrdiff_t plane_row, uint8_t *dst,
+                          ptrdiff_t dst_row, int height, int width, int channels, int tile_h,
+                          int tiles_y, int tiles_x, const float *tables, const int32_t *left,
+                          const int32_t *right, const float *xa, const float *xa1,
+                          uint8_t *results) {
+    const float inv_th = 1.0f / (float)tile_h;
+    for (int y = 0; y < height; ++y) {
+        const float tyf = (float)y * inv_th - 0.5f;
+        int ty1 = (int)floorf(tyf);
+        int ty2 = ty1 + 1;
+        const float ya = tyf - (float)ty1, ya1 = 1.0f - ya;
+        ty1 = ty1 > 0 ? ty1 : 0;
+        ty2 = ty2 < tiles_y - 1 ? ty2 : tiles_y - 1;
+        uint8_t *d = dst + (ptrdiff_t)y * dst_row;
+        blend_row(plane + (ptrdiff_t)y * plane_row, width, tables + (size_t)ty1 * tiles_x * BINS,
+                  tables + (size_t)ty2 * tiles_x * BINS, left, right, xa, xa1, ya, ya1,
+                  channels == 1 ? d : results);
+        if (channels != 1) scatter_channel(d, results, width, channels);
+    }
+}
+
+int fl_clahe_u8(const uint8_t *src, ptrdiff_t src_row, uint8_t *dst, ptrdiff_t dst_row,
+                int height, int width, int channels, int channel, int tiles_x, int tiles_y,
+                double clip_limit) {
+    if (height < 1 || width < 1 || channels < 1 || channel >= channels || channel < -1 ||
+        tiles_x < 1 || tiles_y < 1 || !(clip_limit > 0))
+        return -1;
+    const int divides = width % tiles_x == 0 && height % tiles_y == 0;
+    const int64_t padded_w = divides ? width : (int64_t)width + tiles_x - width % tiles_x;
+    const int64_t padded_h = divides ? height : (int64_t)height + tiles_y - height % tiles_y;
+    const int tile_w = (int)(padded_w / tiles_x), tile_h = (int)(padded_h / tiles_y);
+    if ((int64_t)tile_w * tile_h > INT32_MAX || (int64_t)tiles_x * tiles_y * BINS > INT32_MAX)
+        return -1;
+    const int area = tile_w * tile_h;
+    const double limit_value = clip_limit * area / BINS;
+    if (!(limit_value < 2147483648.0)) return -1; /* OpenCV's int conversion overflows */
+    const int limit = (int)limit_value > 1 ? (int)limit_value : 1;
+    const float scale = 255.0f / (float)area;
+
+    const size_t tiles = (size_t)tiles_x * tiles_y;
+    float *tables = malloc(sizeof(float) * tiles * BINS);
+    uint32_t *hist = malloc(sizeof(uint32_t) * 2 * (size_t)tiles_x * BINS);
+    int32_t *left = malloc(sizeof(int32_t) * 2 * (size_t)width);
+    float *weights = malloc(sizeof(float) * 2 * (size_t)width);
+    /* a channel of a multi-channel image is first copied out, then results go a row at a time */
+    const size_t plane_bytes = channels == 1 ? 0 : (size_t)height * width;
+    uint8_t *scratch = malloc(plane_bytes + (size_t)width);
+    if (tables == NULL || hist == NULL || left == NULL || weights == NULL || scratch == NULL) {
+        free(tables), free(hist), free(left), free(weights), free(scratch);
+        return -2;
+    }
+    int32_t *right = left + width;
+    float *xa = weights, *xa1 = weights + width;
+    const float inv_tw = 1.0f / (float)tile_w;
+    for (int x = 0; x < width; ++x) {
+        const float txf = (float)x * inv_tw - 0.5f;
+        const int tx1 = (int)floorf(txf);
+        xa[x] = txf - (float)tx1;
+        xa1[x] = 1.0f - xa[x];
+        left[x] = (tx1 > 0 ? tx1 : 0) * BINS;
+        right[x] = (tx1 + 1 < tiles_x - 1 ? tx1 + 1 : tiles_x - 1) * BINS;
+    }
+    const int first = channel < 0 ? 0 : channel;
+    const int last = channel < 0 ? channels - 1 : channel;
+    for (int c = first; c <= last; ++c) {
+        const uint8_t *plane = src;
+        ptrdiff_t plane_row = src_row;
+        if (channels != 1) {
+            for (int y = 0; y < height; ++y)
+                gather_channel(src + (ptrdiff_t)y * src_row + c, scratch + (size_t)y * width,
+                               width, channels);
+            plane = scratch;
+            plane_row = width;
+        }
+        for (int ty = 0; ty < tiles_y; ++ty) {
+            count_tile_row(plane, plane_row, height, width, ty * tile_h, tile_h, tile_w, tiles_x,
+                           hist);
+            for (int tx = 0; tx < tiles_x; ++tx) {
+                tile_table(hist + (size_t)tx * BINS, limit, scale,
+                           tables + ((size_t)ty * tiles_x + tx) * BINS);
+            }
+        }
+        blend_channel(plane, plane_row, dst + c, dst_row, height, width, channels, tile_h,
+                      tiles_y, tiles_x, tables, left, right, xa, xa1, scratch + plane_bytes);
+    }
+    free(tables), free(hist), free(left), free(weights), free(scratch);
+    return 0;
+}
