@@ -11,7 +11,9 @@
  * nearest even; a pixel of the (unpadded) image blends the tables of its four nearest tiles
  * with single-precision weights, ((t11 * xa1 + t12 * xa) * ya1 + (t21 * xa1 + t22 * xa) * ya),
  * each product rounded on its own (the library builds with -ffp-contract=off), rounded to
- * nearest even and saturated. Stateless and lock-free; cffi releases the GIL around each call.
+ * nearest even and saturated. fl_clahe_lab_u8 runs DALI's luma_only recipe on an RGB image in
+ * one call: it converts to Lab planes (feedline_lab.c), equalizes L and converts each row back
+ * as soon as its L is blended. Stateless and lock-free; cffi releases the GIL around each call.
  */
 #include <math.h>
 #include <stddef.h>
@@ -155,72 +157,100 @@ static void scatter_channel(uint8_t *strided, uint8_t *values, int width, int ch
     }
 }
 
-/* CLAHE of one channel with the tables `tables` (tiles_y x tiles_x x BINS floats) already
- * built, from `plane` (the channel's values, `plane_row` bytes a row, 1 byte a pixel) into
- * the channel of `dst` (`channels` bytes a pixel). `results` holds width bytes; `left`,
- * `right`, `xa`, `xa1` width values each. */
-static void blend_channel(const uint8_t *plane, ptrdiff_t plane_row, uint8_t *dst,
-                          ptrdiff_t dst_row, int height, int width, int channels, int tile_h,
-                          int tiles_y, int tiles_x, const float *tables, const int32_t *left,
-                          const int32_t *right, const float *xa, const float *xa1,
-                          uint8_t *results) {
-    const float inv_th = 1.0f / (float)tile_h;
-    for (int y = 0; y < height; ++y) {
-        const float tyf = (float)y * inv_th - 0.5f;
-        int ty1 = (int)floorf(tyf);
-        int ty2 = ty1 + 1;
-        const float ya = tyf - (float)ty1, ya1 = 1.0f - ya;
-        ty1 = ty1 > 0 ? ty1 : 0;
-        ty2 = ty2 < tiles_y - 1 ? ty2 : tiles_y - 1;
-        uint8_t *d = dst + (ptrdiff_t)y * dst_row;
-        blend_row(plane + (ptrdiff_t)y * plane_row, width, tables + (size_t)ty1 * tiles_x * BINS,
-                  tables + (size_t)ty2 * tiles_x * BINS, left, right, xa, xa1, ya, ya1,
-                  channels == 1 ? d : results);
-        if (channels != 1) scatter_channel(d, results, width, channels);
+/* The tile grid of one image size, its tables and the per-column interpolation weights. */
+typedef struct {
+    int height, width, tiles_x, tiles_y, tile_w, tile_h, limit;
+    float scale;
+    float *tables;   /* tiles_y x tiles_x x BINS */
+    uint32_t *hist;  /* 2 x tiles_x x BINS */
+    int32_t *left, *right;
+    float *xa, *xa1;
+} Plan;
+
+static void plan_free(Plan *plan) {
+    free(plan->tables), free(plan->hist), free(plan->left), free(plan->xa);
+}
+
+/* 0, -1 (bad arguments, OpenCV's int arithmetic would overflow) or -2 (no memory). */
+static int plan_init(Plan *plan, int height, int width, int tiles_x, int tiles_y,
+                     double clip_limit) {
+    memset(plan, 0, sizeof *plan);
+    if (height < 1 || width < 1 || tiles_x < 1 || tiles_y < 1 || !(clip_limit > 0)) return -1;
+    const int divides = width % tiles_x == 0 && height % tiles_y == 0;
+    const int64_t padded_w = divides ? width : (int64_t)width + tiles_x - width % tiles_x;
+    const int64_t padded_h = divides ? height : (int64_t)height + tiles_y - height % tiles_y;
+    const int64_t tile_w = padded_w / tiles_x, tile_h = padded_h / tiles_y;
+    if (tile_w * tile_h > INT32_MAX || (int64_t)tiles_x * tiles_y * BINS > INT32_MAX) return -1;
+    const int area = (int)(tile_w * tile_h);
+    const double limit_value = clip_limit * area / BINS;
+    if (!(limit_value < 2147483648.0)) return -1; /* OpenCV's int conversion overflows */
+    *plan = (Plan){.height = height, .width = width, .tiles_x = tiles_x, .tiles_y = tiles_y,
+                   .tile_w = (int)tile_w, .tile_h = (int)tile_h,
+                   .limit = (int)limit_value > 1 ? (int)limit_value : 1,
+                   .scale = 255.0f / (float)area};
+    plan->tables = malloc(sizeof(float) * (size_t)tiles_x * tiles_y * BINS);
+    plan->hist = malloc(sizeof(uint32_t) * 2 * (size_t)tiles_x * BINS);
+    plan->left = malloc(sizeof(int32_t) * 2 * (size_t)width);
+    plan->xa = malloc(sizeof(float) * 2 * (size_t)width);
+    if (plan->tables == NULL || plan->hist == NULL || plan->left == NULL || plan->xa == NULL) {
+        plan_free(plan);
+        return -2;
     }
+    plan->right = plan->left + width;
+    plan->xa1 = plan->xa + width;
+    const float inv_tw = 1.0f / (float)tile_w;
+    for (int x = 0; x < width; ++x) {
+        const float txf = (float)x * inv_tw - 0.5f;
+        const int tx1 = (int)floorf(txf);
+        plan->xa[x] = txf - (float)tx1;
+        plan->xa1[x] = 1.0f - plan->xa[x];
+        plan->left[x] = (tx1 > 0 ? tx1 : 0) * BINS;
+        plan->right[x] = (tx1 + 1 < tiles_x - 1 ? tx1 + 1 : tiles_x - 1) * BINS;
+    }
+    return 0;
+}
+
+/* The tiles' tables of one channel's values `plane` (1 byte a pixel, rows `plane_row` apart). */
+static void plan_tables(Plan *plan, const uint8_t *plane, ptrdiff_t plane_row) {
+    for (int ty = 0; ty < plan->tiles_y; ++ty) {
+        count_tile_row(plane, plane_row, plan->height, plan->width, ty * plan->tile_h,
+                       plan->tile_h, plan->tile_w, plan->tiles_x, plan->hist);
+        for (int tx = 0; tx < plan->tiles_x; ++tx) {
+            tile_table(plan->hist + (size_t)tx * BINS, plan->limit, plan->scale,
+                       plan->tables + ((size_t)ty * plan->tiles_x + tx) * BINS);
+        }
+    }
+}
+
+/* Row y of the result from that row's values `values` into `out` (both contiguous). */
+static void plan_blend_row(const Plan *plan, int y, const uint8_t *values, uint8_t *out) {
+    const float tyf = (float)y * (1.0f / (float)plan->tile_h) - 0.5f;
+    int ty1 = (int)floorf(tyf);
+    int ty2 = ty1 + 1;
+    const float ya = tyf - (float)ty1, ya1 = 1.0f - ya;
+    ty1 = ty1 > 0 ? ty1 : 0;
+    ty2 = ty2 < plan->tiles_y - 1 ? ty2 : plan->tiles_y - 1;
+    const size_t plane_tables = (size_t)plan->tiles_x * BINS;
+    blend_row(values, plan->width, plan->tables + ty1 * plane_tables,
+              plan->tables + ty2 * plane_tables, plan->left, plan->right, plan->xa, plan->xa1, ya,
+              ya1, out);
 }
 
 int fl_clahe_u8(const uint8_t *src, ptrdiff_t src_row, uint8_t *dst, ptrdiff_t dst_row,
                 int height, int width, int channels, int channel, int tiles_x, int tiles_y,
                 double clip_limit) {
-    if (height < 1 || width < 1 || channels < 1 || channel >= channels || channel < -1 ||
-        tiles_x < 1 || tiles_y < 1 || !(clip_limit > 0))
-        return -1;
-    const int divides = width % tiles_x == 0 && height % tiles_y == 0;
-    const int64_t padded_w = divides ? width : (int64_t)width + tiles_x - width % tiles_x;
-    const int64_t padded_h = divides ? height : (int64_t)height + tiles_y - height % tiles_y;
-    const int tile_w = (int)(padded_w / tiles_x), tile_h = (int)(padded_h / tiles_y);
-    if ((int64_t)tile_w * tile_h > INT32_MAX || (int64_t)tiles_x * tiles_y * BINS > INT32_MAX)
-        return -1;
-    const int area = tile_w * tile_h;
-    const double limit_value = clip_limit * area / BINS;
-    if (!(limit_value < 2147483648.0)) return -1; /* OpenCV's int conversion overflows */
-    const int limit = (int)limit_value > 1 ? (int)limit_value : 1;
-    const float scale = 255.0f / (float)area;
-
-    const size_t tiles = (size_t)tiles_x * tiles_y;
-    float *tables = malloc(sizeof(float) * tiles * BINS);
-    uint32_t *hist = malloc(sizeof(uint32_t) * 2 * (size_t)tiles_x * BINS);
-    int32_t *left = malloc(sizeof(int32_t) * 2 * (size_t)width);
-    float *weights = malloc(sizeof(float) * 2 * (size_t)width);
+    if (channels < 1 || channel >= channels || channel < -1) return -1;
+    Plan plan;
+    const int status = plan_init(&plan, height, width, tiles_x, tiles_y, clip_limit);
+    if (status != 0) return status;
     /* a channel of a multi-channel image is first copied out, then results go a row at a time */
     const size_t plane_bytes = channels == 1 ? 0 : (size_t)height * width;
     uint8_t *scratch = malloc(plane_bytes + (size_t)width);
-    if (tables == NULL || hist == NULL || left == NULL || weights == NULL || scratch == NULL) {
-        free(tables), free(hist), free(left), free(weights), free(scratch);
+    if (scratch == NULL) {
+        plan_free(&plan);
         return -2;
     }
-    int32_t *right = left + width;
-    float *xa = weights, *xa1 = weights + width;
-    const float inv_tw = 1.0f / (float)tile_w;
-    for (int x = 0; x < width; ++x) {
-        const float txf = (float)x * inv_tw - 0.5f;
-        const int tx1 = (int)floorf(txf);
-        xa[x] = txf - (float)tx1;
-        xa1[x] = 1.0f - xa[x];
-        left[x] = (tx1 > 0 ? tx1 : 0) * BINS;
-        right[x] = (tx1 + 1 < tiles_x - 1 ? tx1 + 1 : tiles_x - 1) * BINS;
-    }
+    uint8_t *results = scratch + plane_bytes;
     const int first = channel < 0 ? 0 : channel;
     const int last = channel < 0 ? channels - 1 : channel;
     for (int c = first; c <= last; ++c) {
@@ -233,17 +263,41 @@ int fl_clahe_u8(const uint8_t *src, ptrdiff_t src_row, uint8_t *dst, ptrdiff_t d
             plane = scratch;
             plane_row = width;
         }
-        for (int ty = 0; ty < tiles_y; ++ty) {
-            count_tile_row(plane, plane_row, height, width, ty * tile_h, tile_h, tile_w, tiles_x,
-                           hist);
-            for (int tx = 0; tx < tiles_x; ++tx) {
-                tile_table(hist + (size_t)tx * BINS, limit, scale,
-                           tables + ((size_t)ty * tiles_x + tx) * BINS);
-            }
+        plan_tables(&plan, plane, plane_row);
+        for (int y = 0; y < height; ++y) {
+            uint8_t *d = dst + (ptrdiff_t)y * dst_row;
+            plan_blend_row(&plan, y, plane + (ptrdiff_t)y * plane_row, channels == 1 ? d : results);
+            if (channels != 1) scatter_channel(d + c, results, width, channels);
         }
-        blend_channel(plane, plane_row, dst + c, dst_row, height, width, channels, tile_h,
-                      tiles_y, tiles_x, tables, left, right, xa, xa1, scratch + plane_bytes);
     }
-    free(tables), free(hist), free(left), free(weights), free(scratch);
+    plan_free(&plan);
+    free(scratch);
+    return 0;
+}
+
+int fl_clahe_lab_u8(const uint8_t *src, ptrdiff_t src_row, uint8_t *dst, ptrdiff_t dst_row,
+                    int height, int width, int tiles_x, int tiles_y, double clip_limit) {
+    Plan plan;
+    const int status = plan_init(&plan, height, width, tiles_x, tiles_y, clip_limit);
+    if (status != 0) return status;
+    const size_t pixels = (size_t)height * width;
+    uint8_t *planes = malloc(3 * pixels + (size_t)width); /* L, a, b, one row of the new L */
+    if (planes == NULL) {
+        plan_free(&plan);
+        return -2;
+    }
+    uint8_t *l = planes, *a = planes + pixels, *b = planes + 2 * pixels, *row = b + pixels;
+    for (int y = 0; y < height; ++y) {
+        const size_t at = (size_t)y * width;
+        fl_rgb_to_lab_u8(src + (ptrdiff_t)y * src_row, width, l + at, a + at, b + at);
+    }
+    plan_tables(&plan, l, width);
+    for (int y = 0; y < height; ++y) {
+        const size_t at = (size_t)y * width;
+        plan_blend_row(&plan, y, l + at, row);
+        fl_lab_to_rgb_u8(row, a + at, b + at, width, dst + (ptrdiff_t)y * dst_row);
+    }
+    plan_free(&plan);
+    free(planes);
     return 0;
 }

@@ -5,7 +5,8 @@
 ``coord_transform``'s point map (``feedline_points.c``), the speech front end's spectrogram,
 pre-emphasis and mel filter bank (``feedline_audio.c``), ``equalize``'s histogram equalization
 (``feedline_histogram.c``), ``filter``'s 8-bit correlation (``feedline_filter.c``) and
-``clahe``'s tiled equalization (``feedline_clahe.c``);
+``clahe``'s tiled equalization (``feedline_clahe.c``) and colour conversions
+(``feedline_lab.c``);
 ``feedline_jpeg`` (``feedline_jpeg.c`` with ``feedline_cpu.c``) decodes JPEG regions with
 libjpeg(-turbo) and resamples/normalises them on the fly. Their Python bindings are the image
 family's :mod:`feedline.operators.cpu.image.bindings`, the crops family's
@@ -42,6 +43,7 @@ CPU_LIBRARY = NativeLibrary(
         _HERE / "feedline_histogram.c",
         _HERE / "feedline_filter.c",
         _HERE / "feedline_clahe.c",
+        _HERE / "feedline_lab.c",
     ],
     _HERE / "feedline_cpu.h",
     fallback=_SLOWER,

@@ -6,12 +6,13 @@
 where the compiled library is unavailable it splits the channels, equalizes each with OpenCV
 and merges them, as DALI does.
 
-``clahe`` follows DALI's recipe (for RGB images with ``luma_only``: to CIE Lab, CLAHE of the
-lightness, back to RGB) with OpenCV's colour conversions; the CLAHE itself runs in the compiled
-kernel of :mod:`~feedline.operators.cpu.histogram.bindings`, on the lightness channel in place
-in the Lab image, which gives OpenCV's ``createCLAHE(...).apply`` bit for bit without extracting
-and re-inserting the channel. Where the kernel is unavailable (or does not match the installed
-OpenCV) OpenCV's CLAHE object runs instead."""
+``clahe`` follows DALI's recipe (for RGB images with ``luma_only``: ``cvtColor`` to CIE Lab,
+CLAHE of the lightness, back to RGB) in the compiled kernels of
+:mod:`~feedline.operators.cpu.histogram.bindings`, which give OpenCV's conversions and
+``createCLAHE(...).apply`` bit for bit in one call per image. Where the conversions do not
+match the installed OpenCV, OpenCV converts and the kernel equalizes the lightness in place in
+the Lab image; where the CLAHE kernel is unavailable (or does not match), OpenCV's CLAHE object
+runs instead."""
 
 from __future__ import annotations
 
@@ -25,7 +26,7 @@ from feedline.core.kernel import SampleContext, SampleKernel
 from feedline.operators.cpu.common.frames import split_images, to_planes
 from feedline.operators.cpu.common.opencv import import_cv2
 from feedline.operators.cpu.common.tensors import check_dtype, resolve_layout
-from feedline.operators.cpu.histogram.bindings import clahe_u8, equalize_u8
+from feedline.operators.cpu.histogram.bindings import clahe_lab_u8, clahe_u8, equalize_u8
 
 __all__ = ["ClaheKernel", "EqualizeKernel", "clahe", "equalize"]
 
@@ -113,6 +114,8 @@ def clahe(
             engine.apply(image.reshape(image.shape[:2]), dst=out.reshape(image.shape[:2]))
         else:
             cv2.merge([engine.apply(c) for c in cv2.split(image)], dst=out)
+        return out
+    if clahe_lab_u8(image, out, clip_limit, tiles_x, tiles_y):
         return out
     lab = cv2.cvtColor(image, cv2.COLOR_RGB2Lab)
     if not clahe_u8(lab, lab, 0, clip_limit, tiles_x, tiles_y):
