@@ -68,9 +68,8 @@ static void count_tile_row(const uint8_t *plane, ptrdiff_t plane_row, int height
 }
 
 /* OpenCV's table of one tile from its histogram: clip at `limit` (> 0), spread the excess,
- * then the running sum times `scale`, rounded to nearest even and saturated, as floats (the
- * interpolation's operands). */
-static void tile_table(uint32_t *hist, int limit, float scale, float *table) {
+ * then the running sum times `scale`, rounded to nearest even and saturated. */
+static void tile_table(uint32_t *hist, int limit, float scale, uint8_t *table) {
     int clipped = 0;
     for (int i = 0; i < BINS; ++i) {
         if ((int)hist[i] > limit) {
@@ -89,28 +88,32 @@ static void tile_table(uint32_t *hist, int limit, float scale, float *table) {
     for (int i = 0; i < BINS; ++i) {
         sum += (int)hist[i];
         const long value = lrintf((float)sum * scale);
-        table[i] = (float)(value < 0 ? 0 : value > 255 ? 255 : value);
+        table[i] = (uint8_t)(value < 0 ? 0 : value > 255 ? 255 : value);
     }
 }
 
-/* One output row: pixel x blends tables top[left[x] + v], top[right[x] + v], bottom[...] with
- * weights xa1[x], xa[x] (columns) and ya1, ya (rows), v being the pixel's value. `values`
- * holds the row's values of the channel, contiguous; `out` receives the results. */
-static void blend_row(const uint8_t *values, int width, const float *top, const float *bottom,
-                      const int32_t *left, const int32_t *right, const float *xa,
-                      const float *xa1, float ya, float ya1, uint8_t *out) {
+/* One output row: pixel x with value v blends the four bytes of quad[band[x] + v] (the tables
+ * of its top-left, top-right, bottom-left and bottom-right tiles at v, lowest byte first) with
+ * weights xa1[x], xa[x] (columns) and ya1, ya (rows). `values` holds the row's values of the
+ * channel, contiguous; `out` receives the results. */
+static void blend_row(const uint8_t *values, int width, const uint32_t *quad,
+                      const int32_t *band, const float *xa, const float *xa1, float ya,
+                      float ya1, uint8_t *out) {
     int x = 0;
 #if defined(__AVX2__)
     const __m256 vya = _mm256_set1_ps(ya), vya1 = _mm256_set1_ps(ya1);
+    const __m256i low = _mm256_set1_epi32(0xFF);
     for (; x + 8 <= width; x += 8) {
         const __m256i v = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(values + x)));
-        const __m256i i1 = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(left + x)), v);
-        const __m256i i2 = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(right + x)), v);
+        const __m256i at = _mm256_add_epi32(_mm256_loadu_si256((const __m256i *)(band + x)), v);
+        const __m256i w = _mm256_i32gather_epi32((const int *)quad, at, 4);
+        const __m256 t11 = _mm256_cvtepi32_ps(_mm256_and_si256(w, low));
+        const __m256 t12 = _mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srli_epi32(w, 8), low));
+        const __m256 t21 = _mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srli_epi32(w, 16), low));
+        const __m256 t22 = _mm256_cvtepi32_ps(_mm256_srli_epi32(w, 24));
         const __m256 w1 = _mm256_loadu_ps(xa1 + x), w2 = _mm256_loadu_ps(xa + x);
-        const __m256 t1 = _mm256_add_ps(_mm256_mul_ps(_mm256_i32gather_ps(top, i1, 4), w1),
-                                        _mm256_mul_ps(_mm256_i32gather_ps(top, i2, 4), w2));
-        const __m256 t2 = _mm256_add_ps(_mm256_mul_ps(_mm256_i32gather_ps(bottom, i1, 4), w1),
-                                        _mm256_mul_ps(_mm256_i32gather_ps(bottom, i2, 4), w2));
+        const __m256 t1 = _mm256_add_ps(_mm256_mul_ps(t11, w1), _mm256_mul_ps(t12, w2));
+        const __m256 t2 = _mm256_add_ps(_mm256_mul_ps(t21, w1), _mm256_mul_ps(t22, w2));
         const __m256 res = _mm256_add_ps(_mm256_mul_ps(t1, vya1), _mm256_mul_ps(t2, vya));
         const __m256i n = _mm256_cvtps_epi32(res); /* nearest even; values lie in [0, 255] */
         const __m128i n16 =
@@ -119,9 +122,9 @@ static void blend_row(const uint8_t *values, int width, const float *top, const 
     }
 #endif
     for (; x < width; ++x) {
-        const int v = values[x];
-        const float t1 = top[left[x] + v] * xa1[x] + top[right[x] + v] * xa[x];
-        const float t2 = bottom[left[x] + v] * xa1[x] + bottom[right[x] + v] * xa[x];
+        const uint32_t w = quad[band[x] + values[x]];
+        const float t1 = (float)(w & 0xFF) * xa1[x] + (float)(w >> 8 & 0xFF) * xa[x];
+        const float t2 = (float)(w >> 16 & 0xFF) * xa1[x] + (float)(w >> 24) * xa[x];
         const long n = lrintf(t1 * ya1 + t2 * ya);
         out[x] = (uint8_t)(n < 0 ? 0 : n > 255 ? 255 : n);
     }
@@ -157,18 +160,24 @@ static void scatter_channel(uint8_t *strided, uint8_t *values, int width, int ch
     }
 }
 
-/* The tile grid of one image size, its tables and the per-column interpolation weights. */
+/* The tile grid of one image size, its tables and the per-column interpolation weights.
+ * Column x lies between the tiles of its column band (band[x] / BINS: 0 left of the first
+ * tile's centre, tiles_x right of the last one's, b between tiles b - 1 and b); `quad` holds,
+ * for the row band of rows quad_top and quad_bottom, each column band's four tables at each
+ * value packed in one word. */
 typedef struct {
     int height, width, tiles_x, tiles_y, tile_w, tile_h, limit;
     float scale;
-    float *tables;   /* tiles_y x tiles_x x BINS */
+    uint8_t *tables; /* tiles_y x tiles_x x BINS */
     uint32_t *hist;  /* 2 x tiles_x x BINS */
-    int32_t *left, *right;
+    uint32_t *quad;  /* (tiles_x + 1) x BINS */
+    int quad_top, quad_bottom;
+    int32_t *band;
     float *xa, *xa1;
 } Plan;
 
 static void plan_free(Plan *plan) {
-    free(plan->tables), free(plan->hist), free(plan->left), free(plan->xa);
+    free(plan->tables), free(plan->hist), free(plan->quad), free(plan->band), free(plan->xa);
 }
 
 /* 0, -1 (bad arguments, OpenCV's int arithmetic would overflow) or -2 (no memory). */
@@ -188,15 +197,17 @@ static int plan_init(Plan *plan, int height, int width, int tiles_x, int tiles_y
                    .tile_w = (int)tile_w, .tile_h = (int)tile_h,
                    .limit = (int)limit_value > 1 ? (int)limit_value : 1,
                    .scale = 255.0f / (float)area};
-    plan->tables = malloc(sizeof(float) * (size_t)tiles_x * tiles_y * BINS);
+    plan->tables = malloc((size_t)tiles_x * tiles_y * BINS);
     plan->hist = malloc(sizeof(uint32_t) * 2 * (size_t)tiles_x * BINS);
-    plan->left = malloc(sizeof(int32_t) * 2 * (size_t)width);
+    plan->quad = malloc(sizeof(uint32_t) * ((size_t)tiles_x + 1) * BINS);
+    plan->band = malloc(sizeof(int32_t) * (size_t)width);
     plan->xa = malloc(sizeof(float) * 2 * (size_t)width);
-    if (plan->tables == NULL || plan->hist == NULL || plan->left == NULL || plan->xa == NULL) {
+    if (plan->tables == NULL || plan->hist == NULL || plan->quad == NULL || plan->band == NULL ||
+        plan->xa == NULL) {
         plan_free(plan);
         return -2;
     }
-    plan->right = plan->left + width;
+    plan->quad_top = plan->quad_bottom = -1;
     plan->xa1 = plan->xa + width;
     const float inv_tw = 1.0f / (float)tile_w;
     for (int x = 0; x < width; ++x) {
@@ -204,14 +215,14 @@ static int plan_init(Plan *plan, int height, int width, int tiles_x, int tiles_y
         const int tx1 = (int)floorf(txf);
         plan->xa[x] = txf - (float)tx1;
         plan->xa1[x] = 1.0f - plan->xa[x];
-        plan->left[x] = (tx1 > 0 ? tx1 : 0) * BINS;
-        plan->right[x] = (tx1 + 1 < tiles_x - 1 ? tx1 + 1 : tiles_x - 1) * BINS;
+        plan->band[x] = (tx1 + 1) * BINS; /* -1 <= tx1 <= tiles_x - 1 */
     }
     return 0;
 }
 
 /* The tiles' tables of one channel's values `plane` (1 byte a pixel, rows `plane_row` apart). */
 static void plan_tables(Plan *plan, const uint8_t *plane, ptrdiff_t plane_row) {
+    plan->quad_top = plan->quad_bottom = -1; /* the packed tables are another channel's */
     for (int ty = 0; ty < plan->tiles_y; ++ty) {
         count_tile_row(plane, plane_row, plan->height, plan->width, ty * plan->tile_h,
                        plan->tile_h, plan->tile_w, plan->tiles_x, plan->hist);
@@ -222,18 +233,34 @@ static void plan_tables(Plan *plan, const uint8_t *plane, ptrdiff_t plane_row) {
     }
 }
 
+/* Packs the tables of tile rows `top` and `bottom` into plan->quad. */
+static void plan_quad(Plan *plan, int top, int bottom) {
+    const int tiles_x = plan->tiles_x;
+    for (int b = 0; b <= tiles_x; ++b) {
+        const int left = b > 0 ? b - 1 : 0, right = b < tiles_x ? b : tiles_x - 1;
+        const uint8_t *t11 = plan->tables + ((size_t)top * tiles_x + left) * BINS;
+        const uint8_t *t12 = plan->tables + ((size_t)top * tiles_x + right) * BINS;
+        const uint8_t *t21 = plan->tables + ((size_t)bottom * tiles_x + left) * BINS;
+        const uint8_t *t22 = plan->tables + ((size_t)bottom * tiles_x + right) * BINS;
+        uint32_t *q = plan->quad + (size_t)b * BINS;
+        for (int v = 0; v < BINS; ++v)
+            q[v] = (uint32_t)t11[v] | (uint32_t)t12[v] << 8 | (uint32_t)t21[v] << 16 |
+                   (uint32_t)t22[v] << 24;
+    }
+    plan->quad_top = top;
+    plan->quad_bottom = bottom;
+}
+
 /* Row y of the result from that row's values `values` into `out` (both contiguous). */
-static void plan_blend_row(const Plan *plan, int y, const uint8_t *values, uint8_t *out) {
+static void plan_blend_row(Plan *plan, int y, const uint8_t *values, uint8_t *out) {
     const float tyf = (float)y * (1.0f / (float)plan->tile_h) - 0.5f;
     int ty1 = (int)floorf(tyf);
     int ty2 = ty1 + 1;
     const float ya = tyf - (float)ty1, ya1 = 1.0f - ya;
     ty1 = ty1 > 0 ? ty1 : 0;
     ty2 = ty2 < plan->tiles_y - 1 ? ty2 : plan->tiles_y - 1;
-    const size_t plane_tables = (size_t)plan->tiles_x * BINS;
-    blend_row(values, plan->width, plan->tables + ty1 * plane_tables,
-              plan->tables + ty2 * plane_tables, plan->left, plan->right, plan->xa, plan->xa1, ya,
-              ya1, out);
+    if (ty1 != plan->quad_top || ty2 != plan->quad_bottom) plan_quad(plan, ty1, ty2);
+    blend_row(values, plan->width, plan->quad, plan->band, plan->xa, plan->xa1, ya, ya1, out);
 }
 
 int fl_clahe_u8(const uint8_t *src, ptrdiff_t src_row, uint8_t *dst, ptrdiff_t dst_row,

@@ -40,6 +40,7 @@ static int32_t gamma_table[256];
 static int32_t cbrt_table[CBRT_SIZE];
 static int32_t inv_gamma_table[INV_GAMMA_SIZE];
 static int32_t y_of_l[256], fy_of_l[256];
+static int32_t y_fy_of_l[256]; /* both in one word (y: low 16 bits), one gather for both */
 static int32_t to_xyz[9];   /* rows X, Y, Z over columns R, G, B, divided by the white point */
 static int32_t to_rgb[9];   /* rows R, G, B over columns X, Y, Z, times the white point */
 static int ready;
@@ -115,6 +116,7 @@ int fl_lab_init(void) {
             y_of_l[i] = (int32_t)lrintf(fy2 * fy / (float)(BASE * BASE));
         }
     }
+    for (int i = 0; i < 256; ++i) y_fy_of_l[i] = y_of_l[i] | fy_of_l[i] << 16;
     __atomic_store_n(&ready, 1, __ATOMIC_RELEASE);
     return 0;
 }
@@ -290,8 +292,9 @@ static int64_t rgb_of_pixels_avx2(const uint8_t *l, const uint8_t *a, const uint
         const __m256i vl = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(l + i)));
         const __m256i va = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(a + i)));
         const __m256i vb = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(b + i)));
-        const __m256i y = _mm256_i32gather_epi32(y_of_l, vl, 4);
-        const __m256i fy = _mm256_i32gather_epi32(fy_of_l, vl, 4);
+        const __m256i y_fy = _mm256_i32gather_epi32(y_fy_of_l, vl, 4);
+        const __m256i y = _mm256_and_si256(y_fy, _mm256_set1_epi32(0xFFFF));
+        const __m256i fy = _mm256_srli_epi32(y_fy, 16);
         const __m256i a_scaled = _mm256_mullo_epi32(va, _mm256_set1_epi32(5 * 53687));
         const __m256i a_div =
             _mm256_sub_epi32(descale(a_scaled, _mm256_set1_epi32(1 << 7), 13),
