@@ -35,8 +35,8 @@ __all__ = [
     "rgb_to_lab",
 ]
 
+#: Held while the colour conversions' tables are built (once, before any conversion).
 _LAB_INIT = threading.Lock()
-
 #: The most pixels a plane may have: OpenCV counts them in a C ``int``.
 _MAX_PIXELS = 2**31 - 1
 
