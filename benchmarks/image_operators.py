@@ -104,7 +104,7 @@ py-spy profile: 150 KB per image at memory bandwidth; DALI copies too); the exec
 loop (chain processing, output allocation, pool hand-offs) is about 3 us per image.
 
 The other kernels call the same OpenCV functions as DALI's CPU operators (warpPerspective,
-CLAHE, imencode/imdecode), writing into the batch's buffer.
+imencode/imdecode), writing into the batch's buffer.
 
 Every row after all of the above, in one run on a quiet machine (2026-11-28, load average 1-2,
 ``--rounds 2 --seconds 2 --data`` 100 ImageNet validation photos, 2 threads, batch 32, DALI 2.4
@@ -121,11 +121,21 @@ CPU); img/s feedline / DALI and ratio, then the CPU-time ratio (DALI's over feed
     jpeg_compression_distortion    5389 /  2925  1.84x  1.06x   1904 /  981  1.94x  1.11x
     rand_augment ImageNet pipeline                               546 /  311  1.75x  1.84x
 
-``clahe`` and ``warp_perspective`` are at DALI's speed, not above it: both frameworks spend
-their time in the same OpenCV calls (RGB to Lab, CLAHE, Lab to RGB: about 225, 260-310 and 265
-us of a 224x224 image's ~800; ``warpPerspective`` itself), and a faster feedline needs its own
-kernels reproducing OpenCV's fixed-point colour conversion, CLAHE and warp maps. ``cv2``'s own
-thread count (``cv2.setNumThreads(1)``) made no difference in back-to-back runs.
+``warp_perspective`` is at DALI's speed, not above it: both frameworks spend their time in
+``warpPerspective`` itself, and a faster feedline needs its own kernel reproducing OpenCV's warp
+maps. ``cv2``'s own thread count (``cv2.setNumThreads(1)``) made no difference in back-to-back
+runs. ``clahe`` was level too in that run: both frameworks made the same OpenCV calls (RGB to
+Lab, CLAHE, Lab to RGB: about 225, 260-310 and 265 us of a 224x224 image's ~800). It now runs in
+feedline's compiled kernels, which reproduce OpenCV's 8-bit colour conversions and CLAHE bit for
+bit in one call per image (about 405 us of CPU time per 224x224 image against OpenCV's 718, 1265
+against 2267 at full size, one thread, in process). Two runs on 2026-11-28 (load average 3-4,
+same options), img/s feedline / DALI and ratio, then CPU us per image and ratio::
+
+    clahe   224   1368 /  940  1.45x   484 /  813  1.68x    1424 /  862  1.65x   470 /  802  1.71x
+    clahe  full    426 /  238  1.79x  1548 / 2683  1.73x     421 /  251  1.68x  1613 / 2701  1.67x
+
+With ``FEEDLINE_NATIVE=0`` (OpenCV's calls, as before) the same run gave 0.82x / 1.02x img/s and
+1.02x / 0.96x CPU time.
 
 Usage: ``python benchmarks/image_operators.py [--ops laplacian rand_augment_imagenet]
 [--sizes 224 full] [--threads 2] [--batch 32] [--rounds 2] [--seconds 3]``

@@ -95,3 +95,30 @@ int fl_filter_u8(const uint8_t *src, ptrdiff_t src_row, int height, int width, i
                  const int32_t *rows, const int32_t *cols, int lead, const float *taps,
                  int taps_h, int taps_w, float fill, int fused, int tail_from, uint8_t *dst,
                  ptrdiff_t dst_row);
+
+/* feedline_clahe.c: clahe. OpenCV's createCLAHE(clip_limit, (tiles_x, tiles_y)).apply on
+ * channel `channel` (-1: each channel in turn) of a height x width image of `channels`
+ * interleaved uint8 channels (each row's pixels contiguous, row strides in bytes), into the
+ * same channel of `dst` (which may be `src`; its other channels are left as they are).
+ * Returns 0, -1 for bad arguments or sizes where OpenCV's int arithmetic would overflow, -2
+ * when memory runs out. */
+int fl_clahe_u8(const uint8_t *src, ptrdiff_t src_row, uint8_t *dst, ptrdiff_t dst_row,
+                int height, int width, int channels, int channel, int tiles_x, int tiles_y,
+                double clip_limit);
+
+/* feedline_lab.c: OpenCV's cvtColor COLOR_RGB2Lab and COLOR_Lab2RGB on uint8 pixels, bit for
+ * bit. fl_lab_init builds the conversions' tables (idempotent; it must have returned before
+ * another thread converts); the conversions take `count` interleaved 3-byte RGB pixels and
+ * give (or take) L, a and b in three separate arrays. */
+int fl_lab_init(void);
+
+void fl_rgb_to_lab_u8(const uint8_t *rgb, int64_t count, uint8_t *l, uint8_t *a, uint8_t *b);
+
+void fl_lab_to_rgb_u8(const uint8_t *l, const uint8_t *a, const uint8_t *b, int64_t count,
+                      uint8_t *rgb);
+
+/* clahe with luma_only on an RGB image: to Lab, CLAHE of the lightness as fl_clahe_u8, back to
+ * RGB (fl_lab_init first), from `src` into `dst` (which may be `src`), rows of 3-byte pixels.
+ * Returns as fl_clahe_u8. */
+int fl_clahe_lab_u8(const uint8_t *src, ptrdiff_t src_row, uint8_t *dst, ptrdiff_t dst_row,
+                    int height, int width, int tiles_x, int tiles_y, double clip_limit);

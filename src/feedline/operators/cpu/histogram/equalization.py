@@ -4,7 +4,15 @@
 ``equalize`` runs the compiled kernel of :mod:`~feedline.operators.cpu.histogram.bindings`
 (all channels of a sample in two passes, one call), which gives OpenCV's results bit for bit;
 where the compiled library is unavailable it splits the channels, equalizes each with OpenCV
-and merges them, as DALI does."""
+and merges them, as DALI does.
+
+``clahe`` follows DALI's recipe (for RGB images with ``luma_only``: ``cvtColor`` to CIE Lab,
+CLAHE of the lightness, back to RGB) in the compiled kernels of
+:mod:`~feedline.operators.cpu.histogram.bindings`, which give OpenCV's conversions and
+``createCLAHE(...).apply`` bit for bit in one call per image. Where the conversions do not
+match the installed OpenCV, OpenCV converts and the kernel equalizes the lightness in place in
+the Lab image; where the CLAHE kernel is unavailable (or does not match), OpenCV's CLAHE object
+runs instead."""
 
 from __future__ import annotations
 
@@ -18,7 +26,7 @@ from feedline.core.kernel import SampleContext, SampleKernel
 from feedline.operators.cpu.common.frames import split_images, to_planes
 from feedline.operators.cpu.common.opencv import import_cv2
 from feedline.operators.cpu.common.tensors import check_dtype, resolve_layout
-from feedline.operators.cpu.histogram.bindings import equalize_u8
+from feedline.operators.cpu.histogram.bindings import clahe_lab_u8, clahe_u8, equalize_u8
 
 __all__ = ["ClaheKernel", "EqualizeKernel", "clahe", "equalize"]
 
@@ -94,16 +102,26 @@ def clahe(
 ) -> np.ndarray:
     """CLAHE of a uint8 ``HW`` or ``HWC`` (1 or 3 channels, RGB) image, into ``out`` if given."""
     cv2 = import_cv2("clahe")
-    engine = _CLAHE.get(float(np.float32(clip_limit)), tiles_x, tiles_y)
+    clip_limit = float(np.float32(clip_limit))
     out = np.empty_like(image) if out is None else out
-    if image.ndim == 2 or image.shape[2] == 1:
-        engine.apply(image.reshape(image.shape[:2]), dst=out.reshape(image.shape[:2]))
-    elif luma_only:
-        lab = cv2.cvtColor(image, cv2.COLOR_RGB2Lab)
+    pixels = image.reshape(*image.shape[:2], -1)
+    targets = out.reshape(pixels.shape)
+    if pixels.shape[2] == 1 or not luma_only:
+        if clahe_u8(pixels, targets, -1, clip_limit, tiles_x, tiles_y):
+            return out
+        engine = _CLAHE.get(clip_limit, tiles_x, tiles_y)
+        if pixels.shape[2] == 1:
+            engine.apply(image.reshape(image.shape[:2]), dst=out.reshape(image.shape[:2]))
+        else:
+            cv2.merge([engine.apply(c) for c in cv2.split(image)], dst=out)
+        return out
+    if clahe_lab_u8(image, out, clip_limit, tiles_x, tiles_y):
+        return out
+    lab = cv2.cvtColor(image, cv2.COLOR_RGB2Lab)
+    if not clahe_u8(lab, lab, 0, clip_limit, tiles_x, tiles_y):
+        engine = _CLAHE.get(clip_limit, tiles_x, tiles_y)
         cv2.insertChannel(engine.apply(cv2.extractChannel(lab, 0)), lab, 0)
-        cv2.cvtColor(lab, cv2.COLOR_Lab2RGB, dst=out)
-    else:
-        cv2.merge([engine.apply(c) for c in cv2.split(image)], dst=out)
+    cv2.cvtColor(lab, cv2.COLOR_Lab2RGB, dst=out)
     return out
 
 
