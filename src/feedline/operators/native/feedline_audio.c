@@ -1,5 +1,5 @@
 /* feedline's compiled speech front end: the spectrogram (framing, window, real FFT and power in
- * one call), pre-emphasis and the mel filter bank's sparse product.
+ * one call), pre-emphasis, the mel filter bank's sparse product and decibels.
  *
  * The windows of a signal are transformed LANES at a time, each SIMD lane holding one window
  * (GCC/Clang vector extensions, so the same code builds for any target: 8 lanes in an AVX
@@ -15,8 +15,9 @@
  * arrays the caller keeps; fl_spectrogram_f32 only reads them and allocates its own scratch, so
  * calls are re-entrant and run in parallel (cffi releases the GIL around them).
  *
- * The file also holds preemphasis_filter's and mel_filter_bank's loops (fl_preemphasis_f32,
- * fl_sparse_rows_f32), one GIL-free call per sample each.
+ * The file also holds preemphasis_filter's, mel_filter_bank's and to_decibels' loops
+ * (fl_preemphasis_f32, fl_sparse_rows_f32, fl_to_decibels_f32), one GIL-free call per sample
+ * each.
  */
 #include <math.h>
 #include <stddef.h>

@@ -3,7 +3,7 @@
 ``feedline_cpu`` holds the resampler and the normaliser (``feedline_cpu.c``),
 ``ssd_random_crop``'s and ``multi_paste``'s kernels (``feedline_crops.c``),
 ``coord_transform``'s point map (``feedline_points.c``), the speech front end's spectrogram,
-pre-emphasis and mel filter bank (``feedline_audio.c``), ``equalize``'s histogram equalization
+pre-emphasis, mel filter bank and decibels (``feedline_audio.c``), ``equalize``'s histogram equalization
 (``feedline_histogram.c``), ``filter``'s 8-bit correlation (``feedline_filter.c``) and
 ``clahe``'s tiled equalization (``feedline_clahe.c``) and colour conversions
 (``feedline_lab.c``);
@@ -31,7 +31,7 @@ _HERE = Path(__file__).resolve().parent
 _SLOWER = "about 2.2x slower (ResNet-50 train pipeline)"
 
 #: Resampling and normalisation of 8-bit images; the SSD window search, region pasting and
-#: the affine map of points; the spectrogram, pre-emphasis and mel filter bank; histogram
+#: the affine map of points; the spectrogram, pre-emphasis, mel filter bank and decibels; histogram
 #: equalization; 8-bit 2-D filters; CLAHE.
 CPU_LIBRARY = NativeLibrary(
     "feedline_cpu",
