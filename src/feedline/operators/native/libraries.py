@@ -3,8 +3,8 @@
 ``feedline_cpu`` holds the resampler and the normaliser (``feedline_cpu.c``),
 ``ssd_random_crop``'s and ``multi_paste``'s kernels (``feedline_crops.c``),
 ``coord_transform``'s point map (``feedline_points.c``), the speech front end's spectrogram,
-pre-emphasis, mel filter bank and decibels (``feedline_audio.c``), ``equalize``'s histogram equalization
-(``feedline_histogram.c``), ``filter``'s 8-bit correlation (``feedline_filter.c``) and
+pre-emphasis, mel filter bank and decibels (``feedline_audio.c``), ``equalize``'s histogram
+equalization (``feedline_histogram.c``), ``filter``'s 8-bit correlation (``feedline_filter.c``) and
 ``clahe``'s tiled equalization (``feedline_clahe.c``) and colour conversions
 (``feedline_lab.c``);
 ``feedline_jpeg`` (``feedline_jpeg.c`` with ``feedline_cpu.c``) decodes JPEG regions with
