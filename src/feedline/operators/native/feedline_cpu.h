@@ -87,3 +87,14 @@ int fl_filter_u8(const uint8_t *src, ptrdiff_t src_row, int height, int width, i
                  const int32_t *rows, const int32_t *cols, int lead, const float *taps,
                  int taps_h, int taps_w, float fill, int fused, int tail_from, uint8_t *dst,
                  ptrdiff_t dst_row);
+
+/* feedline_warp.c: warp_perspective of uint8 images (1, 3 or 4 channels, rows of packed
+ * pixels; strides in bytes) with linear interpolation and a constant border, as OpenCV's
+ * warpPerspective (4.11 and later) computes it: `matrix` maps destination to source (double,
+ * row-major), `fill` holds the border's channels. `block` (8, 16 or 32), `fused_row`, `tail`
+ * (0 to 2) and `fused_tail` select how the installed OpenCV rounds (see the source). Returns 0;
+ * -1 for bad arguments, -3 where the kernel is not built (it needs AVX2 and FMA). */
+int fl_warp_perspective_u8(const uint8_t *src, ptrdiff_t src_row, int src_h, int src_w,
+                           int channels, uint8_t *dst, ptrdiff_t dst_row, int dst_h, int dst_w,
+                           const double *matrix, const uint8_t *fill, int block, int fused_row,
+                           int tail, int fused_tail);
