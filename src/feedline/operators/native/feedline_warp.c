@@ -1,5 +1,5 @@
 /* feedline's compiled perspective warp: `experimental.warp_perspective` of uint8 images with
- * linear interpolation and a constant border, as OpenCV's (4.11 and later) warpPerspective.
+ * linear interpolation, as OpenCV's (4.11 and later) warpPerspective.
  *
  * OpenCV maps each output pixel (x, y) through the 3x3 matrix M (destination to source, in
  * float32 from OpenCV's double matrix) in blocks of `block` pixels of a row: per row the
@@ -7,12 +7,14 @@
  * per pixel sx = fma(M[0], x, .), sy = fma(M[3], x, .), sw = fma(M[6], x, .), then sx / sw and
  * sy / sw; the integer part is floor's, the weights alpha and beta the remainders. A pixel is
  * v0 + beta * (v1 - v0) with v0 and v1 the rows' p0 + alpha * (p1 - p0), fused, rounded to
- * nearest even and saturated (NaN gives 0). A block with no pixel within one pixel of the image
- * is filled with `fill`; in the others, taps outside the image read `fill`. The last
+ * nearest even and saturated (NaN gives 0). Taps outside the image read `fill` (the constant
+ * border; a block with no pixel within one pixel of the image is filled with it) or the pixel
+ * OpenCV's border index gives (replicate, reflect, reflect_101, wrap). The last
  * (width % block) pixels of a row take OpenCV's scalar code: its own arithmetic for the
  * coordinates (`tail`: 0 unfused, 1 fma(x, M[6], y * M[7]) + M[8], 2 fma(y, M[7], x * M[6])
- * + M[8]), its interpolation fused or not (`fused_tail`), and the fill for a pixel whose taps
- * are all outside. The caller measures which of these the installed OpenCV computes.
+ * + M[8]), its interpolation fused or not (`fused_tail`), and (constant border) the fill for a
+ * pixel whose taps are all outside. The caller measures which of these the installed OpenCV
+ * computes.
  *
  * Here each 8 pixels whose taps are all inside (and at least two rows above the last, so the
  * bytes a load reads past them stay in the image) load each row's two taps at once and take
@@ -32,12 +34,32 @@
 
 #define INLINE static inline __attribute__((always_inline))
 
+enum { CONSTANT = 0, REPLICATE = 1, REFLECT = 2, WRAP = 3, REFLECT_101 = 4 }; /* OpenCV's */
+
+/* Beyond this distance from the image a tap makes OpenCV's reflection loop long or its wrap
+ * overflow: the kernel gives up (-2) and the caller calls OpenCV. */
+#define FAR (1 << 24)
+
 typedef struct {
     const uint8_t *src;
     ptrdiff_t step;
     int rows, cols, channels;
+    int border, border_x, border_y; /* a border of one column or row replicates */
     uint8_t fill_bytes[4];
+    uint32_t fill; /* the fill's channels, channel c in byte c */
+    int *too_far;
 } Source;
+
+/* OpenCV's index of position p (|p| <= FAR) on an axis of `length` for a border other than
+ * the constant: what its loop of reflections, or its wrap, gives, as one fold. */
+static int border_index(int p, int length, int border) {
+    if ((unsigned)p < (unsigned)length) return p;
+    if (border == REPLICATE) return p < 0 ? 0 : length - 1;
+    if (border == WRAP) return (p % length + length) % length;
+    const int period = border == REFLECT ? 2 * length : 2 * length - 2; /* length >= 2 */
+    const int folded = (p % period + period) % period;
+    return folded < length ? folded : period - 1 - folded + (border == REFLECT ? 0 : 1);
+}
 
 /* Bilinear interpolation of one channel, 8 lanes of the four taps, as OpenCV's vector code:
  * rounded to int32 (NaN: INT32_MIN, which the packs below saturate to 0). */
@@ -99,42 +121,40 @@ INLINE void store8(const __m256i *v, const int cn, uint8_t *out) {
     memcpy(out + 20, &high_tail, 4);
 }
 
-/* One tap's pixel (channels in the low bytes of a 32-bit value): the image's, or the fill. */
-INLINE uint32_t tap(const Source *s, int ix, int iy) {
-    if ((unsigned)ix < (unsigned)s->cols && (unsigned)iy < (unsigned)s->rows) {
-        const uint8_t *p = s->src + iy * s->step + (ptrdiff_t)ix * s->channels;
-        uint32_t v = 0;
-        for (int c = 0; c < s->channels; ++c) v |= (uint32_t)p[c] << (8 * c);
-        return v;
+/* One tap's pixel (channel c in byte c of a 32-bit value): the image's, or the fill. */
+INLINE uint32_t tap(const Source *s, int ix, int iy, const int cn) {
+    if ((unsigned)ix >= (unsigned)s->cols || (unsigned)iy >= (unsigned)s->rows) {
+        if (s->border == CONSTANT) return s->fill;
+        if (ix < -FAR || ix > FAR || iy < -FAR || iy > FAR) {
+            *s->too_far = 1;
+            return 0;
+        }
+        ix = border_index(ix, s->cols, s->border_x);
+        iy = border_index(iy, s->rows, s->border_y);
     }
-    uint32_t v = 0;
-    for (int c = 0; c < s->channels; ++c) v |= (uint32_t)s->fill_bytes[c] << (8 * c);
+    const uint8_t *p = s->src + iy * s->step + (ptrdiff_t)ix * cn;
+    uint32_t v = p[0];
+    for (int c = 1; c < cn; ++c) v |= (uint32_t)p[c] << (8 * c);
     return v;
 }
 
 /* 8 pixels whose taps may lie outside: their taps one by one. */
-static void blend_outside(const Source *s, __m256i ix, __m256i iy, __m256 alpha, __m256 beta,
-                          int cn, __m256i *out) {
+INLINE void blend_outside(const Source *s, __m256i ix, __m256i iy, __m256 alpha, __m256 beta,
+                          const int cn, __m256i *out) {
     int32_t xs[8], ys[8];
     uint32_t taps[4][8];
     _mm256_storeu_si256((__m256i *)xs, ix);
     _mm256_storeu_si256((__m256i *)ys, iy);
     for (int i = 0; i < 8; ++i) {
-        taps[0][i] = tap(s, xs[i], ys[i]);
-        taps[1][i] = tap(s, xs[i] + 1, ys[i]);
-        taps[2][i] = tap(s, xs[i], ys[i] + 1);
-        taps[3][i] = tap(s, xs[i] + 1, ys[i] + 1);
+        taps[0][i] = tap(s, xs[i], ys[i], cn);
+        taps[1][i] = tap(s, xs[i] + 1, ys[i], cn);
+        taps[2][i] = tap(s, xs[i], ys[i] + 1, cn);
+        taps[3][i] = tap(s, xs[i] + 1, ys[i] + 1, cn);
     }
-    const __m256i p00 = _mm256_loadu_si256((const __m256i *)taps[0]);
-    const __m256i p01 = _mm256_loadu_si256((const __m256i *)taps[1]);
-    const __m256i p10 = _mm256_loadu_si256((const __m256i *)taps[2]);
-    const __m256i p11 = _mm256_loadu_si256((const __m256i *)taps[3]);
-    if (cn == 1)
-        blend(alpha, beta, p00, p01, p10, p11, 1, out);
-    else if (cn == 3)
-        blend(alpha, beta, p00, p01, p10, p11, 3, out);
-    else
-        blend(alpha, beta, p00, p01, p10, p11, 4, out);
+    blend(alpha, beta, _mm256_loadu_si256((const __m256i *)taps[0]),
+          _mm256_loadu_si256((const __m256i *)taps[1]),
+          _mm256_loadu_si256((const __m256i *)taps[2]),
+          _mm256_loadu_si256((const __m256i *)taps[3]), cn, out);
 }
 
 /* The low 32 bits of each 64-bit lane of two vectors (pixels 0-3, then 4-7) as 8 lanes in
@@ -224,15 +244,16 @@ static void tail_pixel(const Source *s, const float *M, int x, int y, int tail, 
     /* NaN and values beyond int32 (undefined in C) as the hardware converts them */
     const int ixc = sx >= -2147483648.f && sx < 2147483648.f ? (int)floorf(sx) : INT32_MIN;
     const int iyc = sy >= -2147483648.f && sy < 2147483648.f ? (int)floorf(sy) : INT32_MIN;
-    if ((unsigned)(ixc + 1u) >= (unsigned)(s->cols + 1) ||
-        (unsigned)(iyc + 1u) >= (unsigned)(s->rows + 1)) {
+    if (s->border == CONSTANT && ((unsigned)(ixc + 1u) >= (unsigned)(s->cols + 1) ||
+                                  (unsigned)(iyc + 1u) >= (unsigned)(s->rows + 1))) {
         memcpy(out, s->fill_bytes, (size_t)s->channels);
         return;
     }
     sx -= (float)ixc;
     sy -= (float)iyc;
-    const uint32_t taps[4] = {tap(s, ixc, iyc), tap(s, ixc + 1, iyc), tap(s, ixc, iyc + 1),
-                              tap(s, ixc + 1, iyc + 1)};
+    const int cn = s->channels;
+    const uint32_t taps[4] = {tap(s, ixc, iyc, cn), tap(s, ixc + 1, iyc, cn),
+                              tap(s, ixc, iyc + 1, cn), tap(s, ixc + 1, iyc + 1, cn)};
     for (int c = 0; c < s->channels; ++c) {
         const float p00 = (float)((taps[0] >> (8 * c)) & 0xFF);
         const float p01 = (float)((taps[1] >> (8 * c)) & 0xFF);
@@ -329,7 +350,7 @@ INLINE void warp_row(const Source *s, const Warp *w, int y, uint8_t *row, const 
             const int block = x - x % w->block;
             if (block != touched_block) {
                 touched_block = block;
-                touches = block_touches(s, &r, block, w->block);
+                touches = s->border != CONSTANT || block_touches(s, &r, block, w->block);
             }
             if (touches) {
                 blend_outside(s, g.ix, g.iy, g.alpha, g.beta, cn, v);
@@ -345,14 +366,19 @@ INLINE void warp_row(const Source *s, const Warp *w, int y, uint8_t *row, const 
 
 int fl_warp_perspective_u8(const uint8_t *src, ptrdiff_t src_row, int src_h, int src_w,
                            int channels, uint8_t *dst, ptrdiff_t dst_row, int dst_h, int dst_w,
-                           const double *matrix, const uint8_t *fill, int block, int fused_row,
-                           int tail, int fused_tail) {
+                           const double *matrix, int border, const uint8_t *fill, int block,
+                           int fused_row, int tail, int fused_tail) {
     if (src_h <= 0 || src_w <= 0 || dst_h <= 0 || dst_w <= 0) return -1;
     if (block != 8 && block != 16 && block != 32) return -1;
     if (channels != 1 && channels != 3 && channels != 4) return -1;
     if ((double)src_row * src_h >= 2147483647.0) return -1;
-    Source s = {src, src_row, src_h, src_w, channels, {0, 0, 0, 0}};
+    if (border < CONSTANT || border > REFLECT_101) return -1;
+    int too_far = 0;
+    const int edge = border == CONSTANT ? CONSTANT : REPLICATE;
+    Source s = {src, src_row, src_h, src_w, channels, border, src_w <= 1 ? edge : border,
+                src_h <= 1 ? edge : border, {0, 0, 0, 0}, 0, &too_far};
     memcpy(s.fill_bytes, fill, (size_t)channels);
+    for (int c = 0; c < channels; ++c) s.fill |= (uint32_t)fill[c] << (8 * c);
     Warp w = {{0}, dst_w, block, fused_row, tail, fused_tail};
     for (int i = 0; i < 9; ++i) w.M[i] = (float)matrix[i];
     for (int y = 0; y < dst_h; ++y) {
@@ -363,6 +389,7 @@ int fl_warp_perspective_u8(const uint8_t *src, ptrdiff_t src_row, int src_h, int
             warp_row(&s, &w, y, row, 3);
         else
             warp_row(&s, &w, y, row, 4);
+        if (too_far) return -2;
     }
     return 0;
 }
@@ -371,9 +398,9 @@ int fl_warp_perspective_u8(const uint8_t *src, ptrdiff_t src_row, int src_h, int
 
 int fl_warp_perspective_u8(const uint8_t *src, ptrdiff_t src_row, int src_h, int src_w,
                            int channels, uint8_t *dst, ptrdiff_t dst_row, int dst_h, int dst_w,
-                           const double *matrix, const uint8_t *fill, int block, int fused_row,
-                           int tail, int fused_tail) {
-    (void)src, (void)src_row, (void)src_h, (void)src_w, (void)channels, (void)dst, (void)dst_row;
+                           const double *matrix, int border, const uint8_t *fill, int block,
+                           int fused_row, int tail, int fused_tail) {
+    (void)border, (void)src, (void)src_row, (void)src_h, (void)src_w, (void)channels, (void)dst, (void)dst_row;
     (void)dst_h, (void)dst_w, (void)matrix, (void)fill, (void)block, (void)fused_row, (void)tail;
     (void)fused_tail;
     return -3;

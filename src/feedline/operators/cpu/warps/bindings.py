@@ -3,12 +3,12 @@
 It lives in the compiled CPU library (:data:`~feedline.operators.native.CPU_LIBRARY`), built on
 first use (where the build has AVX2 and FMA); cffi releases the GIL around the call.
 :func:`warp_perspective_u8` computes what OpenCV's ``warpPerspective`` gives for uint8 images
-of 1 or 3 channels with linear interpolation and a constant border, bit for bit, in one call
-per image (4-channel images are left to OpenCV, whose own code for them is as fast). OpenCV
-4.11 and later compute such a warp in float32 in blocks of pixels whose size, and the rounding
-of a few steps, depend on how OpenCV was built and on the CPU, so the first call measures
-which way the installed OpenCV works (:func:`opencv_arithmetic`) and the kernel follows it;
-where none matches (older OpenCV releases use fixed-point maps instead),
+of 1 or 3 channels with linear interpolation (any border but the transparent one), bit for
+bit, in one call per image (4-channel images are left to OpenCV, whose own code for them is as
+fast). OpenCV 4.11 and later compute such a warp in float32 in blocks of pixels whose size,
+and the rounding of a few steps, depend on how OpenCV was built and on the CPU, so the first
+call measures which way the installed OpenCV works (:func:`opencv_arithmetic`) and the kernel
+follows it; where none matches (older OpenCV releases use fixed-point maps instead),
 :func:`warp_perspective_u8` returns False, as it does where the library is unavailable (or
 disabled with ``FEEDLINE_NATIVE=0``), the kernel is not built, or the arrays do not suit it;
 the caller then calls OpenCV.
@@ -31,6 +31,10 @@ __all__ = ["Arithmetic", "fill_bytes", "opencv_arithmetic", "warp_perspective_u8
 
 _OP = "experimental.warp_perspective"
 _CHANNELS = (1, 3)
+#: OpenCV's border types the kernel reproduces: constant, replicate, reflect, wrap, reflect_101
+#: (the values of ``cv2.BORDER_*``, which the kernel takes as they are).
+_CONSTANT = 0
+_BORDERS = (0, 1, 2, 3, 4)
 #: ``(block, fused_row, tail, fused_tail)`` as the kernel takes them (see ``feedline_warp.c``).
 Arithmetic = tuple[int, int, int, int]
 #: The candidates, most likely first: OpenCV 5.0's AVX2 code, then the other block sizes and
@@ -61,18 +65,22 @@ def warp_perspective_u8(
     image: np.ndarray,
     matrix: np.ndarray,
     inverse_map: bool,
+    border: int,
     fill: Sequence[float],
     out: np.ndarray,
 ) -> bool:
     """Warp the uint8 ``(H, W)`` or ``(H, W, C)`` ``image`` by the float32 3x3 ``matrix``
     (OpenCV's centre origin; destination to source when ``inverse_map``, else source to
-    destination) with linear interpolation and a constant border of ``fill`` into the uint8
-    ``out`` (``(h, w)`` or ``(h, w, C)``), as ``cv2.warpPerspective`` would; False (nothing
-    written) when the compiled kernel cannot do it."""
+    destination) with linear interpolation and OpenCV's ``border`` (``cv2.BORDER_CONSTANT``
+    with ``fill``, ``REPLICATE``, ``REFLECT``, ``REFLECT_101`` or ``WRAP``) into the uint8
+    ``out`` (``(h, w)`` or ``(h, w, C)``), as ``cv2.warpPerspective`` would; False when the
+    compiled kernel cannot do it (``out`` may then hold part of the warp)."""
     if image.dtype != np.uint8 or out.dtype != np.uint8 or image.ndim not in (2, 3):
         return False
     channels = 1 if image.ndim == 2 else image.shape[2]
     if channels not in _CHANNELS or out.shape[2:] != image.shape[2:] or not image.size:
+        return False
+    if border not in _BORDERS:
         return False
     if not out.size or CPU_LIBRARY.try_load() is None:
         return False
@@ -82,7 +90,8 @@ def warp_perspective_u8(
     planes = (image, out) if image.ndim == 3 else (image[..., None], out[..., None])
     if not all(rows_contiguous(plane) for plane in planes):
         return False
-    return _run(image, _source_map(matrix, inverse_map), fill_bytes(fill), arithmetic, out) == 0
+    mapping = _source_map(matrix, inverse_map)
+    return _run(image, mapping, border, fill_bytes(fill), arithmetic, out) == 0
 
 
 def _source_map(matrix: np.ndarray, inverse_map: bool) -> np.ndarray:
@@ -97,11 +106,13 @@ def _source_map(matrix: np.ndarray, inverse_map: bool) -> np.ndarray:
 def _run(
     image: np.ndarray,
     mapping: np.ndarray,
+    border: int,
     fill: bytes,
     arithmetic: Arithmetic,
     out: np.ndarray,
 ) -> int:
-    """``fl_warp_perspective_u8``'s status for these arrays (-3: the kernel is not built)."""
+    """``fl_warp_perspective_u8``'s status for these arrays (-2: a tap too far outside for a
+    border other than the constant, -3: the kernel is not built)."""
     ffi, lib = CPU_LIBRARY.load()
     height, width = image.shape[:2]
     out_height, out_width = out.shape[:2]
@@ -118,6 +129,7 @@ def _run(
         out_height,
         out_width,
         ffi.from_buffer("double[]", mapping),
+        border,
         fill,
         block,
         fused_row,
@@ -144,7 +156,8 @@ def opencv_arithmetic() -> Arithmetic | None:
     for arithmetic in _ARITHMETICS:
         for (image, matrix, fill, _), reference in zip(probes, expected, strict=True):
             got = np.empty(reference.shape, np.uint8)
-            status = _run(image, _source_map(matrix, True), fill_bytes(fill), arithmetic, got)
+            mapping = _source_map(matrix, True)
+            status = _run(image, mapping, _CONSTANT, fill_bytes(fill), arithmetic, got)
             if status != 0:
                 return None
             if not np.array_equal(got, reference):
