@@ -127,6 +127,26 @@ us of a 224x224 image's ~800; ``warpPerspective`` itself), and a faster feedline
 kernels reproducing OpenCV's fixed-point colour conversion, CLAHE and warp maps. ``cv2``'s own
 thread count (``cv2.setNumThreads(1)``) made no difference in back-to-back runs.
 
+That was ``warp_perspective`` before its compiled kernel (uint8 of 1 or 3 channels, linear:
+OpenCV 4.11+'s ``warpPerspective`` bit for bit, each pixel's taps loaded a row pair at a time
+and 32 pixels mapped and blended together, instead of OpenCV's byte-by-byte tap buffer). With
+it, measured 2026-11-28 (``--rounds 2 --seconds 2``, 2 threads, batch 32, the 100 photos, DALI
+2.4 CPU) at a load average of 4-4.6 (other jobs on the 2 cores; img/s follow the load, CPU
+time far less), two runs, img/s feedline / DALI and ratio, then CPU us per image and the CPU
+ratio::
+
+    224x224    3861 / 2239  1.72x    268 / 444   1.66x
+               3876 / 2544  1.52x    260 / 430   1.65x
+    full size   992 /  590  1.68x   1004 / 1677  1.67x
+               1138 /  625  1.82x    933 / 1583  1.70x
+
+Alternating single configurations at load 3.8-4.3 (compiled kernel / ``FEEDLINE_NATIVE=0``,
+which calls ``warpPerspective`` as before / DALI), CPU us per image: 288-318 / 429-508 / 416-504
+at 224x224, 1014-1075 / 1451-1563 / 1436-1816 at full size. The kernel alone (one thread, the
+same photos and matrix): 0.59x of ``warpPerspective``'s CPU time at 224x224 (199 vs 334 us),
+0.60x at full size (750 vs 1247 us); the rest of the ~1000 us per full-size image is the
+pipeline's work around it.
+
 Usage: ``python benchmarks/image_operators.py [--ops laplacian rand_augment_imagenet]
 [--sizes 224 full] [--threads 2] [--batch 32] [--rounds 2] [--seconds 3]``
 """
