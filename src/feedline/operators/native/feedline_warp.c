@@ -18,9 +18,9 @@
  *
  * Here each 8 pixels whose taps are all inside (and at least two rows above the last, so the
  * bytes a load reads past them stay in the image) load each row's two taps at once and take
- * their channels apart in vector registers, where OpenCV copies every tap byte to a buffer;
- * the others read tap by tap. Built only with AVX2 and FMA: elsewhere fl_warp_perspective_u8
- * returns -3.
+ * their channels apart in vector registers, where OpenCV copies every tap byte to a buffer,
+ * 32 pixels at a time where they can; the others read tap by tap. Built only with AVX2 and
+ * FMA: elsewhere fl_warp_perspective_u8 returns -3.
  */
 #include <math.h>
 #include <stddef.h>
