@@ -118,6 +118,7 @@ def test_strided_rows_are_warped_and_other_layouts_are_left_to_opencv() -> None:
         np.testing.assert_array_equal(got, expected)
     out = np.empty((40, 33, 3), np.uint8)
     fill = (0.0,) * 4
+    assert not bindings.warp_perspective_u8(big[::-1], matrix, True, 0, fill, out)
     assert not bindings.warp_perspective_u8(big[:, ::2], matrix, True, 0, fill, out)
     assert not bindings.warp_perspective_u8(big[..., :2], matrix, True, 0, fill, out[..., :2])
     four = np.empty((40, 33, 4), np.uint8)

@@ -52,6 +52,11 @@ _ARITHMETICS: tuple[Arithmetic, ...] = (
 def fill_bytes(fill: Sequence[float]) -> bytes:
     """The border value's four channels as OpenCV converts them to uint8: rounded to nearest
     even and saturated, 0 for NaN and values beyond int32 (its conversion gives INT32_MIN)."""
+    return _fill_bytes(tuple(float(value) for value in fill))
+
+
+@functools.lru_cache(maxsize=64)
+def _fill_bytes(fill: tuple[float, ...]) -> bytes:
     out = []
     for value in list(fill)[:4] + [0.0] * (4 - len(fill)):
         rounded = round(value) if math.isfinite(value) else None  # half to even, as cvRound
@@ -89,6 +94,9 @@ def warp_perspective_u8(
         return False
     planes = (image, out) if image.ndim == 3 else (image[..., None], out[..., None])
     if not all(rows_contiguous(plane) for plane in planes):
+        return False
+    # rows going up in memory: the bytes a load reads past a row's end would leave the image
+    if image.strides[0] < image.shape[1] * channels:
         return False
     mapping = _source_map(matrix, inverse_map)
     return _run(image, mapping, border, fill_bytes(fill), arithmetic, out) == 0
