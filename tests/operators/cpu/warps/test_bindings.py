@@ -186,3 +186,22 @@ def test_the_operator_warps_rgb_photos_with_the_kernel(monkeypatch: pytest.Monke
     images = real_images(count=2, max_side=120)
     run_op("experimental.warp_perspective", images, "HWC", matrix=[1, 0.1, 2, 0, 1, 3, 0, 0, 1])
     assert taken and all(taken)
+
+
+@native
+def test_an_opencv_no_candidate_matches_is_left_to_opencv(monkeypatch: pytest.MonkeyPatch) -> None:
+    wrong = next(a for a in bindings._ARITHMETICS if a != opencv_arithmetic())
+    monkeypatch.setattr(bindings, "_ARITHMETICS", (wrong,))
+    opencv_arithmetic.cache_clear()
+    try:
+        assert opencv_arithmetic() is None
+        image = real_images(count=1, max_side=120)[0]
+        matrix = np.array([[1.05, 0.08, -6], [0.04, 0.97, 3], [1e-4, 2e-4, 1]], np.float32)
+        out = np.empty_like(image)
+        assert not bindings.warp_perspective_u8(image, matrix, True, 0, (0.0,) * 4, out)
+        (warped,), _ = run_op("experimental.warp_perspective", [image], "HWC",
+                              matrix=matrix.ravel().tolist(), pixel_origin="center")  # fmt: skip
+        np.testing.assert_array_equal(warped, opencv_warp(image, matrix, image.shape[:2], True,
+                                                          (0.0,) * 4))  # fmt: skip
+    finally:
+        opencv_arithmetic.cache_clear()
