@@ -131,14 +131,16 @@ That was ``warp_perspective`` before its compiled kernel (uint8 of 1 or 3 channe
 OpenCV 4.11+'s ``warpPerspective`` bit for bit, each pixel's taps loaded a row pair at a time
 and 32 pixels mapped and blended together, instead of OpenCV's byte-by-byte tap buffer). With
 it, measured 2026-11-28 (``--rounds 2 --seconds 2``, 2 threads, batch 32, the 100 photos, DALI
-2.4 CPU) at a load average of 4-4.6 (other jobs on the 2 cores; img/s follow the load, CPU
-time far less), two runs, img/s feedline / DALI and ratio, then CPU us per image and the CPU
+2.4 CPU) at a load average of 3.6-4.6 (other jobs on the 2 cores; img/s follow the load, CPU
+time far less), three runs, img/s feedline / DALI and ratio, then CPU us per image and the CPU
 ratio::
 
     224x224    3861 / 2239  1.72x    268 / 444   1.66x
                3876 / 2544  1.52x    260 / 430   1.65x
+               4230 / 2570  1.65x    236 / 387   1.64x
     full size   992 /  590  1.68x   1004 / 1677  1.67x
                1138 /  625  1.82x    933 / 1583  1.70x
+               1159 /  663  1.75x    859 / 1495  1.74x
 
 Alternating single configurations at load 3.8-4.3 (compiled kernel / ``FEEDLINE_NATIVE=0``,
 which calls ``warpPerspective`` as before / DALI), CPU us per image: 288-318 / 429-508 / 416-504
