@@ -128,7 +128,7 @@ kernels reproducing OpenCV's fixed-point colour conversion, CLAHE and warp maps.
 thread count (``cv2.setNumThreads(1)``) made no difference in back-to-back runs.
 
 That was ``warp_perspective`` before its compiled kernel (uint8 of 1 or 3 channels, linear:
-OpenCV 4.11+'s ``warpPerspective`` bit for bit, each pixel's taps loaded a row pair at a time
+OpenCV 5's ``warpPerspective`` bit for bit, each pixel's taps loaded a row pair at a time
 and 32 pixels mapped and blended together, instead of OpenCV's byte-by-byte tap buffer). With
 it, measured 2026-11-28 (``--rounds 2 --seconds 2``, 2 threads, batch 32, the 100 photos, DALI
 2.4 CPU) at a load average of 3.6-4.6 (other jobs on the 2 cores; img/s follow the load, CPU

@@ -89,8 +89,8 @@ int fl_filter_u8(const uint8_t *src, ptrdiff_t src_row, int height, int width, i
                  ptrdiff_t dst_row);
 
 /* feedline_warp.c: warp_perspective of uint8 images (1, 3 or 4 channels, rows of packed
- * pixels; strides in bytes) with linear interpolation, as OpenCV's warpPerspective (4.11 and
- * later) computes it: `matrix` maps destination to source (double, row-major); `border` is
+ * pixels; strides in bytes) with linear interpolation, as OpenCV 5's warpPerspective computes
+ * it: `matrix` maps destination to source (double, row-major); `border` is
  * OpenCV's border type (0 constant, 1 replicate, 2 reflect, 3 wrap, 4 reflect_101), `fill` the
  * constant border's channels. `block` (8, 16 or 32), `fused_row`, `tail` (0 to 2) and
  * `fused_tail` select how the installed OpenCV rounds (see the source). Returns 0; -1 for bad

@@ -1,5 +1,6 @@
 /* feedline's compiled perspective warp: `experimental.warp_perspective` of uint8 images with
- * linear interpolation, as OpenCV's (4.11 and later) warpPerspective.
+ * linear interpolation, as OpenCV 5's warpPerspective (float32 maps; 4.x's fixed-point ones
+ * are another computation, which the caller's probe tells apart).
  *
  * OpenCV maps each output pixel (x, y) through the 3x3 matrix M (destination to source, in
  * float32 from OpenCV's double matrix) in blocks of `block` pixels of a row: per row the

@@ -18,7 +18,7 @@ cv2 = pytest.importorskip("cv2")
 
 native = pytest.mark.skipif(
     opencv_arithmetic() is None,
-    reason="the compiled warp needs the CPU library built with AVX2 and FMA, and OpenCV 4.11+",
+    reason="the compiled warp needs the CPU library built with AVX2 and FMA, and OpenCV 5",
 )
 
 

@@ -5,10 +5,10 @@ first use (where the build has AVX2 and FMA); cffi releases the GIL around the c
 :func:`warp_perspective_u8` computes what OpenCV's ``warpPerspective`` gives for uint8 images
 of 1 or 3 channels with linear interpolation (any border but the transparent one), bit for
 bit, in one call per image (4-channel images are left to OpenCV, whose own code for them is as
-fast). OpenCV 4.11 and later compute such a warp in float32 in blocks of pixels whose size,
-and the rounding of a few steps, depend on how OpenCV was built and on the CPU, so the first
-call measures which way the installed OpenCV works (:func:`opencv_arithmetic`) and the kernel
-follows it; where none matches (older OpenCV releases use fixed-point maps instead),
+fast). OpenCV 5 computes such a warp in float32 in blocks of pixels whose size, and the
+rounding of a few steps, depend on how OpenCV was built and on the CPU, so the first call
+measures which way the installed OpenCV works (:func:`opencv_arithmetic`) and the kernel
+follows it; where none matches (OpenCV 4.x, 4.12 included, warps with fixed-point maps),
 :func:`warp_perspective_u8` returns False, as it does where the library is unavailable (or
 disabled with ``FEEDLINE_NATIVE=0``), the kernel is not built, or the arrays do not suit it;
 the caller then calls OpenCV.
