@@ -121,21 +121,43 @@ CPU); img/s feedline / DALI and ratio, then the CPU-time ratio (DALI's over feed
     jpeg_compression_distortion    5389 /  2925  1.84x  1.06x   1904 /  981  1.94x  1.11x
     rand_augment ImageNet pipeline                               546 /  311  1.75x  1.84x
 
-``warp_perspective`` is at DALI's speed, not above it: both frameworks spend their time in
-``warpPerspective`` itself, and a faster feedline needs its own kernel reproducing OpenCV's warp
-maps. ``cv2``'s own thread count (``cv2.setNumThreads(1)``) made no difference in back-to-back
-runs. ``clahe`` was level too in that run: both frameworks made the same OpenCV calls (RGB to
-Lab, CLAHE, Lab to RGB: about 225, 260-310 and 265 us of a 224x224 image's ~800). It now runs in
-feedline's compiled kernels, which reproduce OpenCV's 8-bit colour conversions and CLAHE bit for
-bit in one call per image (about 405 us of CPU time per 224x224 image against OpenCV's 718, 1265
-against 2267 at full size, one thread, in process). Two runs on 2026-11-28 (load average 3-4,
-same options), img/s feedline / DALI and ratio, then CPU us per image and ratio::
+``clahe`` and ``warp_perspective`` were at DALI's speed in that run, not above it: both
+frameworks spent their time in the same OpenCV calls (RGB to Lab, CLAHE, Lab to RGB: about 225,
+260-310 and 265 us of a 224x224 image's ~800; ``warpPerspective`` itself), and ``cv2``'s own
+thread count (``cv2.setNumThreads(1)``) made no difference in back-to-back runs. Both now run in
+feedline's compiled kernels.
+
+``clahe``'s kernels reproduce OpenCV's 8-bit colour conversions and CLAHE bit for bit in one
+call per image (about 405 us of CPU time per 224x224 image against OpenCV's 718, 1265 against
+2267 at full size, one thread, in process). Two runs on 2026-11-28 (load average 3-4, same
+options), img/s feedline / DALI and ratio, then CPU us per image and ratio::
 
     clahe   224   1368 /  940  1.45x   484 /  813  1.68x    1424 /  862  1.65x   470 /  802  1.71x
     clahe  full    426 /  238  1.79x  1548 / 2683  1.73x     421 /  251  1.68x  1613 / 2701  1.67x
 
 With ``FEEDLINE_NATIVE=0`` (OpenCV's calls, as before) the same run gave 0.82x / 1.02x img/s and
 1.02x / 0.96x CPU time.
+
+``warp_perspective``'s kernel (uint8 of 1 or 3 channels, linear) gives OpenCV 5's
+``warpPerspective`` pixels bit for bit, each pixel's taps loaded a row pair at a time and 32
+pixels mapped and blended together, instead of OpenCV's byte-by-byte tap buffer. Measured
+2026-11-28 (``--rounds 2 --seconds 2``, 2 threads, batch 32, the 100 photos, DALI 2.4 CPU) at a
+load average of 3.6-4.6 (other jobs on the 2 cores; img/s follow the load, CPU time far less),
+three runs, img/s feedline / DALI and ratio, then CPU us per image and the CPU ratio::
+
+    224x224    3861 / 2239  1.72x    268 / 444   1.66x
+               3876 / 2544  1.52x    260 / 430   1.65x
+               4230 / 2570  1.65x    236 / 387   1.64x
+    full size   992 /  590  1.68x   1004 / 1677  1.67x
+               1138 /  625  1.82x    933 / 1583  1.70x
+               1159 /  663  1.75x    859 / 1495  1.74x
+
+Alternating single configurations at load 3.8-4.3 (compiled kernel / ``FEEDLINE_NATIVE=0``,
+which calls ``warpPerspective`` as before / DALI), CPU us per image: 288-318 / 429-508 / 416-504
+at 224x224, 1014-1075 / 1451-1563 / 1436-1816 at full size. The kernel alone (one thread, the
+same photos and matrix): 0.59x of ``warpPerspective``'s CPU time at 224x224 (199 vs 334 us),
+0.60x at full size (750 vs 1247 us); the rest of the ~1000 us per full-size image is the
+pipeline's work around it.
 
 Usage: ``python benchmarks/image_operators.py [--ops laplacian rand_augment_imagenet]
 [--sizes 224 full] [--threads 2] [--batch 32] [--rounds 2] [--seconds 3]``

@@ -122,3 +122,17 @@ void fl_lab_to_rgb_u8(const uint8_t *l, const uint8_t *a, const uint8_t *b, int6
  * Returns as fl_clahe_u8. */
 int fl_clahe_lab_u8(const uint8_t *src, ptrdiff_t src_row, uint8_t *dst, ptrdiff_t dst_row,
                     int height, int width, int tiles_x, int tiles_y, double clip_limit);
+
+/* feedline_warp.c: warp_perspective of uint8 images (1, 3 or 4 channels, rows of packed
+ * pixels; strides in bytes) with linear interpolation, as OpenCV 5's warpPerspective computes
+ * it: `matrix` maps destination to source (double, row-major); `border` is
+ * OpenCV's border type (0 constant, 1 replicate, 2 reflect, 3 wrap, 4 reflect_101), `fill` the
+ * constant border's channels. `block` (8, 16 or 32), `fused_row`, `tail` (0 to 2) and
+ * `fused_tail` select how the installed OpenCV rounds (see the source). Returns 0; -1 for bad
+ * arguments, -2 when a tap lies more than 2^24 pixels outside the image with a border other
+ * than the constant (the output is then incomplete), -3 where the kernel is not built (it
+ * needs AVX2 and FMA). */
+int fl_warp_perspective_u8(const uint8_t *src, ptrdiff_t src_row, int src_h, int src_w,
+                           int channels, uint8_t *dst, ptrdiff_t dst_row, int dst_h, int dst_w,
+                           const double *matrix, int border, const uint8_t *fill, int block,
+                           int fused_row, int tail, int fused_tail);

@@ -4,17 +4,19 @@
 ``ssd_random_crop``'s and ``multi_paste``'s kernels (``feedline_crops.c``),
 ``coord_transform``'s point map (``feedline_points.c``), the speech front end's spectrogram,
 pre-emphasis, mel filter bank and decibels (``feedline_audio.c``), ``equalize``'s histogram
-equalization (``feedline_histogram.c``), ``filter``'s 8-bit correlation (``feedline_filter.c``) and
+equalization (``feedline_histogram.c``), ``filter``'s 8-bit correlation (``feedline_filter.c``),
 ``clahe``'s tiled equalization (``feedline_clahe.c``) and colour conversions
-(``feedline_lab.c``);
+(``feedline_lab.c``) and ``experimental.warp_perspective``'s bilinear warp of 8-bit images
+(``feedline_warp.c``);
 ``feedline_jpeg`` (``feedline_jpeg.c`` with ``feedline_cpu.c``) decodes JPEG regions with
 libjpeg(-turbo) and resamples/normalises them on the fly. Their Python bindings are the image
 family's :mod:`feedline.operators.cpu.image.bindings`, the crops family's
 :mod:`feedline.operators.cpu.crops.bindings`, the geometry family's
 :mod:`feedline.operators.cpu.geometry.bindings`, the audio family's
 :mod:`feedline.operators.cpu.audio.bindings`, the histogram family's
-:mod:`feedline.operators.cpu.histogram.bindings` and the filters family's
-:mod:`feedline.operators.cpu.filters.bindings`.
+:mod:`feedline.operators.cpu.histogram.bindings`, the filters family's
+:mod:`feedline.operators.cpu.filters.bindings` and the warps family's
+:mod:`feedline.operators.cpu.warps.bindings`.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ _SLOWER = "about 2.2x slower (ResNet-50 train pipeline)"
 
 #: Resampling and normalisation of 8-bit images; the SSD window search, region pasting and
 #: the affine map of points; the spectrogram, pre-emphasis, mel filter bank and decibels; histogram
-#: equalization; 8-bit 2-D filters; CLAHE.
+#: equalization; 8-bit 2-D filters; CLAHE; the perspective warp of 8-bit images.
 CPU_LIBRARY = NativeLibrary(
     "feedline_cpu",
     [
@@ -44,6 +46,7 @@ CPU_LIBRARY = NativeLibrary(
         _HERE / "feedline_filter.c",
         _HERE / "feedline_clahe.c",
         _HERE / "feedline_lab.c",
+        _HERE / "feedline_warp.c",
     ],
     _HERE / "feedline_cpu.h",
     fallback=_SLOWER,
