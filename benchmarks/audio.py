@@ -81,6 +81,26 @@ which gave 0.95x and 0.92x); the 44.1 kHz row, whose reader resamples and so is 
 unchanged (1.48x, 1.50x). So on a quiet machine the 16 kHz row is now at DALI's speed, not
 clearly above it.
 
+Then ``to_decibels`` became one compiled call per clip (its maximum, quotient, floor and a
+correctly rounded log10, where five NumPy passes each released and took back the GIL), and
+readers stopped memory-mapping files under 512 KiB (an 80 KiB clip costs less to read than to
+map and unmap; each unmapping interrupts every core running one of the process's threads).
+Alternating runs of the 16 kHz pipeline alone with the machine otherwise idle: 2,984-3,781
+samples/s against DALI's 2,092-2,428 (1.35-1.56x), where the code before gave 2,066-2,769
+(0.93-1.17x). This script afterwards (2026-11-28, ``--rounds 2``, load average 1.7-2.3, three
+runs)::
+
+    configuration           feedline vs DALI samples/s, CPU ms per clip
+    16 kHz                  3616 vs 2190 (1.65x), 0.44 vs 0.77
+                            3472 vs 2468 (1.41x), 0.46 vs 0.76
+                            3608 vs 2445 (1.48x), 0.44 vs 0.79
+    44.1 kHz -> 16 kHz       902 vs  685 (1.32x), 1.40 vs 2.87
+                            1108 vs  706 (1.57x), 1.51 vs 2.78
+                            1157 vs  741 (1.56x), 1.44 vs 2.66
+    720p VP8 clips/s         9.8 vs  8.6 (1.14x), 138 vs 114 ms per clip
+                            16.5 vs 10.0 (1.66x), 109 vs 100 ms per clip
+                            16.9 vs  9.9 (1.70x), 106 vs 101 ms per clip
+
 Usage: ``python benchmarks/audio.py [--batch-size 32] [--threads 2] [--clips 96]
 [--seconds 4] [--rounds 2] [--video-batch 4] [--no-video] [--dali-python PATH]``
 """

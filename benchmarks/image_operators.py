@@ -159,6 +159,21 @@ same photos and matrix): 0.59x of ``warpPerspective``'s CPU time at 224x224 (199
 0.60x at full size (750 vs 1247 us); the rest of the ~1000 us per full-size image is the
 pipeline's work around it.
 
+Every row after those two kernels, in one run on a quieter machine (2026-11-28, load average
+1-2, ``--rounds 2 --seconds 2 --data`` the 100 photos, 2 threads, batch 32, DALI 2.4 CPU);
+img/s feedline / DALI and ratio, then the CPU-time ratio (DALI's over feedline's)::
+
+    operator                      224x224                      full size
+    laplacian                      3599 /   898  4.01x  4.75x   2105 /  291  7.23x  7.49x
+    filter 3x3                    13928 / 11400  1.22x  1.34x   4680 / 3806  1.23x  1.30x
+    filter 7x7                     4857 /  3750  1.30x  1.31x   1897 / 1038  1.83x  1.81x
+    warp_perspective               5868 /  4476  1.31x  1.32x   2218 / 1247  1.78x  1.76x
+    equalize                      11313 /  8630  1.31x  1.37x   4464 / 3028  1.47x  1.53x
+    clahe                          4024 /  1984  2.03x  2.01x   1255 /  612  2.05x  2.04x
+    water                          6406 /  2257  2.84x  2.85x   2087 /  678  3.08x  3.12x
+    jpeg_compression_distortion    4809 /  2630  1.83x  1.10x   1656 /  836  1.98x  1.12x
+    rand_augment ImageNet pipeline                               466 /  262  1.78x  1.95x
+
 Usage: ``python benchmarks/image_operators.py [--ops laplacian rand_augment_imagenet]
 [--sizes 224 full] [--threads 2] [--batch 32] [--rounds 2] [--seconds 3]``
 """
