@@ -94,24 +94,26 @@ def spectrogram_f32(
     return out if status == 0 else None
 
 
-def preemphasis_f32(signal: np.ndarray, coeff: float, before: float) -> np.ndarray | None:
-    """``out[t] = signal[t] - coeff * signal[t - 1]`` over a flat float32 signal, ``before``
-    standing for ``signal[-1]``, in float32; None without the library."""
+def _map_f32(function: str, data: np.ndarray, *scalars: float) -> np.ndarray | None:
+    """``function(data, length, *scalars, out)`` of the library on float32 ``data`` into a new
+    array of its shape; None without the library."""
     loaded = CPU_LIBRARY.try_load()
     if loaded is None:
         return None
     ffi, lib = loaded
-    signal = np.ascontiguousarray(signal, np.float32)
-    out = np.empty_like(signal)
-    if signal.size:
-        lib.fl_preemphasis_f32(
-            ffi.from_buffer("float[]", signal),
-            signal.size,
-            coeff,
-            before,
-            ffi.from_buffer("float[]", out),
+    data = np.ascontiguousarray(data, np.float32)
+    out = np.empty_like(data)
+    if data.size:
+        getattr(lib, function)(
+            ffi.from_buffer("float[]", data), data.size, *scalars, ffi.from_buffer("float[]", out)
         )
     return out
+
+
+def preemphasis_f32(signal: np.ndarray, coeff: float, before: float) -> np.ndarray | None:
+    """``out[t] = signal[t] - coeff * signal[t - 1]`` over a flat float32 signal, ``before``
+    standing for ``signal[-1]``, in float32; None without the library."""
+    return _map_f32("fl_preemphasis_f32", signal, coeff, before)
 
 
 class SparseRows:
@@ -156,20 +158,6 @@ def to_decibels_f32(
 ) -> np.ndarray | None:
     """``multiplier * log10(max(data / reference, floor))`` of float32 ``data`` in float32, the
     reference being the data's maximum when None; None without the library."""
-    loaded = CPU_LIBRARY.try_load()
-    if loaded is None:
-        return None
-    ffi, lib = loaded
-    data = np.ascontiguousarray(data, np.float32)
-    out = np.empty_like(data)
-    if data.size:
-        lib.fl_to_decibels_f32(
-            ffi.from_buffer("float[]", data),
-            data.size,
-            multiplier,
-            int(reference is None),
-            0.0 if reference is None else reference,
-            floor,
-            ffi.from_buffer("float[]", out),
-        )
-    return out
+    use_max = reference is None
+    given = 0.0 if reference is None else reference
+    return _map_f32("fl_to_decibels_f32", data, multiplier, int(use_max), given, floor)

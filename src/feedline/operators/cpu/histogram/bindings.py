@@ -100,6 +100,16 @@ def clahe_u8(
     return _clahe(image, out, channel, clip_limit, tiles_x, tiles_y) == 0
 
 
+def _suited(image: np.ndarray, out: np.ndarray) -> np.ndarray | None:
+    """``image`` with contiguous rows (copied if need be) when it and ``out`` suit the compiled
+    kernels (non-empty uint8 HWC arrays of one shape, ``out``'s rows contiguous), else None."""
+    if image.dtype != np.uint8 or out.dtype != np.uint8 or image.ndim != 3:
+        return None
+    if out.shape != image.shape or not image.size or not rows_contiguous(out):
+        return None
+    return image if rows_contiguous(image) else np.ascontiguousarray(image)
+
+
 def _clahe(
     image: np.ndarray,
     out: np.ndarray,
@@ -109,12 +119,10 @@ def _clahe(
     tiles_y: int,
 ) -> int:
     """``fl_clahe_u8``'s status for these arrays (1: they do not suit it)."""
-    if image.dtype != np.uint8 or out.dtype != np.uint8 or image.ndim != 3:
+    suited = _suited(image, out)
+    if suited is None:
         return 1
-    if out.shape != image.shape or not image.size or not rows_contiguous(out):
-        return 1
-    if not rows_contiguous(image):
-        image = np.ascontiguousarray(image)
+    image = suited
     ffi, lib = CPU_LIBRARY.load()
     height, width, channels = image.shape
     status = lib.fl_clahe_u8(
@@ -167,14 +175,10 @@ def clahe_lab_u8(
     """
     if CPU_LIBRARY.try_load() is None or not (clahe_matches_opencv() and lab_matches_opencv()):
         return False
-    if image.dtype != np.uint8 or out.dtype != np.uint8 or image.ndim != 3:
+    suited = _suited(image, out)
+    if suited is None or image.shape[2] != 3:
         return False
-    if image.shape[2] != 3 or out.shape != image.shape or not image.size:
-        return False
-    if not rows_contiguous(out):
-        return False
-    if not rows_contiguous(image):
-        image = np.ascontiguousarray(image)
+    image = suited
     ffi, lib = CPU_LIBRARY.load()
     height, width, _ = image.shape
     status = lib.fl_clahe_lab_u8(
