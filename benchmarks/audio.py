@@ -83,8 +83,9 @@ clearly above it.
 
 Then ``to_decibels`` became one compiled call per clip (its maximum, quotient, floor and a
 correctly rounded log10, where five NumPy passes each released and took back the GIL), and
-readers stopped memory-mapping files under 512 KiB (an 80 KiB clip costs less to read than to
-map and unmap; each unmapping interrupts every core running one of the process's threads).
+``readers.nemo_asr`` stopped memory-mapping files under 512 KiB (an 80 KiB clip costs less to
+read than to map and unmap; each unmapping interrupts every core running one of the process's
+threads).
 Alternating runs of the 16 kHz pipeline alone with the machine otherwise idle: 2,984-3,781
 samples/s against DALI's 2,092-2,428 (1.35-1.56x), where the code before gave 2,066-2,769
 (0.93-1.17x). This script afterwards (2026-11-28, ``--rounds 2``, load average 1.7-2.3, three

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import json
+import mmap
 import threading
 import time
 import types
@@ -510,3 +511,22 @@ def test_custom_reader_example_from_docs(tmp_path: Path) -> None:
                 seen.append(ident)
             p.close()
     assert sorted(seen) == list(range(6))  # two shards, disjoint and complete
+
+
+def test_readers_that_decode_files_read_small_ones_instead_of_mapping_them(
+    tmp_path: Path,
+) -> None:
+    class DecodingRangeReader(RangeReader):
+        decodes_files = True
+
+    path = tmp_path / "small.bin"
+    path.write_bytes(b"\x01" * 1000)
+    for cls, mapped in ((RangeReader, True), (DecodingRangeReader, False)):
+        reader = cls(kernel_context())
+        data = reader.read_bytes(str(path))
+        base = data.base
+        while isinstance(base, np.ndarray):
+            base = base.base
+        assert isinstance(getattr(base, "obj", None), mmap.mmap) is mapped
+        assert not data.flags.writeable
+        reader.close()

@@ -20,7 +20,6 @@ from feedline.readers.fileio import FileBytes, read_bytes
 def files(tmp_path: Path) -> Path:
     (tmp_path / "a.bin").write_bytes(b"alpha")
     (tmp_path / "b.bin").write_bytes(bytes(range(256)) * 300)
-    (tmp_path / "big.bin").write_bytes(bytes(range(251)) * (fileio.MAP_FROM_BYTES // 251 + 1))
     (tmp_path / "empty.bin").write_bytes(b"")
     (tmp_path / "sub").mkdir()
     return tmp_path
@@ -31,34 +30,18 @@ def out_of_mappings(*args: Any, **kwargs: Any) -> Any:
 
 
 @pytest.mark.parametrize("read_ahead", [False, True])
-def test_read_bytes_maps_large_files_read_only(files: Path, read_ahead: bool) -> None:
-    data = read_bytes(str(files / "big.bin"), read_ahead=read_ahead)
+def test_read_bytes_maps_whole_file_read_only(files: Path, read_ahead: bool) -> None:
+    data = read_bytes(str(files / "b.bin"), read_ahead=read_ahead)
     assert isinstance(data.base.obj, mmap.mmap) and not data.flags.writeable
-    assert data.tobytes() == (files / "big.bin").read_bytes()
-
-
-def test_read_bytes_copies_small_files_into_read_only_buffers(files: Path) -> None:
-    data = read_bytes(str(files / "b.bin"))
-    assert not isinstance(data.base, mmap.mmap) and not data.flags.writeable
     assert data.tobytes() == (files / "b.bin").read_bytes()
-    assert read_bytes(str(files / "b.bin"), use_mmap=False).flags.writeable
-
-
-def test_files_are_mapped_from_the_threshold_up(tmp_path: Path) -> None:
-    for size, mapped in ((fileio.MAP_FROM_BYTES - 1, False), (fileio.MAP_FROM_BYTES, True)):
-        path = tmp_path / f"{size}.bin"
-        path.write_bytes(os.urandom(size))
-        data = read_bytes(str(path))
-        assert isinstance(getattr(data.base, "obj", None), mmap.mmap) is mapped
-        assert data.tobytes() == path.read_bytes()
 
 
 def test_read_bytes_falls_back_to_plain_reads_without_mappings(
     files: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(fileio.mmap, "mmap", out_of_mappings)
-    data = read_bytes(str(files / "big.bin"))
-    assert data.flags.writeable and data.tobytes() == (files / "big.bin").read_bytes()
+    data = read_bytes(str(files / "b.bin"))
+    assert data.flags.writeable and data.tobytes() == (files / "b.bin").read_bytes()
     assert read_bytes(str(files / "empty.bin")).shape == (0,)
 
 
@@ -71,11 +54,10 @@ def test_read_bytes_irregular_files_name_the_path(files: Path) -> None:
             read_bytes("/dev/null")
 
 
-@pytest.mark.parametrize("name", ["b.bin", "big.bin"])
-def test_file_is_shared_while_a_sample_lives(files: Path, name: str) -> None:
+def test_mapping_is_shared_while_a_sample_lives(files: Path) -> None:
     read = FileBytes()
-    first = read(str(files / name))
-    second = read(str(files / name))
+    first = read(str(files / "b.bin"))
+    second = read(str(files / "b.bin"))
     assert first is not second and np.shares_memory(first, second)
     assert not first.flags.writeable and not second.flags.writeable
     other = read(str(files / "a.bin"))
@@ -108,8 +90,8 @@ def test_empty_files_and_plain_read_fallbacks_are_not_remembered(
     read = FileBytes(read_ahead=True)
     assert read(str(files / "empty.bin")).shape == (0,)
     monkeypatch.setattr(fileio.mmap, "mmap", out_of_mappings)
-    fallback = read(str(files / "big.bin"))
-    assert fallback.flags.writeable and fallback.tobytes() == (files / "big.bin").read_bytes()
+    fallback = read(str(files / "a.bin"))
+    assert fallback.flags.writeable and fallback.tobytes() == b"alpha"
     assert len(read) == 0
     with pytest.raises(FileNotFoundError, match=r"cannot open '.*missing\.bin'"):
         read(str(files / "missing.bin"))
@@ -127,3 +109,48 @@ def test_forgotten_mappings_are_swept(tmp_path: Path) -> None:
         assert read(path).tobytes() == int(path.rsplit("/", 1)[1][:-4]).to_bytes(2, "little")
     assert len(read) <= 1024  # dead entries are dropped as the table grows
     assert all(np.shares_memory(read(p), k) for p, k in zip(paths[:10], kept, strict=True))
+
+
+def is_mapping(array: np.ndarray) -> bool:
+    """Whether ``array`` views a memory mapping (through any chain of views)."""
+    base = array.base
+    while isinstance(base, np.ndarray):
+        base = base.base
+    return isinstance(getattr(base, "obj", None), mmap.mmap)
+
+
+def test_files_under_map_from_are_read_into_read_only_buffers(tmp_path: Path) -> None:
+    limit = 4096
+    for size, mapped in ((limit - 1, False), (limit, True)):
+        path = tmp_path / f"{size}.bin"
+        path.write_bytes(os.urandom(size))
+        data = read_bytes(str(path), map_from=limit)
+        assert is_mapping(data) is mapped
+        assert not data.flags.writeable and data.tobytes() == path.read_bytes()
+        assert read_bytes(str(path), use_mmap=False, map_from=limit).flags.writeable
+
+
+def test_small_file_copies_are_shared_like_mappings(files: Path) -> None:
+    read = FileBytes(map_from=fileio.SMALL_FILE_BYTES)
+    first = read(str(files / "b.bin"))
+    second = read(str(files / "b.bin"))
+    assert not is_mapping(first)
+    assert np.shares_memory(first, second) and not second.flags.writeable
+    assert len(read) == 1
+    del first, second
+    gc.collect()
+    (files / "b.bin").write_bytes(b"replaced")
+    assert read(str(files / "b.bin")).tobytes() == b"replaced"
+
+
+def test_map_from_still_maps_large_files_and_falls_back_without_mappings(
+    files: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    big = files / "big.bin"
+    big.write_bytes(bytes(range(256)) * 64)
+    read = FileBytes(map_from=4096)
+    assert is_mapping(read(str(big)))
+    monkeypatch.setattr(fileio.mmap, "mmap", out_of_mappings)
+    fallback = FileBytes(map_from=4096)(str(big))
+    assert fallback.flags.writeable and fallback.tobytes() == big.read_bytes()
+    assert FileBytes(map_from=4096)(str(files / "empty.bin")).shape == (0,)

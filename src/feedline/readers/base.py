@@ -20,7 +20,7 @@ from feedline.core.kernel import Batch, Kernel, KernelContext
 from feedline.core.schema import ArgSpec, OpSchema
 from feedline.core.tensor import TensorListCPU
 from feedline.readers.carry import CARRY_KEY, Carry, load_each
-from feedline.readers.fileio import FileBytes, read_bytes
+from feedline.readers.fileio import SMALL_FILE_BYTES, FileBytes, read_bytes
 from feedline.readers.loader import Failure, LoadFailed, Prefetcher, Prepared
 from feedline.readers.sampler import (
     LIST_SHUFFLE_SEED,
@@ -62,9 +62,8 @@ READER_ARGS: tuple[ArgSpec, ...] = (
             "on its own thread (never changes the sample order)."),
     ArgSpec("read_ahead", "bool", False, "Populate each memory-mapped file completely when it is "
             "opened instead of on first access."),
-    ArgSpec("dont_use_mmap", "bool", False, "Read every file with plain reads into new, writable "
-            "buffers instead of memory-mapping it (files under 512 KiB are read, not mapped, "
-            "either way; without this option samples are read-only arrays)."),
+    ArgSpec("dont_use_mmap", "bool", False, "Read files with plain reads into new buffers instead "
+            "of memory-mapping them (mapped samples are read-only arrays)."),
     ArgSpec("bytes_per_sample_hint", "int_vec", (0,), "Expected output size per sample, per "
             "output (a hint; feedline sizes buffers exactly, so it has no visible effect)."),
     ArgSpec("tensor_init_bytes", "int", 1048576, "Expected bytes per sample (a hint; feedline "
@@ -135,6 +134,11 @@ class Reader(Kernel):
     loading mostly runs code that releases the GIL (decoding, large reads); memory-mapping small
     files is faster on the loader thread alone."""
 
+    decodes_files: ClassVar[bool] = False
+    """:meth:`load` decodes each file it reads and keeps none of its bytes (e.g. audio): files
+    under :data:`~feedline.readers.fileio.SMALL_FILE_BYTES` are then read rather than
+    memory-mapped, which costs less for a mapping that would live only for one load."""
+
     def __init__(self, ctx: KernelContext) -> None:
         super().__init__(ctx)
         self._sampler: Sampler | None = None
@@ -145,7 +149,11 @@ class Reader(Kernel):
         self._loader: Prefetcher | None = None
         self._pool: ThreadPoolExecutor | None = None
         self._lock = threading.Lock()
-        self._file_bytes = FileBytes(not self.args["dont_use_mmap"], self.args["read_ahead"])
+        self._file_bytes = FileBytes(
+            not self.args["dont_use_mmap"],
+            self.args["read_ahead"],
+            SMALL_FILE_BYTES if self.decodes_files else 0,
+        )
 
     # -- subclass API ----------------------------------------------------------------------------
     def output_names(self) -> tuple[str, ...]:

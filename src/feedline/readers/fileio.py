@@ -5,10 +5,12 @@ one mapping of a file among all the samples read from it while any of them lives
 memory-mapped file streams do, so a small data set read over and over is mapped once per pass
 rather than once per sample.
 
-Files under :data:`MAP_FROM_BYTES` are read even with mmap, into read-only buffers shared the
-same way: for them a mapping costs more than the copy it saves (the mapping and unmapping calls,
-a page fault per 16 pages, and on unmapping an interrupt to every other core running one of the
-process's threads, to flush its TLB).
+A reader that decodes each file as it loads it and drops the bytes (audio) passes
+``map_from=SMALL_FILE_BYTES``: files under that size are then read, even with mmap, into
+read-only buffers shared the same way. A mapping that lives only for one load costs more than
+the copy it saves there (the mapping and unmapping calls, a page fault per 16 pages, and on
+unmapping an interrupt to every other core running one of the process's threads, to flush its
+TLB); a mapping handed on in a batch, whose pages may never be read, costs less.
 """
 
 from __future__ import annotations
@@ -21,53 +23,49 @@ import weakref
 
 import numpy as np
 
-__all__ = ["MAP_FROM_BYTES", "FileBytes", "read_bytes"]
+__all__ = ["SMALL_FILE_BYTES", "FileBytes", "read_bytes"]
 
 _POPULATE = getattr(mmap, "MAP_POPULATE", 0)
-#: The smallest file that is memory-mapped when mmap is on. Measured with two threads reading
-#: one file each over and over (2026-11-28, CPU time per file, mapping / reading): 14.5 / 8.6 us
-#: at 16 KiB, 19.4 / 12.0 at 128 KiB, 30.0 / 32.2 at 512 KiB, 47.2 / 61.7 at 1 MiB; in a
-#: speech pipeline reading 80 KiB WAV files, 10-35% more clips/s read than mapped.
-MAP_FROM_BYTES = 512 << 10
+#: Below this size a file decoded as it is loaded is read rather than mapped. Measured with two
+#: threads reading one file each over and over and touching every page (2026-11-28, CPU time
+#: per file, mapping / reading): 14.5 / 8.6 us at 16 KiB, 19.4 / 12.0 at 128 KiB, 30.0 / 32.2
+#: at 512 KiB, 47.2 / 61.7 at 1 MiB; a speech pipeline reading 80 KiB WAV files took 3-26% more
+#: clips/s with reads.
+SMALL_FILE_BYTES = 512 << 10
 
 
-def read_bytes(path: str, *, use_mmap: bool = True, read_ahead: bool = False) -> np.ndarray:
+def read_bytes(
+    path: str, *, use_mmap: bool = True, read_ahead: bool = False, map_from: int = 0
+) -> np.ndarray:
     """The content of the file at ``path`` as a 1-D ``uint8`` array.
 
-    With ``use_mmap`` (the default) the array is read-only: a mapping of the file from
-    :data:`MAP_FROM_BYTES` up, a copy below. Without it, a new writable buffer. Empty files give
+    Memory-maps the file (read-only array) unless ``use_mmap`` is False (a new writable
+    buffer) or the file is smaller than ``map_from`` bytes (a read-only copy). Empty files give
     an empty array. ``read_ahead`` populates the whole mapping at once.
 
     Raises:
         OSError: the file cannot be opened or read, or is not a regular file (message names it).
     """
-    return _read(path, use_mmap, read_ahead)[0]
+    return _read(path, use_mmap, read_ahead, map_from)[0]
 
 
-def _read(path: str, use_mmap: bool, read_ahead: bool) -> tuple[np.ndarray, bool]:
-    """:func:`read_bytes`, and whether the array is read-only and may be shared (a mapping,
-    or a small file read with ``use_mmap``)."""
+def _read(
+    path: str, use_mmap: bool, read_ahead: bool, map_from: int = 0
+) -> tuple[np.ndarray, bool]:
+    """:func:`read_bytes`, and whether the array is read-only and may be shared (a mapping, or
+    a file under ``map_from`` bytes read with ``use_mmap``)."""
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError as exc:
         raise type(exc)(exc.errno, f"cannot open {path!r}: {exc.strerror}") from None
     try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            code = errno.EISDIR if stat.S_ISDIR(info.st_mode) else errno.EINVAL
-            raise OSError(code, f"cannot read {path!r}: not a regular file")
-        size = info.st_size
-        if size == 0:
-            return np.empty(0, np.uint8), False
-        if use_mmap and size >= MAP_FROM_BYTES:
+        if use_mmap and map_from <= 0:
             try:
+                # Length 0 maps the whole file; Python checks the size with its own fstat.
                 return _map(fd, read_ahead), True
             except (OSError, ValueError):
-                pass  # out of mappings (vm.max_map_count), or the file just shrank: plain read
-        buffer = _read_all(fd, path, size)
-        small = use_mmap and size < MAP_FROM_BYTES
-        buffer.flags.writeable = not small
-        return buffer, small
+                pass  # empty or not a regular file, or out of mappings: checked below
+        return _read_checked(fd, path, use_mmap, read_ahead, map_from)
     finally:
         os.close(fd)
 
@@ -79,6 +77,30 @@ def _map(fd: int, read_ahead: bool) -> np.ndarray:
     if read_ahead and not populate and hasattr(mapping, "madvise"):
         mapping.madvise(mmap.MADV_WILLNEED)
     return np.frombuffer(mapping, np.uint8)
+
+
+def _read_checked(
+    fd: int, path: str, use_mmap: bool, read_ahead: bool, map_from: int
+) -> tuple[np.ndarray, bool]:
+    """Read ``fd`` after checking that it is a regular file: an empty array for an empty file,
+    a mapping if ``use_mmap``, the file has ``map_from`` bytes or more and a mapping can be
+    made, else a plain read (read-only and shared when ``use_mmap`` chose it for its size)."""
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
+        code = errno.EISDIR if stat.S_ISDIR(info.st_mode) else errno.EINVAL
+        raise OSError(code, f"cannot read {path!r}: not a regular file")
+    size = info.st_size
+    if size == 0:
+        return np.empty(0, np.uint8), False
+    if use_mmap and size >= map_from:
+        try:
+            return _map(fd, read_ahead), True
+        except (OSError, ValueError):
+            pass  # out of mappings (vm.max_map_count), or the file just shrank: plain read
+        return _read_all(fd, path, size), False
+    buffer = _read_all(fd, path, size)
+    buffer.flags.writeable = not use_mmap
+    return buffer, use_mmap
 
 
 def _read_all(fd: int, path: str, size: int) -> np.ndarray:
@@ -97,21 +119,23 @@ def _read_all(fd: int, path: str, size: int) -> np.ndarray:
 class FileBytes:
     """Reads files for one reader, like :func:`read_bytes` with the same settings.
 
-    With mmap, a file whose mapping (or read-only copy, under :data:`MAP_FROM_BYTES`) is still
+    With mmap, a file whose mapping (or read-only copy, under ``map_from`` bytes) is still
     alive (some sample read from it still exists) is not read again: the new sample is another
     read-only view of it. So a file replaced or resized on disk meanwhile is seen as it was
     first read, as in DALI; data sets that change under the reader should use plain reads
     (``dont_use_mmap``).
 
     Args:
-        use_mmap: memory-map files (small ones: read into read-only buffers shared the same
-            way); else read them into new, writable buffers.
+        use_mmap: memory-map files (else read them into new, writable buffers).
         read_ahead: populate each mapping when it is made.
+        map_from: with mmap, read files smaller than this into read-only buffers instead
+            (shared the same way); see :data:`SMALL_FILE_BYTES`.
     """
 
-    def __init__(self, use_mmap: bool = True, read_ahead: bool = False) -> None:
+    def __init__(self, use_mmap: bool = True, read_ahead: bool = False, map_from: int = 0) -> None:
         self.use_mmap = use_mmap
         self.read_ahead = read_ahead
+        self.map_from = map_from
         self._maps: dict[str, weakref.ref[np.ndarray]] = {}
         self._sweep_at = 1024
 
@@ -128,7 +152,7 @@ class FileBytes:
             alive = ref()
             if alive is not None:
                 return alive.view()
-        data, shared = _read(path, True, self.read_ahead)
+        data, shared = _read(path, True, self.read_ahead, self.map_from)
         if shared:
             maps = self._maps
             if len(maps) >= self._sweep_at:

@@ -149,6 +149,7 @@ class NemoAsrReader(Reader):
     """The ``readers.nemo_asr`` kernel; its items are :class:`ManifestEntry` objects."""
 
     parallel_load = True  # libsndfile and the resampler's NumPy work release the GIL
+    decodes_files = True
 
     def setup(self) -> None:
         """Check the arguments and find the audio decoder, then the common arguments."""
